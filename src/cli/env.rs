@@ -1,0 +1,46 @@
+//! `fsbench env [TARGET...]`.
+use std::path::Path;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::result::TargetResult;
+use crate::runner::{new_run_id, new_run_result, write_json};
+use crate::target::Target;
+use crate::target::env::{probe_target, render_text};
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Directories to describe (`name=path` or a path).
+    #[arg(value_name = "TARGET")]
+    targets: Vec<String>,
+}
+
+pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    let mut record = new_run_result(&new_run_id());
+    let mut envs = Vec::new();
+    for spec in &args.targets {
+        let target = Target::parse(spec)?;
+        let env = probe_target(&target.path).with_context(|| format!("target {spec}"))?;
+        record.targets.push(TargetResult {
+            name: target.name,
+            path: target.path.display().to_string(),
+            env: Some(env.clone()),
+            workloads: Vec::new(),
+            cleanup: None,
+        });
+        envs.push(env);
+    }
+    record.finished = Some(chrono::Utc::now());
+    match json {
+        Some(path) if path.as_os_str() == "-" => write_json(&record, path),
+        Some(path) => {
+            print!("{}", render_text(&record.host, &envs));
+            write_json(&record, path)
+        }
+        None => {
+            print!("{}", render_text(&record.host, &envs));
+            Ok(())
+        }
+    }
+}

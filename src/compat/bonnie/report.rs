@@ -1,0 +1,365 @@
+//! bonnie++'s human table and CSV line (format "1.98", as bonnie++ 2.00a
+//! prints them), built from fsbench's result model. Differences, on
+//! purpose: no "+++++" (every figure is measured; short phases get a note),
+//! file-test rates in the table are the real rates (2.00a prints garbage
+//! there), the io chunk size and the seeker count are not lost, and
+//! num_dirs / file chunk size sit in the columns the header names.
+use crate::result::{Flag, Metric, WorkloadResult};
+use crate::workload::bonnie::{BonnieConfig, FileKind, MIB, Test};
+
+use super::args::{DEFAULT_CHUNK, DEFAULT_SEEKERS, DEFAULT_SEEKS};
+
+/// The CSV format version bon_csv2html and bon_csv2txt (2.00a) accept.
+pub const CSV_FORMAT: &str = "1.98";
+/// The "bonnie_version" field and the table's `Version` label.
+pub const VERSION_LABEL: &str = "fsbench";
+
+/// The header line of the 50 fields (bonnie++ prints only 48 names).
+pub const CSV_HEADER: &str = "format_version,bonnie_version,name,concurrency,seed,file_size,\
+io_chunk_size,seeks,seek_proc_count,putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu,\
+getc,getc_cpu,get_block,get_block_cpu,seeks,seeks_cpu,num_files,max_size,min_size,num_dirs,\
+file_chunk_size,seq_create,seq_create_cpu,seq_stat,seq_stat_cpu,seq_del,seq_del_cpu,ran_create,\
+ran_create_cpu,ran_stat,ran_stat_cpu,ran_del,ran_del_cpu,putc_latency,put_block_latency,\
+rewrite_latency,getc_latency,get_block_latency,seeks_latency,seq_create_latency,\
+seq_stat_latency,seq_del_latency,ran_create_latency,ran_stat_latency,ran_del_latency";
+
+const DATA_TESTS: [Test; 6] = [
+    Test::PutChar,
+    Test::PutBlock,
+    Test::Rewrite,
+    Test::GetChar,
+    Test::GetBlock,
+    Test::Seeks,
+];
+const FILE_TESTS: [Test; 6] = [
+    Test::SeqCreate,
+    Test::SeqStat,
+    Test::SeqDelete,
+    Test::RandCreate,
+    Test::RandStat,
+    Test::RandDelete,
+];
+
+/// One CSV line for one run.
+pub fn csv_line(config: &BonnieConfig, result: &WorkloadResult) -> String {
+    let mut fields: Vec<String> = vec![
+        CSV_FORMAT.into(),
+        VERSION_LABEL.into(),
+        csv_safe(&config.machine),
+        config.concurrency.to_string(),
+        seed_text(config),
+    ];
+    fields.extend(data_descriptor(config));
+    for test in DATA_TESTS {
+        fields.extend(rate_and_cpu(test, result.metric(test.metric_name())));
+    }
+    fields.extend(file_descriptor(config));
+    for test in FILE_TESTS {
+        fields.extend(rate_and_cpu(test, result.metric(test.metric_name())));
+    }
+    for test in DATA_TESTS.iter().chain(FILE_TESTS.iter()) {
+        fields.push(
+            result
+                .metric(test.metric_name())
+                .map(max_latency_text)
+                .unwrap_or_default(),
+        );
+    }
+    fields.join(",")
+}
+
+/// The CSV has no quoting: a comma in the label would shift every field.
+fn csv_safe(text: &str) -> String {
+    text.replace(',', "_")
+}
+
+fn seed_text(config: &BonnieConfig) -> String {
+    match &config.seed {
+        crate::workload::bonnie::Seed::Number(n) => n.to_string(),
+        crate::workload::bonnie::Seed::File(path) => csv_safe(&path.display().to_string()),
+    }
+}
+
+/// file_size, io_chunk_size, seeks, seek_proc_count (empty with `-s 0`).
+fn data_descriptor(config: &BonnieConfig) -> [String; 4] {
+    if config.file_size_mib == 0 {
+        return Default::default();
+    }
+    [
+        size_label(config.file_size_mib),
+        chunk_label(config.chunk),
+        config.seeks.to_string(),
+        config.seekers.to_string(),
+    ]
+}
+
+/// num_files, max_size, min_size, num_dirs, file_chunk_size (empty with `-n 0`).
+fn file_descriptor(config: &BonnieConfig) -> [String; 5] {
+    let files = &config.files;
+    if files.num_k == 0 {
+        return Default::default();
+    }
+    let (max, min) = match files.kind {
+        FileKind::Sized { max, min } => (nonzero(max), nonzero(min)),
+        FileKind::HardLinks => ("link".into(), String::new()),
+        FileKind::SymLinks => ("symlink".into(), String::new()),
+    };
+    let dirs = if files.dirs > 1 {
+        files.dirs.to_string()
+    } else {
+        String::new()
+    };
+    [
+        files.num_k.to_string(),
+        max,
+        min,
+        dirs,
+        chunk_label(files.chunk),
+    ]
+}
+
+fn nonzero(n: u64) -> String {
+    if n == 0 { String::new() } else { n.to_string() }
+}
+
+/// `2G` for whole GiB, else `300M`.
+fn size_label(mib: u64) -> String {
+    if mib.is_multiple_of(1024) {
+        format!("{}G", mib / 1024)
+    } else {
+        format!("{mib}M")
+    }
+}
+
+/// Empty for the default 8192, else `16k`, `512`, `1m`.
+fn chunk_label(chunk: usize) -> String {
+    match chunk {
+        DEFAULT_CHUNK => String::new(),
+        c if c >= MIB as usize => format!("{}m", c / MIB as usize),
+        c if c >= 1024 => format!("{}k", c / 1024),
+        c => c.to_string(),
+    }
+}
+
+/// CSV rate and CPU: KiB/s for data tests, seeks/s, files/s; empty when
+/// the test did not run. Never "+++++".
+fn rate_and_cpu(test: Test, metric: Option<&Metric>) -> [String; 2] {
+    let Some(metric) = metric else {
+        return Default::default();
+    };
+    let rate = match test {
+        Test::Seeks => seeks_text(metric.value),
+        _ if metric.unit == "MiB/s" => format!("{}", (metric.value * 1024.0) as u64),
+        _ => format!("{}", metric.value as u64),
+    };
+    [rate, cpu_text(metric)]
+}
+
+fn seeks_text(value: f64) -> String {
+    if value >= 1000.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+fn cpu_text(metric: &Metric) -> String {
+    format!("{}", metric.cpu_percent.unwrap_or(0.0) as u64)
+}
+
+/// bonnie++'s latency format: the maximum, truncated to `us`, `ms` or `s`.
+fn max_latency_text(metric: &Metric) -> String {
+    let Some(latency) = &metric.latency else {
+        return String::new();
+    };
+    let us = latency.max_ns / 1000;
+    if us > 99_999_999 {
+        format!("{}s", us / 1_000_000)
+    } else if us > 99_999 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// The human table, bonnie++ 2.00a's layout (80 columns), plus notes for
+/// flagged figures.
+pub fn text_report(config: &BonnieConfig, result: &WorkloadResult) -> String {
+    let mut out = String::new();
+    if config.file_size_mib > 0 {
+        out.push_str(&data_table(config, result));
+    }
+    if config.files.num_k > 0 {
+        out.push_str(&file_table(config, result));
+    } else {
+        out.push('\n');
+    }
+    out.push_str(&notes(result));
+    out
+}
+
+fn version_line(title: &str) -> String {
+    format!("{:<20}{title}\n", format!("Version {VERSION_LABEL}"))
+}
+
+fn data_table(config: &BonnieConfig, result: &WorkloadResult) -> String {
+    let mut out = version_line("------Sequential Output------ --Sequential Input- --Random-");
+    out.push_str(
+        "                    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--\n",
+    );
+    out.push_str(
+        "Name:Size etc        /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n",
+    );
+    out.push_str(&row_label(&config.machine, &data_label(config)));
+    for test in DATA_TESTS {
+        out.push_str(&text_cell(test, result.metric(test.metric_name())));
+    }
+    out.push('\n');
+    out.push_str(&latency_line(&DATA_TESTS, result));
+    out
+}
+
+fn file_table(config: &BonnieConfig, result: &WorkloadResult) -> String {
+    let mut out = version_line("------Sequential Create------ --------Random Create--------");
+    out.push_str(&format!(
+        "{:<20}-Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--\n",
+        truncate(&config.machine, 19)
+    ));
+    let header = match config.files.kind {
+        FileKind::Sized { min, .. } if min > 0 => "files:max:min",
+        FileKind::Sized { max, .. } if max > 0 => "files:max",
+        _ => "files",
+    };
+    out.push_str(&format!(
+        "{header:>19}  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n"
+    ));
+    out.push_str(&format!("{:>19}", file_label(config)));
+    for test in FILE_TESTS {
+        out.push_str(&text_cell(test, result.metric(test.metric_name())));
+    }
+    out.push('\n');
+    out.push_str(&latency_line(&FILE_TESTS, result));
+    out
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+/// `size[:chunk[:concurrency[:seeks[:seekers]]]]`, defaults empty, trailing
+/// colons stripped: `1G`, `256M:16k`, `64M::4`, `1G:::1000:3`.
+fn data_label(config: &BonnieConfig) -> String {
+    let or_empty = |value: String, default: String| {
+        if value == default {
+            String::new()
+        } else {
+            value
+        }
+    };
+    let parts = [
+        size_label(config.file_size_mib),
+        chunk_label(config.chunk),
+        or_empty(config.concurrency.to_string(), "1".into()),
+        or_empty(config.seeks.to_string(), DEFAULT_SEEKS.to_string()),
+        or_empty(config.seekers.to_string(), DEFAULT_SEEKERS.to_string()),
+    ];
+    parts.join(":").trim_end_matches(':').to_string()
+}
+
+/// `num`, `num:max:min`, `num:link`, `num:symlink`, then `/dirs`.
+fn file_label(config: &BonnieConfig) -> String {
+    let files = &config.files;
+    let mut label = match files.kind {
+        FileKind::Sized { max: 0, .. } => files.num_k.to_string(),
+        FileKind::Sized { max, min } => format!("{}:{max}:{min}", files.num_k),
+        FileKind::HardLinks => format!("{}:link", files.num_k),
+        FileKind::SymLinks => format!("{}:symlink", files.num_k),
+    };
+    if files.dirs > 1 {
+        label.push_str(&format!("/{}", files.dirs));
+    }
+    label
+}
+
+/// Machine name truncated so that name, a space and the label fit 19
+/// columns; a label too long for that starts the line and overflows.
+fn row_label(machine: &str, label: &str) -> String {
+    if label.len() >= 19 {
+        return label.to_string();
+    }
+    let name = truncate(machine, 18 - label.len());
+    format!("{name:<w$} {label}", w = 18 - label.len())
+}
+
+/// ` rate cpu` in 5 + 3 columns.
+fn text_cell(test: Test, metric: Option<&Metric>) -> String {
+    let Some(metric) = metric else {
+        return format!(" {:>5} {:>3}", "", "");
+    };
+    let rate = match test {
+        Test::Seeks if metric.value < 1000.0 => format!("{:.1}", metric.value),
+        _ if metric.unit == "MiB/s" => throughput_text(metric.value * 1024.0),
+        _ => count_rate_text(metric.value),
+    };
+    format!(" {rate:>5} {:>3}", cpu_text(metric))
+}
+
+/// bonnie++ 1.98's units: KiB/s below 10000, then MiB/s, then GiB/s.
+fn throughput_text(kib_per_s: f64) -> String {
+    let mib = kib_per_s / 1024.0;
+    if kib_per_s < 10_000.0 {
+        format!("{}k", kib_per_s as u64)
+    } else if mib < 100.0 {
+        format!("{mib:.1}m")
+    } else if mib < 1000.0 {
+        format!("{}m", mib.round() as u64)
+    } else {
+        format!("{:.1}g", mib / 1024.0)
+    }
+}
+
+/// Files/s or seeks/s; above 99999 in thousands (`325k`) to keep the
+/// 5-column layout (the CSV always has the exact figure).
+fn count_rate_text(per_s: f64) -> String {
+    if per_s < 100_000.0 {
+        format!("{}", per_s as u64)
+    } else {
+        format!("{}k", (per_s / 1000.0).round() as u64)
+    }
+}
+
+fn latency_line(tests: &[Test], result: &WorkloadResult) -> String {
+    let mut line = format!("{:<17}", "Latency");
+    for test in tests {
+        let text = result
+            .metric(test.metric_name())
+            .map(max_latency_text)
+            .unwrap_or_default();
+        line.push_str(&format!(" {text:>9}"));
+    }
+    line.trim_end().to_string() + "\n"
+}
+
+/// Notes for flagged figures and anything the workload reported.
+fn notes(result: &WorkloadResult) -> String {
+    let mut out = String::new();
+    for flag in [Flag::TooShort, Flag::FitsInPageCache] {
+        let flagged: Vec<&str> = result
+            .metrics
+            .iter()
+            .filter(|m| m.flags.contains(&flag))
+            .map(|m| m.name.as_str())
+            .collect();
+        if !flagged.is_empty() {
+            out.push_str(&format!(
+                "Note: {} ({}).\n",
+                flag.describe(),
+                flagged.join(", ")
+            ));
+        }
+    }
+    for note in &result.notes {
+        out.push_str(&format!("Note: {note}.\n"));
+    }
+    out
+}

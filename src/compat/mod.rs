@@ -1,0 +1,2 @@
+//! The command languages and output formats of the tools fsbench replaces.
+pub mod bonnie;

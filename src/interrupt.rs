@@ -1,0 +1,58 @@
+//! SIGINT / SIGTERM handling. The first signal only sets a flag that every
+//! workload loop polls, so the workload stops at the next operation and the
+//! scratch directory is cleaned up; a second SIGINT/SIGTERM kills the process
+//! at once (for a user who really wants out).
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use crate::error::Interrupted;
+
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Installs the handlers; call once at start-up.
+pub fn install() -> anyhow::Result<()> {
+    for sig in [SIGINT, SIGTERM] {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Order matters: the conditional shutdown fires only once `flag` is
+        // already set, i.e. on the second signal.
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
+        // SAFETY: the closure only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, move || RECEIVED.store(sig, Ordering::Relaxed))?;
+        }
+    }
+    Ok(())
+}
+
+/// The signal received so far, if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::Relaxed) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Returns an `Interrupted` error once a stop signal has arrived; workloads
+/// call this inside their loops.
+#[inline]
+pub fn check() -> anyhow::Result<()> {
+    match received() {
+        None => Ok(()),
+        Some(signal) => Err(Interrupted {
+            name: signal_name(signal),
+            signal,
+        }
+        .into()),
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}

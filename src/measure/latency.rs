@@ -1,0 +1,101 @@
+//! Per-operation latency in an HdrHistogram (ns, 3 significant digits).
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+
+use crate::result::LatencySummary;
+
+/// Highest latency tracked exactly: one hour. Longer samples saturate.
+const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
+
+pub struct LatencyRecorder {
+    histogram: Histogram<u64>,
+}
+
+impl Default for LatencyRecorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyRecorder {
+    pub fn new() -> Self {
+        let histogram = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3)
+            .expect("static histogram bounds are valid");
+        LatencyRecorder { histogram }
+    }
+
+    #[inline]
+    pub fn record_ns(&mut self, ns: u64) {
+        self.histogram.saturating_record(ns.max(1));
+    }
+
+    /// Records the time since `start` and returns the new "now", so loops
+    /// can chain samples with a single clock read per operation.
+    #[inline]
+    pub fn record_since(&mut self, start: Instant) -> Instant {
+        let now = Instant::now();
+        self.record_ns(now.duration_since(start).as_nanos() as u64);
+        now
+    }
+
+    /// Adds another recorder's samples (e.g. one per thread).
+    pub fn merge(&mut self, other: &LatencyRecorder) {
+        // Both histograms share bounds, so adding cannot fail.
+        let _ = self.histogram.add(&other.histogram);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    pub fn summary(&self) -> Option<LatencySummary> {
+        let h = &self.histogram;
+        if h.is_empty() {
+            return None;
+        }
+        Some(LatencySummary {
+            count: h.len(),
+            min_ns: h.min(),
+            mean_ns: h.mean(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_reflects_samples() {
+        let mut rec = LatencyRecorder::new();
+        for ns in 1..=1000u64 {
+            rec.record_ns(ns * 1000);
+        }
+        let s = rec.summary().unwrap();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min_ns, 1000);
+        assert!((s.p50_ns as f64 - 500_000.0).abs() < 1000.0, "{}", s.p50_ns);
+        assert!((s.p99_ns as f64 - 990_000.0).abs() < 2000.0, "{}", s.p99_ns);
+        assert!((s.max_ns as f64 - 1_000_000.0).abs() < 1000.0);
+        assert!((s.mean_ns - 500_500.0).abs() < 1000.0);
+    }
+
+    #[test]
+    fn merge_adds_counts_and_empty_has_no_summary() {
+        let mut a = LatencyRecorder::new();
+        assert!(a.summary().is_none());
+        let mut b = LatencyRecorder::new();
+        a.record_ns(10);
+        b.record_ns(1_000_000);
+        a.merge(&b);
+        let s = a.summary().unwrap();
+        assert_eq!(s.count, 2);
+        assert!(s.max_ns >= 999_000);
+    }
+}

@@ -1,0 +1,85 @@
+//! Clocks and counters: monotonic ns wall time, process CPU time per phase,
+//! and per-operation latency histograms.
+pub mod latency;
+
+use std::time::{Duration, Instant};
+
+pub use latency::LatencyRecorder;
+
+/// Wall and CPU time of one phase, started and stopped around the work.
+pub struct PhaseClock {
+    wall: Instant,
+    cpu: Duration,
+}
+
+/// The outcome of a `PhaseClock`.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseTiming {
+    pub elapsed: Duration,
+    pub cpu: Duration,
+}
+
+impl PhaseClock {
+    pub fn start() -> Self {
+        let cpu = process_cpu_time();
+        PhaseClock {
+            wall: Instant::now(),
+            cpu,
+        }
+    }
+
+    pub fn stop(&self) -> PhaseTiming {
+        let elapsed = self.wall.elapsed();
+        let cpu = process_cpu_time().saturating_sub(self.cpu);
+        PhaseTiming { elapsed, cpu }
+    }
+}
+
+impl PhaseTiming {
+    /// CPU % as bonnie++ reports it: (user + sys) of the whole process / wall.
+    /// Measured once for the process, so threads are neither missed nor
+    /// counted twice.
+    pub fn cpu_percent(&self) -> f64 {
+        let wall = self.elapsed.as_secs_f64();
+        if wall > 0.0 {
+            100.0 * self.cpu.as_secs_f64() / wall
+        } else {
+            0.0
+        }
+    }
+}
+
+/// User + system CPU time of the whole process (all threads).
+pub fn process_cpu_time() -> Duration {
+    // SAFETY: getrusage only writes into the zeroed struct we own.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let to_duration =
+        |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32).saturating_mul(1000));
+    to_duration(usage.ru_utime) + to_duration(usage.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_grows_with_busy_work() {
+        let clock = PhaseClock::start();
+        let mut x = 0u64;
+        while clock.wall.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let timing = clock.stop();
+        assert!(timing.elapsed >= Duration::from_millis(50));
+        assert!(
+            timing.cpu > Duration::from_millis(20),
+            "cpu {:?}",
+            timing.cpu
+        );
+        assert!(timing.cpu_percent() > 40.0);
+    }
+}

@@ -1,0 +1,111 @@
+//! The one result model. Every workload yields named metrics with units and a
+//! direction; every report format is a view of this model, and its JSON form
+//! (versioned) is the source of truth that later commands re-read.
+use serde::{Deserialize, Serialize};
+
+use crate::target::cleanup::CleanupReport;
+use crate::target::env::{HostEnv, TargetEnv};
+
+/// Bumped on any incompatible change of the JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A phase shorter than this is reported but flagged as imprecise (the
+/// limit bonnie++ uses to hide results behind "+++++").
+pub const MIN_PRECISE_SECONDS: f64 = 0.5;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always "fsbench-result": lets readers recognise the file.
+    pub kind: String,
+    pub schema_version: u32,
+    pub fsbench_version: String,
+    pub run_id: String,
+    pub command: Vec<String>,
+    pub started: chrono::DateTime<chrono::Utc>,
+    pub finished: Option<chrono::DateTime<chrono::Utc>>,
+    pub host: HostEnv,
+    pub targets: Vec<TargetResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetResult {
+    pub name: String,
+    pub path: String,
+    pub env: Option<TargetEnv>,
+    pub workloads: Vec<WorkloadResult>,
+    /// What removing the scratch directory took; None when `--keep` was used.
+    pub cleanup: Option<CleanupReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    /// Workload kind, e.g. "bonnie".
+    pub workload: String,
+    /// 0-based repetition index.
+    pub repetition: u32,
+    /// The workload's parameters as it understood them.
+    pub params: serde_json::Value,
+    pub metrics: Vec<Metric>,
+    /// Things a reader must know to interpret the numbers.
+    pub notes: Vec<String>,
+}
+
+impl WorkloadResult {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// The phase took less than `MIN_PRECISE_SECONDS`.
+    TooShort,
+    /// The data fits in RAM, so reads likely came from the page cache.
+    FitsInPageCache,
+}
+
+impl Flag {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Flag::TooShort => "ran under 0.5 s: measured, but less precise",
+            Flag::FitsInPageCache => "data fits in RAM: likely served from the page cache",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub direction: Direction,
+    /// Operations (or bytes, for throughput) that went into `value`.
+    pub samples: u64,
+    /// Wall time of the phase, from a monotonic ns clock.
+    pub elapsed_s: f64,
+    /// CPU time of the whole process over the phase / wall time, in %.
+    pub cpu_percent: Option<f64>,
+    pub latency: Option<LatencySummary>,
+    pub flags: Vec<Flag>,
+}
+
+/// Per-operation latency, from an HdrHistogram, in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}

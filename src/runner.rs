@@ -1,0 +1,86 @@
+//! Running a workload on a target: checks, scratch directory, repetitions,
+//! cleanup, and the result record. Shared by every subcommand that runs
+//! workloads.
+use crate::result::{RunResult, SCHEMA_VERSION, TargetResult, WorkloadResult};
+use crate::target::Target;
+use crate::target::env::{probe_host, probe_target};
+use crate::target::scratch::Scratch;
+use crate::workload::{Progress, RunContext, Workload};
+
+pub struct RunOptions {
+    pub repetitions: u32,
+    pub keep: bool,
+    pub progress: Progress,
+}
+
+/// A unique, sortable id: UTC time and pid, e.g. `20261121T233000Z-4242`.
+pub fn new_run_id() -> String {
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+        std::process::id()
+    )
+}
+
+/// The run record before any target has run.
+pub fn new_run_result(run_id: &str) -> RunResult {
+    RunResult {
+        kind: "fsbench-result".into(),
+        schema_version: SCHEMA_VERSION,
+        fsbench_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.into(),
+        command: std::env::args().collect(),
+        started: chrono::Utc::now(),
+        finished: None,
+        host: probe_host(),
+        targets: Vec::new(),
+    }
+}
+
+/// Runs `workload` `repetitions` times on `target`; `on_result` sees each
+/// repetition's result as soon as it exists. On any error or signal the
+/// scratch directory is removed before the error is returned.
+pub fn run_on_target(
+    target: &Target,
+    workload: &mut dyn Workload,
+    run_id: &str,
+    options: &RunOptions,
+    mut on_result: impl FnMut(&WorkloadResult),
+) -> anyhow::Result<TargetResult> {
+    target.check(workload.planned_bytes(), workload.planned_files())?;
+    let env = probe_target(&target.path).ok();
+    let scratch = Scratch::create(&target.path, run_id, options.keep)?;
+    let mut workloads = Vec::new();
+    for repetition in 0..options.repetitions {
+        let ctx = RunContext {
+            scratch: &scratch,
+            repetition,
+            progress: &options.progress,
+        };
+        let result = workload.run(&ctx)?;
+        on_result(&result);
+        workloads.push(result);
+    }
+    let cleanup = scratch.finish()?;
+    if let Some(unusual) = cleanup.as_ref().and_then(|c| c.unusual()) {
+        eprintln!("fsbench: {}: {unusual}", target.name);
+    }
+    Ok(TargetResult {
+        name: target.name.clone(),
+        path: target.path.display().to_string(),
+        env,
+        workloads,
+        cleanup,
+    })
+}
+
+/// Writes the result as pretty JSON (`--json FILE`, `-` for stdout).
+pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let text = serde_json::to_string_pretty(result)? + "\n";
+    if path.as_os_str() == "-" {
+        print!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,97 @@
+//! Human sizes: `4G`, `512k`, `1.5GiB`, `300M`, `4096`. Suffixes are binary
+//! (k = 1024), as in every storage tool users know (dd, fio, bonnie++).
+use crate::error::usage;
+
+/// Parses a byte count; `default_unit` multiplies a bare number (bonnie++'s
+/// `-s 300` means 300 MiB, fio's `bs=4096` means bytes).
+pub fn parse_size(text: &str, default_unit: u64) -> anyhow::Result<u64> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, suffix) = trimmed.split_at(split);
+    if number.is_empty() {
+        return usage(format!(
+            "'{text}' is not a size (expected e.g. 512k, 4G, 300M)"
+        ));
+    }
+    let multiplier = match suffix_multiplier(suffix) {
+        Some(0) => default_unit,
+        Some(m) => m,
+        None => {
+            return usage(format!(
+                "'{text}': unknown size suffix '{suffix}' (use k, M, G or T)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| crate::error::UsageError(format!("'{text}' is not a size")))?;
+    let bytes = value * multiplier as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return usage(format!("'{text}' is too large"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// 0 means "no suffix": the caller's default unit applies.
+fn suffix_multiplier(suffix: &str) -> Option<u64> {
+    let lower = suffix.to_ascii_lowercase();
+    let stem = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    Some(match stem {
+        "" if lower.is_empty() => 0,
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    })
+}
+
+/// Formats bytes with a binary unit and one decimal: `1.5 GiB`, `512.0 KiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_suffixes_as_binary_units() {
+        assert_eq!(parse_size("512k", 1).unwrap(), 512 * 1024);
+        assert_eq!(parse_size("4G", 1).unwrap(), 4 << 30);
+        assert_eq!(parse_size("1.5GiB", 1).unwrap(), 3 << 29);
+        assert_eq!(parse_size("300", 1 << 20).unwrap(), 300 << 20);
+        assert_eq!(parse_size("4096B", 1 << 20).unwrap(), 4096);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for bad in ["banana", "", "12x", "k", "1.2.3M"] {
+            assert!(parse_size(bad, 1).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn formats_bytes() {
+        assert_eq!(format_bytes(100), "100 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(16 << 20), "16.0 MiB");
+    }
+}

@@ -1,0 +1,147 @@
+//! Targets (the directories benchmarked), the scratch directory fsbench
+//! works in, its cleanup, and the environment probe.
+pub mod cleanup;
+pub mod env;
+pub mod scratch;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::error::{UsageError, usage};
+use crate::size::format_bytes;
+
+/// A directory to benchmark, with the name reports show for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl Target {
+    /// Parses `name=path` or a bare `path` (named after itself). A `=` that
+    /// comes after a `/` belongs to the path, so `/mnt/a=b` stays a path.
+    pub fn parse(spec: &str) -> anyhow::Result<Target> {
+        let (name, path) = match spec.split_once('=') {
+            Some((name, path)) if !name.contains('/') && !name.is_empty() => (name, path),
+            _ => (spec, spec),
+        };
+        if path.is_empty() {
+            return usage(format!("target '{spec}' has an empty path"));
+        }
+        Ok(Target {
+            name: name.to_string(),
+            path: PathBuf::from(path),
+        })
+    }
+
+    /// Refuses, with a one-line reason, a target fsbench cannot safely use:
+    /// missing, not a directory, not writable, or without room for
+    /// `planned_bytes` plus a margin, or without `planned_files` free inodes.
+    pub fn check(&self, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
+        check_is_writable_dir(&self.path)?;
+        check_free_space(&self.path, planned_bytes, planned_files)
+    }
+}
+
+fn check_is_writable_dir(path: &Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return usage(format!("target {shown} does not exist"));
+        }
+        Err(e) => return usage(format!("target {shown}: {e}")),
+    };
+    if !meta.is_dir() {
+        return usage(format!("target {shown} is not a directory"));
+    }
+    use rustix::fs::Access;
+    rustix::fs::access(path, Access::WRITE_OK | Access::EXEC_OK).map_err(|e| {
+        UsageError(format!(
+            "target {shown} is not writable: {}",
+            std::io::Error::from(e)
+        ))
+    })?;
+    Ok(())
+}
+
+/// Space kept free beyond the plan: 5 % of it, at least 1 MiB, so a run
+/// never fills a file system to the last block.
+fn space_margin(planned_bytes: u64) -> u64 {
+    (planned_bytes / 20).max(1 << 20)
+}
+
+fn check_free_space(path: &Path, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
+    let stat = rustix::fs::statvfs(path)
+        .with_context(|| format!("cannot query free space of {}", path.display()))?;
+    // File systems without an inode limit (btrfs, many network ones) report 0.
+    if stat.f_files > 0 && stat.f_favail < planned_files {
+        anyhow::bail!(
+            "not enough free inodes on {}: the run creates {planned_files} files but only {} are free",
+            path.display(),
+            stat.f_favail
+        );
+    }
+    let free = stat.f_bavail.saturating_mul(stat.f_frsize);
+    let needed = planned_bytes.saturating_add(space_margin(planned_bytes));
+    if free < needed {
+        anyhow::bail!(
+            "not enough space on {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
+            path.display(),
+            format_bytes(planned_bytes),
+            format_bytes(space_margin(planned_bytes)),
+            format_bytes(free)
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_named_and_bare_targets() {
+        assert_eq!(
+            Target::parse("fast=/mnt/ssd").unwrap(),
+            Target {
+                name: "fast".into(),
+                path: "/mnt/ssd".into()
+            }
+        );
+        assert_eq!(
+            Target::parse("/mnt/a=b").unwrap().path,
+            PathBuf::from("/mnt/a=b")
+        );
+        assert_eq!(Target::parse("/tmp").unwrap().name, "/tmp");
+        assert!(Target::parse("x=").is_err());
+    }
+
+    #[test]
+    fn refuses_missing_file_and_oversized_plans() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = Target::parse(dir.path().join("nope").to_str().unwrap()).unwrap();
+        assert!(
+            missing
+                .check(0, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let file_target = Target::parse(file.to_str().unwrap()).unwrap();
+        assert!(
+            file_target
+                .check(0, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("not a directory")
+        );
+        let ok = Target::parse(dir.path().to_str().unwrap()).unwrap();
+        ok.check(4096, 1).unwrap();
+        let err = ok.check(u64::MAX / 2, 1).unwrap_err().to_string();
+        assert!(err.contains("not enough space"), "{err}");
+    }
+}

@@ -1,0 +1,108 @@
+//! The scratch directory: `<target>/fsbench-<run-id>/`, created fresh with a
+//! marker file. Workloads write only inside it; it is removed on every exit
+//! path (normal end, error, signal) unless the user asked to keep it.
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rustix::fs::{Mode, OFlags};
+use serde::{Deserialize, Serialize};
+
+use super::cleanup::{self, CleanupReport, MARKER, SCRATCH_PREFIX};
+
+/// What the marker file records: enough for `fsbench clean` to tell a dead
+/// run's leftovers from a live run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Marker {
+    pub tool: String,
+    pub run_id: String,
+    pub pid: u32,
+    pub host: String,
+    pub created: chrono::DateTime<chrono::Utc>,
+}
+
+pub struct Scratch {
+    path: PathBuf,
+    dir: OwnedFd,
+    keep: bool,
+    removed: bool,
+}
+
+impl Scratch {
+    /// Creates `<target>/fsbench-<run_id>` (it must not exist yet) and its
+    /// marker.
+    pub fn create(target: &Path, run_id: &str, keep: bool) -> anyhow::Result<Scratch> {
+        let path = target.join(format!("{SCRATCH_PREFIX}{run_id}"));
+        std::fs::create_dir(&path)
+            .with_context(|| format!("cannot create scratch directory {}", path.display()))?;
+        let dir = rustix::fs::open(
+            &path,
+            OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .with_context(|| format!("cannot open scratch directory {}", path.display()))?;
+        let scratch = Scratch {
+            path,
+            dir,
+            keep,
+            removed: false,
+        };
+        scratch.write_marker(run_id)?;
+        Ok(scratch)
+    }
+
+    fn write_marker(&self, run_id: &str) -> anyhow::Result<()> {
+        let marker = Marker {
+            tool: "fsbench".into(),
+            run_id: run_id.into(),
+            pid: std::process::id(),
+            host: rustix::system::uname()
+                .nodename()
+                .to_string_lossy()
+                .into_owned(),
+            created: chrono::Utc::now(),
+        };
+        let text = serde_json::to_string_pretty(&marker)?;
+        std::fs::write(self.path.join(MARKER), text)
+            .with_context(|| format!("cannot write marker in {}", self.path.display()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The scratch directory's fd, for `*at` syscalls that cannot escape it.
+    pub fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    pub fn keep(&self) -> bool {
+        self.keep
+    }
+
+    /// Removes the scratch directory and everything in it; `None` when the
+    /// user asked to keep it.
+    pub fn finish(mut self) -> anyhow::Result<Option<CleanupReport>> {
+        self.removed = true;
+        if self.keep {
+            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+            return Ok(None);
+        }
+        cleanup::remove_scratch(&self.path).map(Some)
+    }
+}
+
+impl Drop for Scratch {
+    /// The error and signal path: clean up without masking the original
+    /// error, and say so if cleanup itself fails.
+    fn drop(&mut self) {
+        if self.removed {
+            return;
+        }
+        if self.keep {
+            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+        } else if let Err(e) = cleanup::remove_scratch(&self.path) {
+            eprintln!("fsbench: cleanup of {} failed: {e:#}", self.path.display());
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! The data tests ("Sequential Output / Input", "Random Seeks") on one file
+//! `Bonnie.<pid>` in the scratch directory. Each timer starts after the
+//! file is open and stops after its fsync + close, as in bonnie++ 1.96+.
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Mode, OFlags, SeekFrom};
+
+use super::rng::RandomSource;
+use super::{BonnieConfig, MIB, Outcome, Test, announce};
+use crate::interrupt;
+use crate::io::{AlignedBuf, read_exact, write_all};
+use crate::measure::{LatencyRecorder, PhaseClock};
+use crate::workload::RunContext;
+
+/// Every `UPDATE_EVERY`-th random value marks a seek that also rewrites.
+const UPDATE_EVERY: u32 = 10;
+
+struct DataFile<'a> {
+    dir: BorrowedFd<'a>,
+    name: String,
+    config: &'a BonnieConfig,
+}
+
+impl DataFile<'_> {
+    fn chunks(&self) -> u64 {
+        self.config.file_size_mib * (MIB / self.config.chunk as u64)
+    }
+
+    fn char_bytes(&self) -> u64 {
+        self.config.byte_io_mib.min(self.config.file_size_mib) * MIB
+    }
+
+    fn direct_flag(&self) -> OFlags {
+        if self.config.direct {
+            OFlags::DIRECT
+        } else {
+            OFlags::empty()
+        }
+    }
+
+    /// Creates the file afresh (bonnie++: unlink, then O_EXCL).
+    fn create(&self, flags: OFlags) -> anyhow::Result<OwnedFd> {
+        self.remove()?;
+        rustix::fs::openat(
+            self.dir,
+            self.name.as_str(),
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | flags,
+            Mode::from_raw_mode(0o600),
+        )
+        .with_context(|| format!("cannot create {}", self.name))
+    }
+
+    fn open(&self, flags: OFlags) -> anyhow::Result<OwnedFd> {
+        rustix::fs::openat(
+            self.dir,
+            self.name.as_str(),
+            OFlags::RDWR | OFlags::CLOEXEC | flags,
+            Mode::empty(),
+        )
+        .with_context(|| format!("cannot open {}", self.name))
+    }
+
+    fn remove(&self) -> anyhow::Result<()> {
+        match rustix::fs::unlinkat(self.dir, self.name.as_str(), AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.name)),
+        }
+    }
+
+    /// bonnie++ 1.96+ closes every test file with fsync + close, inside the
+    /// measured time, so write tests include getting the data to stable storage.
+    fn sync_and_close(&self, fd: OwnedFd) -> anyhow::Result<()> {
+        rustix::fs::fsync(&fd).with_context(|| format!("fsync of {} failed", self.name))?;
+        drop(fd);
+        Ok(())
+    }
+
+    fn after_write(&self, fd: BorrowedFd<'_>) -> anyhow::Result<()> {
+        if self.config.fsync_every_write {
+            rustix::fs::fsync(fd).with_context(|| format!("fsync of {} failed", self.name))?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn run_all(
+    config: &BonnieConfig,
+    ctx: &RunContext<'_>,
+    random: &mut RandomSource,
+    outcomes: &mut Vec<Outcome>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let file = DataFile {
+        dir: ctx.scratch.dir(),
+        name: format!("Bonnie.{}", std::process::id()),
+        config,
+    };
+    let per_char = file.char_bytes() > 0;
+    if per_char && config.direct {
+        notes.push("per-char tests use the page cache: 1-byte writes cannot be O_DIRECT".into());
+    }
+    if per_char {
+        announce(ctx, Test::PutChar, outcomes, || put_char(&file))?;
+    }
+    announce(ctx, Test::PutBlock, outcomes, || put_block(&file))?;
+    announce(ctx, Test::Rewrite, outcomes, || rewrite(&file))?;
+    if per_char {
+        announce(ctx, Test::GetChar, outcomes, || get_char(&file))?;
+    }
+    announce(ctx, Test::GetBlock, outcomes, || get_block(&file))?;
+    announce(ctx, Test::Seeks, outcomes, || seeks(&file, random))?;
+    file.remove()
+}
+
+/// One `write()` per byte, the 0..127 pattern, over the first `-f` MiB.
+/// Latency samples are per chunk of bytes, as in bonnie++.
+fn put_char(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
+    let fd = file.create(OFlags::empty())?;
+    let chunk = file.config.chunk;
+    let chunks = file.char_bytes() / chunk as u64;
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for _ in 0..chunks {
+        interrupt::check()?;
+        for i in 0..chunk {
+            write_all(fd.as_fd(), &[(i & 0x7f) as u8]).context("per-char write failed")?;
+        }
+        last = latency.record_since(last);
+    }
+    file.sync_and_close(fd)?;
+    Ok(Outcome {
+        test: Test::PutChar,
+        timing: clock.stop(),
+        work: chunks * chunk as u64,
+        latency: latency.summary(),
+    })
+}
+
+/// Whole chunks; one byte changes between chunks so no two are equal.
+fn put_block(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
+    let fd = file.create(file.direct_flag())?;
+    let chunk = file.config.chunk;
+    let chunks = file.chunks();
+    let mut buf = AlignedBuf::new(chunk);
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for i in 0..chunks {
+        interrupt::check()?;
+        let at = i as usize % chunk;
+        buf[at] = buf[at].wrapping_add(1);
+        write_all(fd.as_fd(), &buf).with_context(|| format!("cannot write block {i}"))?;
+        file.after_write(fd.as_fd())?;
+        last = latency.record_since(last);
+    }
+    file.sync_and_close(fd)?;
+    Ok(Outcome {
+        test: Test::PutBlock,
+        timing: clock.stop(),
+        work: chunks * chunk as u64,
+        latency: latency.summary(),
+    })
+}
+
+/// Read a chunk, dirty one byte, seek back, write it: read + lseek + write.
+fn rewrite(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
+    let fd = file.open(file.direct_flag())?;
+    let chunk = file.config.chunk;
+    let chunks = file.chunks();
+    let mut buf = AlignedBuf::new(chunk);
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for i in 0..chunks {
+        interrupt::check()?;
+        read_exact(fd.as_fd(), &mut buf).with_context(|| format!("cannot read block {i}"))?;
+        let at = i as usize % chunk;
+        buf[at] = buf[at].wrapping_add(1);
+        rustix::fs::seek(&fd, SeekFrom::Current(-(chunk as i64))).context("lseek failed")?;
+        write_all(fd.as_fd(), &buf).with_context(|| format!("cannot rewrite block {i}"))?;
+        file.after_write(fd.as_fd())?;
+        last = latency.record_since(last);
+    }
+    file.sync_and_close(fd)?;
+    Ok(Outcome {
+        test: Test::Rewrite,
+        timing: clock.stop(),
+        work: chunks * chunk as u64,
+        latency: latency.summary(),
+    })
+}
+
+/// One `read()` per byte over the first `-f` MiB.
+fn get_char(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
+    let fd = file.open(OFlags::empty())?;
+    let chunk = file.config.chunk;
+    let chunks = file.char_bytes() / chunk as u64;
+    let mut latency = LatencyRecorder::new();
+    let mut histogram = [0u64; 256];
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for _ in 0..chunks {
+        interrupt::check()?;
+        for _ in 0..chunk {
+            let mut byte = [0u8; 1];
+            read_exact(fd.as_fd(), &mut byte).context("per-char read failed")?;
+            // Use every byte, so the loop is real work (bonnie++ does the same).
+            histogram[byte[0] as usize] += 1;
+        }
+        last = latency.record_since(last);
+    }
+    file.sync_and_close(fd)?;
+    std::hint::black_box(histogram);
+    Ok(Outcome {
+        test: Test::GetChar,
+        timing: clock.stop(),
+        work: chunks * chunk as u64,
+        latency: latency.summary(),
+    })
+}
+
+fn get_block(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
+    let fd = file.open(file.direct_flag())?;
+    let chunk = file.config.chunk;
+    let chunks = file.chunks();
+    let mut buf = AlignedBuf::new(chunk);
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for i in 0..chunks {
+        interrupt::check()?;
+        read_exact(fd.as_fd(), &mut buf).with_context(|| format!("cannot read block {i}"))?;
+        last = latency.record_since(last);
+    }
+    file.sync_and_close(fd)?;
+    Ok(Outcome {
+        test: Test::GetBlock,
+        timing: clock.stop(),
+        work: chunks * chunk as u64,
+        latency: latency.summary(),
+    })
+}
+
+/// A seek "ticket": the chunk to read, and whether to rewrite it too.
+#[derive(Clone, Copy)]
+struct Ticket {
+    chunk: u64,
+    update: bool,
+}
+
+/// bonnie++'s tickets: `rand()` values; one divisible by 10 also rewrites.
+fn seek_tickets(count: u64, chunks: u64, random: &mut RandomSource) -> Vec<Ticket> {
+    (0..count)
+        .map(|_| {
+            let value = random.next_value();
+            Ticket {
+                chunk: u64::from(value) % chunks,
+                update: value.is_multiple_of(UPDATE_EVERY),
+            }
+        })
+        .collect()
+}
+
+/// `seekers` threads share one queue of tickets; the phase runs from their
+/// common start to the last one's fsync + close.
+fn seeks(file: &DataFile<'_>, random: &mut RandomSource) -> anyhow::Result<Outcome> {
+    let tickets = seek_tickets(file.config.seeks, file.chunks(), random);
+    let next = AtomicUsize::new(0);
+    let seekers = file.config.seekers as usize;
+    let start = Barrier::new(seekers + 1);
+    let fds = (0..seekers)
+        .map(|_| file.open(file.direct_flag()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (timing, results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = fds
+            .into_iter()
+            .map(|fd| {
+                let (tickets, next, start) = (&tickets, &next, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    seeker(file, fd, tickets, next)
+                })
+            })
+            .collect();
+        start.wait();
+        let clock = PhaseClock::start();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().expect("seeker thread panicked"))
+            .collect();
+        (clock.stop(), results)
+    });
+    let mut latency = LatencyRecorder::new();
+    for result in results {
+        latency.merge(&result?);
+    }
+    Ok(Outcome {
+        test: Test::Seeks,
+        timing,
+        work: tickets.len() as u64,
+        latency: latency.summary(),
+    })
+}
+
+fn seeker(
+    file: &DataFile<'_>,
+    fd: OwnedFd,
+    tickets: &[Ticket],
+    next: &AtomicUsize,
+) -> anyhow::Result<LatencyRecorder> {
+    let chunk = file.config.chunk;
+    let mut buf = AlignedBuf::new(chunk);
+    let mut latency = LatencyRecorder::new();
+    loop {
+        interrupt::check()?;
+        let Some(ticket) = tickets.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            break;
+        };
+        let began = Instant::now();
+        let offset = ticket.chunk * chunk as u64;
+        rustix::fs::seek(&fd, SeekFrom::Start(offset)).context("lseek failed")?;
+        read_exact(fd.as_fd(), &mut buf)
+            .with_context(|| format!("cannot read block {}", ticket.chunk))?;
+        if ticket.update {
+            let at = ticket.chunk as usize % chunk;
+            buf[at] = buf[at].wrapping_sub(1);
+            rustix::fs::seek(&fd, SeekFrom::Start(offset)).context("lseek failed")?;
+            write_all(fd.as_fd(), &buf)
+                .with_context(|| format!("cannot rewrite block {}", ticket.chunk))?;
+            file.after_write(fd.as_fd())?;
+        }
+        latency.record_since(began);
+    }
+    file.sync_and_close(fd)?;
+    Ok(latency)
+}

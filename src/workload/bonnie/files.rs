@@ -1,0 +1,464 @@
+//! The file tests ("Sequential Create / Random Create"): create, stat and
+//! delete `-n` × 1024 files in `Bonnie.<pid>/` (spread over `NNNNN/`
+//! subdirectories with more than one directory). Every call is relative to a
+//! directory fd, so nothing outside the scratch directory can be touched.
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Instant;
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Dir, Mode, OFlags};
+
+use super::names::{NameArena, Order, dir_of, shuffle};
+use super::rng::RandomSource;
+use super::{BonnieConfig, FileKind, Outcome, Test, announce};
+use crate::interrupt;
+use crate::io::{AlignedBuf, read_exact, write_all};
+use crate::measure::{LatencyRecorder, PhaseClock};
+use crate::target::cleanup::{self, CleanupReport};
+use crate::workload::RunContext;
+
+/// The test directory and its subdirectories, open for `*at` calls.
+struct TestDirs<'a> {
+    scratch: BorrowedFd<'a>,
+    name: CString,
+    top: OwnedFd,
+    subdirs: Vec<(CString, OwnedFd)>,
+}
+
+impl TestDirs<'_> {
+    fn create(scratch: BorrowedFd<'_>, count: u64) -> anyhow::Result<TestDirs<'_>> {
+        let name = CString::new(format!("Bonnie.{}", std::process::id()))?;
+        make_dir(scratch, &name)?;
+        let top = cleanup::open_subdir(scratch, &name).context("cannot open test directory")?;
+        let mut subdirs = Vec::new();
+        if count > 1 {
+            for i in 0..count {
+                let sub = CString::new(format!("{i:05}"))?;
+                make_dir(top.as_fd(), &sub)?;
+                let fd =
+                    cleanup::open_subdir(top.as_fd(), &sub).context("cannot open subdirectory")?;
+                subdirs.push((sub, fd));
+            }
+        }
+        Ok(TestDirs {
+            scratch,
+            name,
+            top,
+            subdirs,
+        })
+    }
+
+    fn count(&self) -> u64 {
+        self.subdirs.len().max(1) as u64
+    }
+
+    /// The directory file `index` of `total` lives in.
+    fn fd_for(&self, index: u64, total: u64) -> BorrowedFd<'_> {
+        match self.subdirs.is_empty() {
+            true => self.top.as_fd(),
+            false => self.subdirs[dir_of(index, total, self.count())].1.as_fd(),
+        }
+    }
+
+    fn all_fds(&self) -> Vec<BorrowedFd<'_>> {
+        match self.subdirs.is_empty() {
+            true => vec![self.top.as_fd()],
+            false => self.subdirs.iter().map(|(_, fd)| fd.as_fd()).collect(),
+        }
+    }
+
+    /// rmdir of the subdirectories and the test directory, as bonnie++
+    /// times it at the end of each delete phase. Entries the file system or
+    /// another program put there are removed (and reported) first.
+    fn remove(self, report: &mut CleanupReport) -> anyhow::Result<()> {
+        let TestDirs {
+            scratch,
+            name,
+            top,
+            subdirs,
+        } = self;
+        for (sub, fd) in subdirs {
+            cleanup::empty_dir(fd.as_fd(), &sub.to_string_lossy(), None, report)?;
+            drop(fd);
+            remove_dir(top.as_fd(), &sub)?;
+        }
+        cleanup::empty_dir(top.as_fd(), &name.to_string_lossy(), None, report)?;
+        drop(top);
+        remove_dir(scratch, &name)
+    }
+}
+
+fn make_dir(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
+    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700))
+        .with_context(|| format!("cannot create directory {}", name.to_string_lossy()))
+}
+
+fn remove_dir(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+        .with_context(|| format!("cannot remove directory {}", name.to_string_lossy()))
+}
+
+/// Per-file sizes, drawn as bonnie++ does: `min + rand() % (max - min + 1)`.
+fn file_sizes(config: &BonnieConfig, count: u64, random: &mut RandomSource) -> Vec<u64> {
+    match config.files.kind {
+        FileKind::Sized { max, min } if max > min => (0..count)
+            .map(|_| min + random.below(max - min + 1))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The files of one create/stat/delete round.
+struct FileSet<'a> {
+    config: &'a BonnieConfig,
+    names: NameArena,
+    sizes: Vec<u64>,
+}
+
+impl FileSet<'_> {
+    fn size_of(&self, index: usize) -> u64 {
+        match self.config.files.kind {
+            FileKind::Sized { max, min } if max > min => self.sizes[index],
+            FileKind::Sized { max, .. } => max,
+            FileKind::HardLinks | FileKind::SymLinks => 0,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.names.len() as u64
+    }
+}
+
+pub(super) fn run_all(
+    config: &BonnieConfig,
+    ctx: &RunContext<'_>,
+    random: &mut RandomSource,
+    outcomes: &mut Vec<Outcome>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let mut report = CleanupReport::default();
+    for order in [Order::Sequential, Order::Random] {
+        let total = config.total_files();
+        let names = NameArena::generate(total, order, random);
+        let sizes = file_sizes(config, total, random);
+        let set = FileSet {
+            config,
+            names,
+            sizes,
+        };
+        let mut buf = AlignedBuf::new(config.files.chunk);
+        fill_pattern(&mut buf);
+        let dirs = TestDirs::create(ctx.scratch.dir(), config.files.dirs)?;
+        let (create, stat, delete) = match order {
+            Order::Sequential => (Test::SeqCreate, Test::SeqStat, Test::SeqDelete),
+            Order::Random => (Test::RandCreate, Test::RandStat, Test::RandDelete),
+        };
+        announce(ctx, create, outcomes, || {
+            create_files(&set, &buf, &dirs, create)
+        })?;
+        let mut visit: Vec<u32> = (0..total as u32).collect();
+        match order {
+            Order::Sequential => {
+                announce(ctx, stat, outcomes, || {
+                    stat_in_readdir_order(&set, &mut buf, &dirs)
+                })?;
+                announce(ctx, delete, outcomes, || {
+                    delete_in_readdir_order(&set, dirs, &mut report)
+                })?;
+            }
+            Order::Random => {
+                shuffle(&mut visit, random);
+                announce(ctx, stat, outcomes, || {
+                    stat_in_order(&set, &mut buf, &dirs, &visit)
+                })?;
+                shuffle(&mut visit, random);
+                announce(ctx, delete, outcomes, || {
+                    delete_in_order(&set, dirs, &visit, &mut report)
+                })?;
+            }
+        }
+    }
+    if let Some(unusual) = report.unusual() {
+        notes.push(format!("file tests: {unusual}"));
+    }
+    Ok(())
+}
+
+/// File contents: not all zeros, so compressing file systems do real work.
+fn fill_pattern(buf: &mut [u8]) {
+    let mut rng = super::rng::GlibcRand::new(0x5eed);
+    buf.iter_mut().for_each(|b| *b = rng.next_value() as u8);
+}
+
+fn create_files(
+    set: &FileSet<'_>,
+    buf: &[u8],
+    dirs: &TestDirs<'_>,
+    test: Test,
+) -> anyhow::Result<Outcome> {
+    let total = set.total();
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for index in 0..set.names.len() {
+        interrupt::check()?;
+        let dir = dirs.fd_for(index as u64, total);
+        match set.config.files.kind {
+            FileKind::HardLinks | FileKind::SymLinks if index > 0 => {
+                link_to_first(set, dirs, index)?
+            }
+            _ => create_one(set, buf, dir, index)?,
+        }
+        if set.config.fsync_every_write {
+            rustix::fs::fsync(dir).context("directory fsync failed")?;
+        }
+        last = latency.record_since(last);
+    }
+    sync_file_system(dirs.top.as_fd())?;
+    Ok(Outcome {
+        test,
+        timing: clock.stop(),
+        work: total,
+        latency: latency.summary(),
+    })
+}
+
+fn create_one(
+    set: &FileSet<'_>,
+    buf: &[u8],
+    dir: BorrowedFd<'_>,
+    index: usize,
+) -> anyhow::Result<()> {
+    let name = set.names.get(index);
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .with_context(|| format!("cannot create file {}", name.to_string_lossy()))?;
+    let mut left = set.size_of(index);
+    while left > 0 {
+        let piece = left.min(buf.len() as u64) as usize;
+        write_all(fd.as_fd(), &buf[..piece])
+            .with_context(|| format!("cannot write file {}", name.to_string_lossy()))?;
+        left -= piece as u64;
+    }
+    if set.config.fsync_every_write {
+        rustix::fs::fsync(&fd).context("file fsync failed")?;
+    }
+    Ok(())
+}
+
+/// `-n num:-1` / `num:-2`: every file after the first is a link to it.
+fn link_to_first(set: &FileSet<'_>, dirs: &TestDirs<'_>, index: usize) -> anyhow::Result<()> {
+    let total = set.total();
+    let first = set.names.get(0);
+    let name = set.names.get(index);
+    let first_dir = dirs.fd_for(0, total);
+    let dir = dirs.fd_for(index as u64, total);
+    let result = if set.config.files.kind == FileKind::HardLinks {
+        rustix::fs::linkat(first_dir, first, dir, name, AtFlags::empty())
+    } else {
+        // The target is resolved from the link's own directory.
+        let same_dir = dir_of(0, total, dirs.count()) == dir_of(index as u64, total, dirs.count());
+        let target = match same_dir {
+            true => first.to_owned(),
+            false => CString::new(format!("../{:05}/{}", 0, first.to_string_lossy()))?,
+        };
+        rustix::fs::symlinkat(target.as_c_str(), dir, name)
+    };
+    result.with_context(|| format!("cannot create link {}", name.to_string_lossy()))
+}
+
+/// bonnie++ calls `sync()` at the end of create and delete; fsbench syncs
+/// only the file system under test, so other disks' dirty data does not
+/// leak into the figure.
+fn sync_file_system(dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    rustix::fs::syncfs(dir).context("syncfs failed")
+}
+
+/// stat (and, for files with data, read) one file.
+fn stat_one(buf: &mut [u8], dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
+    let stat = rustix::fs::statat(dir, name, AtFlags::empty())
+        .with_context(|| format!("cannot stat file {}", name.to_string_lossy()))?;
+    if stat.st_size > 0 {
+        read_whole(buf, dir, name, stat.st_size as u64)?;
+    }
+    Ok(())
+}
+
+fn read_whole(buf: &mut [u8], dir: BorrowedFd<'_>, name: &CStr, size: u64) -> anyhow::Result<()> {
+    let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .with_context(|| format!("cannot open file {}", name.to_string_lossy()))?;
+    let mut left = size;
+    while left > 0 {
+        let piece = left.min(buf.len() as u64) as usize;
+        read_exact(fd.as_fd(), &mut buf[..piece])
+            .with_context(|| format!("cannot read file {}", name.to_string_lossy()))?;
+        left -= piece as u64;
+    }
+    Ok(())
+}
+
+/// Walks each directory with readdir and stats every entry not starting with
+/// `.`; each latency sample spans readdir + stat.
+fn stat_in_readdir_order(
+    set: &FileSet<'_>,
+    buf: &mut [u8],
+    dirs: &TestDirs<'_>,
+) -> anyhow::Result<Outcome> {
+    let mut latency = LatencyRecorder::new();
+    let mut seen = 0u64;
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for dir in dirs.all_fds() {
+        let mut stream = Dir::read_from(dir).context("cannot open directory")?;
+        while let Some(entry) = stream.read() {
+            let entry = entry.context("readdir failed")?;
+            if entry.file_name().to_bytes().first() == Some(&b'.') {
+                continue;
+            }
+            interrupt::check()?;
+            stat_one(buf, dir, entry.file_name())?;
+            seen += 1;
+            last = latency.record_since(last);
+        }
+    }
+    let timing = clock.stop();
+    if seen != set.total() {
+        anyhow::bail!(
+            "stat in readdir order: expected {} files but readdir returned {seen}",
+            set.total()
+        );
+    }
+    Ok(Outcome {
+        test: Test::SeqStat,
+        timing,
+        work: seen,
+        latency: latency.summary(),
+    })
+}
+
+fn stat_in_order(
+    set: &FileSet<'_>,
+    buf: &mut [u8],
+    dirs: &TestDirs<'_>,
+    order: &[u32],
+) -> anyhow::Result<Outcome> {
+    let total = set.total();
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for &index in order {
+        interrupt::check()?;
+        stat_one(
+            buf,
+            dirs.fd_for(u64::from(index), total),
+            set.names.get(index as usize),
+        )?;
+        last = latency.record_since(last);
+    }
+    Ok(Outcome {
+        test: Test::RandStat,
+        timing: clock.stop(),
+        work: total,
+        latency: latency.summary(),
+    })
+}
+
+/// Our files still in `dir`: names not starting with `.` (bonnie++ skips
+/// those too; what the file system adds there is foreign).
+fn list_own_names(dir: BorrowedFd<'_>) -> anyhow::Result<NameArena> {
+    let mut names = NameArena::default();
+    let mut stream = Dir::read_from(dir).context("cannot open directory")?;
+    while let Some(entry) = stream.read() {
+        let entry = entry.context("readdir failed")?;
+        let name = entry.file_name().to_bytes();
+        if name.first() != Some(&b'.') {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Deletes in readdir order, robustly: each directory's listing is read
+/// completely before anything is unlinked, and passes repeat until it is
+/// empty (bonnie++ unlinks while reading one stream and dies with
+/// "Directory not empty" where readdir then skips entries: NFS, SMB, AFP,
+/// FUSE). Extra passes and foreign files are reported in the result.
+fn delete_in_readdir_order(
+    set: &FileSet<'_>,
+    dirs: TestDirs<'_>,
+    report: &mut CleanupReport,
+) -> anyhow::Result<Outcome> {
+    let mut latency = LatencyRecorder::new();
+    let mut deleted = 0u64;
+    let clock = PhaseClock::start();
+    for dir in dirs.all_fds() {
+        for pass in 1.. {
+            let names = list_own_names(dir)?;
+            if names.is_empty() {
+                break;
+            }
+            report.passes = report.passes.max(pass);
+            let mut last = Instant::now();
+            for name in names.iter() {
+                interrupt::check()?;
+                rustix::fs::unlinkat(dir, name, AtFlags::empty())
+                    .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))?;
+                deleted += 1;
+                last = latency.record_since(last);
+            }
+        }
+    }
+    let scratch = dirs.scratch;
+    dirs.remove(report)?;
+    sync_file_system(scratch)?;
+    let timing = clock.stop();
+    if deleted != set.total() {
+        anyhow::bail!(
+            "delete in readdir order: expected {} files but deleted {deleted}",
+            set.total()
+        );
+    }
+    Ok(Outcome {
+        test: Test::SeqDelete,
+        timing,
+        work: deleted,
+        latency: latency.summary(),
+    })
+}
+
+fn delete_in_order(
+    set: &FileSet<'_>,
+    dirs: TestDirs<'_>,
+    order: &[u32],
+    report: &mut CleanupReport,
+) -> anyhow::Result<Outcome> {
+    let total = set.total();
+    let mut latency = LatencyRecorder::new();
+    let clock = PhaseClock::start();
+    let mut last = Instant::now();
+    for &index in order {
+        interrupt::check()?;
+        let dir = dirs.fd_for(u64::from(index), total);
+        let name = set.names.get(index as usize);
+        rustix::fs::unlinkat(dir, name, AtFlags::empty())
+            .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))?;
+        if set.config.fsync_every_write {
+            rustix::fs::fsync(dir).context("directory fsync failed")?;
+        }
+        last = latency.record_since(last);
+    }
+    let scratch = dirs.scratch;
+    dirs.remove(report)?;
+    sync_file_system(scratch)?;
+    Ok(Outcome {
+        test: Test::RandDelete,
+        timing: clock.stop(),
+        work: total,
+        latency: latency.summary(),
+    })
+}

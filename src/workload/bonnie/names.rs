@@ -1,0 +1,148 @@
+//! File names of the file tests, held compactly: a million names must fit
+//! in a few tens of MiB, so they live in one byte arena, NUL-terminated so
+//! syscalls take them without copying.
+use std::ffi::CStr;
+
+use super::rng::RandomSource;
+
+/// Characters of the random part of a name (`rand() % 62`).
+const NAME_CHARS: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/// The random part is 0..=12 characters long (`rand() % 13`).
+const MAX_RANDOM_CHARS: u64 = 13;
+
+#[derive(Default)]
+pub struct NameArena {
+    bytes: Vec<u8>,
+    /// Offset one past each name's NUL.
+    ends: Vec<u32>,
+}
+
+/// Which end of the name the index goes: sequential names sort in creation
+/// order, random ones land anywhere in a sorted or hashed directory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    Sequential,
+    Random,
+}
+
+impl NameArena {
+    pub fn with_capacity(names: usize, bytes: usize) -> Self {
+        NameArena {
+            bytes: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(names),
+        }
+    }
+
+    /// bonnie++'s names: the index as 10 hex digits before (sequential) or
+    /// after (random) 0–12 random alphanumerics.
+    pub fn generate(count: u64, order: Order, random: &mut RandomSource) -> Self {
+        let mut arena = NameArena::with_capacity(count as usize, count as usize * 17);
+        let mut suffix = Vec::with_capacity(MAX_RANDOM_CHARS as usize);
+        for index in 0..count {
+            suffix.clear();
+            let len = random.below(MAX_RANDOM_CHARS);
+            for _ in 0..len {
+                suffix.push(NAME_CHARS[random.below(NAME_CHARS.len() as u64) as usize]);
+            }
+            let digits = format!("{index:010x}");
+            let name = match order {
+                Order::Sequential => [digits.as_bytes(), &suffix].concat(),
+                Order::Random => [&suffix, digits.as_bytes()].concat(),
+            };
+            arena.push(&name);
+        }
+        arena
+    }
+
+    pub fn push(&mut self, name: &[u8]) {
+        self.bytes.extend_from_slice(name);
+        self.bytes.push(0);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn get(&self, index: usize) -> &CStr {
+        let start = if index == 0 {
+            0
+        } else {
+            self.ends[index - 1] as usize
+        };
+        let end = self.ends[index] as usize;
+        CStr::from_bytes_with_nul(&self.bytes[start..end]).expect("arena names hold one NUL")
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &CStr> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// Which of `dirs` directories file `index` of `total` goes in: contiguous,
+/// even blocks (bonnie++'s own split is off by one and can leave the last
+/// directory empty).
+pub fn dir_of(index: u64, total: u64, dirs: u64) -> usize {
+    let per_dir = total.div_ceil(dirs).max(1);
+    (index / per_dir) as usize
+}
+
+/// bonnie++'s shuffle: swap each position with a random one (`rand() % n`).
+pub fn shuffle(order: &mut [u32], random: &mut RandomSource) {
+    let n = order.len() as u64;
+    for i in 0..order.len() {
+        let j = random.below(n) as usize;
+        order.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_index_in_hex_at_the_right_end() {
+        let mut random = RandomSource::seeded(7);
+        let seq = NameArena::generate(300, Order::Sequential, &mut random);
+        let ran = NameArena::generate(300, Order::Random, &mut random);
+        assert_eq!(seq.len(), 300);
+        let name = seq.get(255).to_str().unwrap();
+        assert!(name.starts_with("00000000ff"), "{name}");
+        assert!(name.len() <= 22);
+        let name = ran.get(256).to_str().unwrap();
+        assert!(name.ends_with("0000000100"), "{name}");
+        let unique: std::collections::HashSet<_> = seq.iter().collect();
+        assert_eq!(unique.len(), 300);
+    }
+
+    #[test]
+    fn same_seed_same_names() {
+        let a = NameArena::generate(50, Order::Random, &mut RandomSource::seeded(1));
+        let b = NameArena::generate(50, Order::Random, &mut RandomSource::seeded(1));
+        assert!(a.iter().eq(b.iter()));
+    }
+
+    #[test]
+    fn directories_split_evenly() {
+        let counts = (0..1024).fold([0; 2], |mut c, i| {
+            c[dir_of(i, 1024, 2)] += 1;
+            c
+        });
+        assert_eq!(counts, [512, 512]);
+        assert_eq!(dir_of(9, 10, 3), 2);
+        assert_eq!(dir_of(0, 1, 1), 0);
+    }
+
+    #[test]
+    fn shuffle_is_a_permutation() {
+        let mut order: Vec<u32> = (0..1000).collect();
+        shuffle(&mut order, &mut RandomSource::seeded(3));
+        assert_ne!(order, (0..1000).collect::<Vec<_>>());
+        order.sort_unstable();
+        assert_eq!(order, (0..1000).collect::<Vec<_>>());
+    }
+}

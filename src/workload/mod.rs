@@ -1,0 +1,61 @@
+//! Workloads: what is measured, separate from how I/O is issued (`io`) and
+//! how results are shown (`compat`, `report`). Each workload implements
+//! [`Workload`] and yields the common [`WorkloadResult`].
+pub mod bonnie;
+
+use std::io::{IsTerminal, Write};
+
+use crate::result::WorkloadResult;
+use crate::target::scratch::Scratch;
+
+pub trait Workload {
+    /// Short kind name, e.g. "bonnie"; the `workload` field of results.
+    fn kind(&self) -> &'static str;
+    /// The most bytes the workload has on disk at once, for the free-space
+    /// check before it starts.
+    fn planned_bytes(&self) -> u64;
+    /// The most files and directories it has at once, for the free-inode check.
+    fn planned_files(&self) -> u64;
+    /// Runs one repetition inside the scratch directory.
+    fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult>;
+}
+
+/// What a workload gets from the runner.
+pub struct RunContext<'a> {
+    pub scratch: &'a Scratch,
+    pub repetition: u32,
+    pub progress: &'a Progress,
+}
+
+/// Phase-by-phase progress on stderr, only when stderr is a terminal (and
+/// the user did not ask for quiet): logs and pipes stay clean.
+pub struct Progress {
+    enabled: bool,
+}
+
+impl Progress {
+    pub fn new(quiet: bool) -> Self {
+        Progress {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub fn disabled() -> Self {
+        Progress { enabled: false }
+    }
+
+    /// Announces a phase ("Writing intelligently...").
+    pub fn start(&self, what: &str) {
+        if self.enabled {
+            eprint!("{what}...");
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    /// Ends the line started by `start`.
+    pub fn done(&self, seconds: f64) {
+        if self.enabled {
+            eprintln!("done ({seconds:.3} s)");
+        }
+    }
+}
