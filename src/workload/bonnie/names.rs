@@ -119,6 +119,19 @@ mod tests {
         assert_eq!(unique.len(), 300);
     }
 
+    /// Names bonnie++ 2.00a created with `-s 0 -n 1 -z 1` (seen with strace):
+    /// the same seed gives the same files, so both tools do the same work.
+    #[test]
+    fn matches_bonnie_names_for_seed_1() {
+        let mut random = RandomSource::seeded(1);
+        let seq = NameArena::generate(1024, Order::Sequential, &mut random);
+        let seq_first: Vec<_> = seq.iter().take(3).map(|n| n.to_str().unwrap()).collect();
+        assert_eq!(seq_first, ["0000000000", "0000000001dhtNCmrRY", "0000000002SBZ"]);
+        let ran = NameArena::generate(1024, Order::Random, &mut random);
+        let ran_first: Vec<_> = ran.iter().take(3).map(|n| n.to_str().unwrap()).collect();
+        assert_eq!(ran_first, ["A0000000000", "RBTt0000000001", "XAL0000000002"]);
+    }
+
     #[test]
     fn same_seed_same_names() {
         let a = NameArena::generate(50, Order::Random, &mut RandomSource::seeded(1));

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Compare fsbench's bonnie mode with bonnie++, fio (psync) and the bare
+syscall floor (shared/lab/floor.c), all in one run on one file system, and
+print ratios. Machines are noisy: only the ratios of one run mean anything.
+
+    sudo python3 bench/compare.py                 # mounts its own tmpfs
+    sudo python3 bench/compare.py --dir /lab/ext4 --rounds 5
+
+Needs: bonnie++ and fio (Debian packages), a C compiler, cargo.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FLOOR_C = REPO.parent / "shared" / "lab" / "floor.c"
+FSBENCH = REPO / "target" / "release" / "fsbench"
+
+# bonnie's CSV (format 1.98) field indexes, 0-based.
+CSV = {"put_block": 11, "get_block": 17, "seq_create": 26, "seq_stat": 28,
+       "seq_del": 30, "ran_create": 32, "ran_stat": 34, "ran_del": 36}
+META = ["seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del"]
+
+
+def run(cmd, **kw):
+    settle()
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def settle():
+    """Each measured command starts with no dirty data from the previous one."""
+    subprocess.run(["sync"], check=True)
+
+
+def build():
+    run(["cargo", "build", "--release", "--quiet"], cwd=REPO)
+    floor = Path(tempfile.gettempdir()) / "fsbench-floor"
+    run(["cc", "-O2", "-o", str(floor), str(FLOOR_C)])
+    return floor
+
+
+def csv_fields(stdout):
+    line = [l for l in stdout.splitlines() if l.startswith("1.98,")][-1]
+    return line.split(",")
+
+
+def rate(fields, name, unit_kib):
+    """A bonnie CSV rate as files/s or MiB/s; None for '+++++'."""
+    text = fields[CSV[name]]
+    if not text or text.startswith("+"):
+        return None
+    value = float(text)
+    return value / 1024 if unit_kib else value
+
+
+def bonnie_like(tool, workdir, args):
+    base = [str(FSBENCH), "bonnie"] if tool == "fsbench" else ["bonnie++", "-u", "root"]
+    out = run(base + ["-d", workdir, "-m", tool, "-q"] + args).stdout
+    return csv_fields(out)
+
+
+def floor_meta(floor, workdir, files):
+    d = Path(workdir) / "floor-meta"
+    d.mkdir()
+    out = run([str(floor), "meta", str(d), str(files)]).stdout
+    shutil.rmtree(d)
+    vals = dict(re.findall(r"^(\w+) ([\d.]+)", out, re.M))
+    return {"create": float(vals["create"]), "stat": float(vals["stat"]),
+            "delete": float(vals["delete"])}
+
+
+def floor_seq(floor, workdir, mib, block):
+    out = run([str(floor), "seq", workdir, str(mib), str(block)]).stdout
+    vals = dict(re.findall(r"^(\w+) ([\d.]+)", out, re.M))
+    return float(vals["seqwrite"]), float(vals["seqread"])
+
+
+def fio(workdir, rw, mib, block):
+    out = run(["fio", "--name=seq", f"--directory={workdir}", "--ioengine=psync",
+               f"--rw={rw}", f"--bs={block}", f"--size={mib}m", "--end_fsync=1",
+               # bonnie's block write extends a new file; fio would otherwise
+               # preallocate it and only copy into existing pages.
+               "--fallocate=none",
+               "--output-format=terse", "--terse-version=3"]).stdout
+    f = out.strip().split(";")
+    kib = float(f[6]) if rw == "read" else float(f[47])   # bw in KiB/s
+    for p in Path(workdir).glob("seq.0.0"):
+        p.unlink()
+    return kib / 1024
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def ratio(a, b):
+    return f"{a / b:6.2f}x" if a and b else "     -"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", help="file system to test (default: a fresh tmpfs)")
+    ap.add_argument("--rounds", type=int, default=3, help="repetitions; medians are compared")
+    ap.add_argument("--files", type=int, default=100, help="-n for fsbench (x1024 files)")
+    ap.add_argument("--bonnie-files", type=int, default=400,
+                    help="-n for bonnie++ (large enough that it prints figures, not +++++)")
+    ap.add_argument("--mib", type=int, default=4096,
+                    help="data size for block tests (bonnie++ needs >= 0.5 s per phase to print a figure)")
+    args = ap.parse_args()
+
+    floor = build()
+    mount = None
+    workdir = args.dir
+    if workdir is None:
+        mount = tempfile.mkdtemp(prefix="fsbench-bench-")
+        size = f"size={2 * args.mib + 1024}m"
+        run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", mount])
+        workdir = mount
+    try:
+        report(floor, workdir, args)
+    finally:
+        if mount:
+            run(["umount", mount])
+            os.rmdir(mount)
+
+
+def report(floor, workdir, args):
+    files = args.files * 1024
+    meta = {k: {"fsbench": [], "fsbench_big": [], "bonnie++": []} for k in META}
+    floor_m = {"create": [], "stat": [], "delete": []}
+    seq = {k: {"fsbench": [], "bonnie++": [], "fio": [], "floor": []} for k in ["put_block", "get_block"]}
+    data_args = ["-s", str(args.mib), "-r", str(args.mib // 2), "-f", "-n", "0", "-z", "1"]
+    for _ in range(args.rounds):
+        for k, v in floor_meta(floor, workdir, files).items():
+            floor_m[k].append(v)
+        f = bonnie_like("fsbench", workdir, ["-s", "0", "-n", str(args.files), "-r", "0", "-z", "1"])
+        fb = bonnie_like("fsbench", workdir, ["-s", "0", "-n", str(args.bonnie_files), "-r", "0", "-z", "1"])
+        b = bonnie_like("bonnie++", workdir, ["-s", "0", "-n", str(args.bonnie_files), "-r", "0", "-z", "1"])
+        for k in META:
+            meta[k]["fsbench"].append(rate(f, k, False))
+            meta[k]["fsbench_big"].append(rate(fb, k, False))
+            meta[k]["bonnie++"].append(rate(b, k, False))
+        f = bonnie_like("fsbench", workdir, data_args)
+        b = bonnie_like("bonnie++", workdir, data_args)
+        w, r = floor_seq(floor, workdir, args.mib, 8192)
+        for k, fields in (("fsbench", f), ("bonnie++", b)):
+            seq["put_block"][k].append(rate(fields, "put_block", True))
+            seq["get_block"][k].append(rate(fields, "get_block", True))
+        seq["put_block"]["fio"].append(fio(workdir, "write", args.mib, 8192))
+        seq["get_block"]["fio"].append(fio(workdir, "read", args.mib, 8192))
+        seq["put_block"]["floor"].append(w)
+        seq["get_block"]["floor"].append(r)
+
+    print(f"# {workdir}: medians of {args.rounds} rounds")
+    print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
+    print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
+    floor_of = {"seq_create": "create", "ran_create": "create", "seq_stat": "stat",
+                "ran_stat": "stat", "seq_del": "delete", "ran_del": "delete"}
+    for k in META:
+        fs, fl = median(meta[k]["fsbench"]), median(floor_m[floor_of[k]])
+        fb, bo = median(meta[k]["fsbench_big"]), median(meta[k]["bonnie++"])
+        print(f"{k:<11}{fs or 0:>10.0f}{fl:>10.0f}{ratio(fs, fl):>9}  {fb or 0:>11.0f}{bo or 0:>10.0f}{ratio(fb, bo):>10}")
+    print(f"## block I/O, MiB/s ({args.mib} MiB file, 8 KiB blocks)")
+    print(f"{'test':<11}{'fsbench':>10}{'fio psync':>10}{'vs fio':>8}{'bonnie++':>10}{'vs bonnie':>10}{'floor':>10}{'vs floor':>9}")
+    for k in ["put_block", "get_block"]:
+        fs, fi = median(seq[k]["fsbench"]), median(seq[k]["fio"])
+        bo, fl = median(seq[k]["bonnie++"]), median(seq[k]["floor"])
+        print(f"{k:<11}{fs or 0:>10.0f}{fi:>10.0f}{ratio(fs, fi):>8}{bo or 0:>10.0f}{ratio(fs, bo):>10}{fl:>10.0f}{ratio(fs, fl):>9}")
+    print("(floor's delete and create loops run in name order; ran_* phases use random names,")
+    print(" so their 'vs floor' compares a harder job against the floor's easiest one)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: installs the Debian packages the
+# tests use (as root), then builds and runs every test. Tests that mount file
+# systems need root; as non-root they print why they skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# bonnie++: the real bon_csv2html/bon_csv2txt that must accept our CSV.
+# e2fsprogs: mkfs.ext4 for loop-mounted test file systems. time: peak RSS.
+packages=(bonnie++ e2fsprogs time util-linux)
+if [ "$(id -u)" = 0 ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+else
+  echo "not root: not installing ${packages[*]}; tests that mount file systems will skip" >&2
+fi
+
+cargo build --release --locked
+cargo test --release --locked

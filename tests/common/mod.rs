@@ -1,0 +1,458 @@
+//! Shared helpers of the integration tests: private tmpfs mounts, running
+//! the `fsbench` binary, waiting for its scratch directory, sentinels that
+//! must survive every run, and checks of its error output.
+//!
+//! Every test that lets fsbench write does so on its own tmpfs, so tests run
+//! in parallel and nothing outside the mount can be touched. Mounting needs
+//! root: without it those tests print `skipping: not root` and return.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub const FSBENCH: &str = env!("CARGO_BIN_EXE_fsbench");
+
+/// Name of the marker file fsbench writes in every scratch directory.
+pub const MARKER: &str = ".fsbench-scratch";
+
+/// How long a test waits for something a healthy run does within
+/// milliseconds (generous: the suite runs tests in parallel on 2 cores).
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long any single fsbench run may take before the test gives up.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A private tmpfs mounted on a fresh temporary directory; unmounted
+/// (lazily, so a busy mount cannot make Drop fail) and removed on Drop,
+/// also when the test panics.
+pub struct TmpfsMount {
+    // Dropped after `Drop::drop` has unmounted it.
+    dir: tempfile::TempDir,
+}
+
+impl TmpfsMount {
+    /// `mount -t tmpfs -o size=SIZE`; None (after saying why) when not root.
+    pub fn new(size: &str) -> Option<TmpfsMount> {
+        Self::with_options(&format!("size={size}"))
+    }
+
+    /// `mount -t tmpfs -o OPTIONS`, e.g. `size=64m,nr_inodes=2000`.
+    pub fn with_options(options: &str) -> Option<TmpfsMount> {
+        if !is_root() {
+            eprintln!("skipping: not root");
+            return None;
+        }
+        // Not named fsbench-*: `fsbench clean /tmp` must never see it.
+        let dir = tempfile::Builder::new()
+            .prefix("fsb-it-")
+            .tempdir()
+            .expect("cannot create a temporary mount point");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("cannot run mount");
+        assert!(
+            out.status.success(),
+            "mount -t tmpfs -o {options} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(TmpfsMount { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The mount point as a string, for command lines.
+    pub fn arg(&self) -> String {
+        self.path().to_str().expect("temp paths are UTF-8").to_string()
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.path().join(name)
+    }
+}
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// What a finished fsbench run left behind.
+#[derive(Debug)]
+pub struct Output {
+    pub cmd: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code; panics (with the whole output) if a signal killed it.
+    pub fn code(&self) -> i32 {
+        match self.status.code() {
+            Some(code) => code,
+            None => panic!("fsbench was killed by a signal\n{self}"),
+        }
+    }
+
+    pub fn assert_code(&self, expected: i32) -> &Self {
+        assert_eq!(
+            self.status.code(),
+            Some(expected),
+            "unexpected exit status\n{self}"
+        );
+        self
+    }
+
+    pub fn assert_success(&self) -> &Self {
+        self.assert_code(0)
+    }
+
+    /// No panic message and no backtrace anywhere in the output.
+    pub fn assert_no_panic(&self) -> &Self {
+        for text in [&self.stdout, &self.stderr] {
+            assert!(!text.contains("panicked"), "fsbench panicked\n{self}");
+            assert!(
+                !text.contains("stack backtrace") && !text.contains("RUST_BACKTRACE"),
+                "fsbench printed a backtrace\n{self}"
+            );
+        }
+        self
+    }
+
+    /// fsbench's error contract: stderr is exactly one non-empty line that
+    /// starts with `fsbench: error:`. Returns that line.
+    pub fn assert_one_line_error(&self) -> &str {
+        self.assert_no_panic();
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "stderr must be exactly one line\n{self}"
+        );
+        let line = lines[0];
+        assert!(
+            line.starts_with("fsbench: error: ") && line.len() > "fsbench: error: ".len(),
+            "the error line must start with 'fsbench: error: ' and say something\n{self}"
+        );
+        line
+    }
+
+    /// Exit code `code` and a one-line error containing every one of
+    /// `needles` (case-insensitive). Returns the line.
+    pub fn assert_error(&self, code: i32, needles: &[&str]) -> &str {
+        self.assert_code(code);
+        let line = self.assert_one_line_error();
+        let lower = line.to_lowercase();
+        for needle in needles {
+            assert!(
+                lower.contains(&needle.to_lowercase()),
+                "the error should mention {needle:?}\n{self}"
+            );
+        }
+        line
+    }
+
+    /// The CSV lines (format 1.98) on stdout, split into fields.
+    pub fn csv_lines(&self) -> Vec<Vec<String>> {
+        csv_lines(&self.stdout)
+    }
+
+    /// The one CSV line on stdout.
+    pub fn csv(&self) -> Vec<String> {
+        let lines = self.csv_lines();
+        assert_eq!(lines.len(), 1, "expected exactly one CSV line\n{self}");
+        lines.into_iter().next().unwrap()
+    }
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "command: {}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}\n---",
+            self.cmd, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Lines of `text` that are bonnie CSV data lines, split on commas.
+pub fn csv_lines(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("1.98,"))
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn command_line(args: &[String]) -> String {
+    std::iter::once("fsbench".to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs fsbench to completion (with a timeout) and captures its output.
+pub fn run<S: AsRef<str>>(args: &[S]) -> Output {
+    Running::spawn(args).wait()
+}
+
+/// A fsbench process the test is watching; killed (SIGKILL) and reaped on
+/// Drop if the test did not wait for it, so a failing test leaves nothing
+/// running on its mount.
+pub struct Running {
+    child: Option<Child>,
+    pub pid: i32,
+    cmd: String,
+    stdout: Option<JoinHandle<String>>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+impl Running {
+    pub fn spawn<S: AsRef<str>>(args: &[S]) -> Running {
+        let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+        Self::spawn_command(Command::new(FSBENCH).args(&args), command_line(&args))
+    }
+
+    /// Spawns a prepared command (stdin closed, stdout/stderr captured).
+    pub fn spawn_command(command: &mut Command, cmd: String) -> Running {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd}: {e}"));
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        Running {
+            pid: child.id() as i32,
+            child: Some(child),
+            cmd,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Sends `signal` to this process (and only to it).
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our
+        // own child, not yet reaped (so it cannot have been reused).
+        let rc = unsafe { libc::kill(self.pid, signal) };
+        assert_eq!(rc, 0, "kill({}, {signal}) failed", self.pid);
+    }
+
+    /// True while the process has not exited.
+    pub fn is_running(&mut self) -> bool {
+        let child = self.child.as_mut().expect("already waited");
+        matches!(child.try_wait(), Ok(None))
+    }
+
+    /// Waits (at most `RUN_TIMEOUT`) and returns the output.
+    pub fn wait(self) -> Output {
+        self.wait_for(RUN_TIMEOUT)
+    }
+
+    pub fn wait_for(mut self, timeout: Duration) -> Output {
+        let mut child = self.child.take().expect("already waited");
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait failed") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = self.stderr.take().unwrap().join().unwrap_or_default();
+                panic!(
+                    "{} did not finish within {timeout:?} (killed)\nstderr: {stderr}",
+                    self.cmd
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        Output {
+            cmd: self.cmd.clone(),
+            status,
+            stdout: self.stdout.take().unwrap().join().unwrap_or_default(),
+            stderr: self.stderr.take().unwrap().join().unwrap_or_default(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Polls `condition` every 2 ms until it holds; panics with `what` after
+/// `timeout`.
+pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Names of the entries of `dir` that start with `fsbench-`, sorted.
+pub fn fsbench_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("fsbench-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Scratch directories (marked `fsbench-*` directories, not symlinks) in `dir`.
+pub fn scratch_dirs(dir: &Path) -> Vec<PathBuf> {
+    fsbench_entries(dir)
+        .into_iter()
+        .map(|n| dir.join(n))
+        .filter(|p| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                && std::fs::symlink_metadata(p.join(MARKER)).is_ok_and(|m| m.is_file())
+        })
+        .collect()
+}
+
+/// Asserts that fsbench left no `fsbench-*` entry in `dir`.
+pub fn assert_no_scratch_left(dir: &Path) {
+    assert_only_fsbench_entries(dir, &[]);
+}
+
+/// Asserts that the `fsbench-*` entries of `dir` are exactly `expected`.
+pub fn assert_only_fsbench_entries(dir: &Path, expected: &[&str]) {
+    let mut expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(
+        fsbench_entries(dir),
+        expected,
+        "unexpected fsbench-* entries in {}",
+        dir.display()
+    );
+}
+
+/// Waits until `run` has a marked scratch directory in `dir` and returns
+/// it; panics with the run's output if it exits first.
+pub fn wait_for_scratch(dir: &Path, run: &mut Running) -> PathBuf {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        if let Some(found) = scratch_dirs(dir).into_iter().next() {
+            return found;
+        }
+        if !run.is_running() {
+            let child = run.child.take().unwrap();
+            let out = Output {
+                cmd: run.cmd.clone(),
+                status: child_status(child),
+                stdout: run.stdout.take().unwrap().join().unwrap_or_default(),
+                stderr: run.stderr.take().unwrap().join().unwrap_or_default(),
+            };
+            panic!("fsbench exited before its scratch directory appeared\n{out}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no scratch directory appeared in {} within {STARTUP_TIMEOUT:?}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn child_status(mut child: Child) -> ExitStatus {
+    child.wait().expect("wait failed")
+}
+
+/// What every safety test plants next to the scratch directory: a file
+/// with known content and a directory holding files. Both must survive.
+pub struct Sentinel {
+    file: PathBuf,
+    dir: PathBuf,
+}
+
+pub const SENTINEL_CONTENT: &[u8] = b"fsbench must never touch this file\n";
+pub const SENTINEL_INNER: &[u8] = b"nor this one\n";
+
+impl Sentinel {
+    pub fn plant(dir: &Path) -> Sentinel {
+        let file = dir.join("SENTINEL");
+        std::fs::write(&file, SENTINEL_CONTENT).unwrap();
+        let sdir = dir.join("sentinel-dir");
+        std::fs::create_dir_all(sdir.join("sub")).unwrap();
+        std::fs::write(sdir.join("inner.txt"), SENTINEL_INNER).unwrap();
+        std::fs::write(sdir.join("sub/deeper.txt"), SENTINEL_INNER).unwrap();
+        Sentinel { file, dir: sdir }
+    }
+
+    pub fn assert_intact(&self) {
+        assert_eq!(
+            std::fs::read(&self.file).ok().as_deref(),
+            Some(SENTINEL_CONTENT),
+            "sentinel file {} damaged or gone",
+            self.file.display()
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
+            .unwrap_or_else(|e| panic!("sentinel dir {} gone: {e}", self.dir.display()))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["inner.txt", "sub"], "sentinel dir changed");
+        for inner in ["inner.txt", "sub/deeper.txt"] {
+            assert_eq!(
+                std::fs::read(self.dir.join(inner)).ok().as_deref(),
+                Some(SENTINEL_INNER),
+                "sentinel {inner} damaged or gone"
+            );
+        }
+    }
+}
+
+/// Reads and parses a JSON file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Finds an executable in /usr/sbin, /usr/bin or $PATH; panics with an
+/// installation hint if it is missing (never a silent skip).
+pub fn require_tool(name: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = vec!["/usr/sbin".into(), "/usr/bin".into()];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.into_iter()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("{name} not found: install Debian's bonnie++ package (apt-get install bonnie++)")
+        })
+}

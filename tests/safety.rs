@@ -1,0 +1,598 @@
+//! fsbench works only inside `<target>/fsbench-<run-id>/` and removes it on
+//! every way out: normal end, errors before and during the run, a full file
+//! system, SIGINT and SIGTERM. After kill -9, `fsbench clean` removes the
+//! leftover and nothing else. Symlinks are never followed. Each test plants
+//! a sentinel file and directory next to the scratch directory and checks
+//! they survive.
+mod common;
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use common::{
+    Running, Sentinel, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries,
+    fsbench_entries, read_json, run, scratch_dirs, wait_for_scratch, wait_until,
+};
+
+/// Arguments of a run that stays in its first phase (64 MiB written one
+/// byte per syscall: many seconds) long after its scratch directory
+/// appears; every test that uses it stops it early.
+fn long_run(mnt: &TmpfsMount) -> Vec<String> {
+    ["bonnie", "-d", &mnt.arg(), "-s", "64", "-f64", "-n", "0", "-r", "0", "-m", "long"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// A directory outside the tmpfs holding a file, for symlinks to point at.
+struct Outside {
+    dir: tempfile::TempDir,
+}
+
+const PRECIOUS: &[u8] = b"outside the target: must survive\n";
+
+impl Outside {
+    fn new(with_marker: bool) -> Outside {
+        let dir = tempfile::Builder::new().prefix("fsb-outside-").tempdir().unwrap();
+        std::fs::write(dir.path().join("precious.txt"), PRECIOUS).unwrap();
+        if with_marker {
+            // Looks like a scratch directory: still never to be removed
+            // through a symlink.
+            std::fs::write(dir.path().join(".fsbench-scratch"), "{}").unwrap();
+        }
+        Outside { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn assert_intact(&self, with_marker: bool) {
+        assert_eq!(
+            std::fs::read(self.path().join("precious.txt")).ok().as_deref(),
+            Some(PRECIOUS),
+            "file outside the target damaged or gone"
+        );
+        let mut names: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut expected = vec!["precious.txt".to_string()];
+        if with_marker {
+            expected.insert(0, ".fsbench-scratch".to_string());
+        }
+        assert_eq!(names, expected, "directory outside the target changed");
+    }
+}
+
+/// Waits until the data-test file `Bonnie.<pid>` in `scratch` holds data,
+/// so there is something to clean up.
+fn wait_for_data(scratch: &Path, fsbench: &mut Running) {
+    let file = scratch.join(format!("Bonnie.{}", fsbench.pid));
+    wait_until(common::STARTUP_TIMEOUT, "data in the scratch dir", || {
+        assert!(fsbench.is_running(), "the run ended too early");
+        std::fs::metadata(&file).is_ok_and(|m| m.len() > 0)
+    });
+}
+
+fn marker_of(scratch: &Path) -> serde_json::Value {
+    read_json(&scratch.join(".fsbench-scratch"))
+}
+
+#[test]
+fn normal_end_removes_the_scratch_dir_and_nothing_else() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let json = mnt.join("result.json");
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "n", "--json",
+        json.to_str().unwrap(),
+    ]);
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    // The scratch directory and its marker say which run owns them.
+    let marker = marker_of(&scratch);
+    assert_eq!(marker["tool"], "fsbench");
+    assert_eq!(marker["pid"], fsbench.pid);
+    let run_id = marker["run_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        scratch.file_name().unwrap().to_str().unwrap(),
+        format!("fsbench-{run_id}")
+    );
+    let out = fsbench.wait();
+    out.assert_success().assert_no_panic();
+    assert_eq!(out.stderr, "");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+    let result = read_json(&json);
+    assert_eq!(result["run_id"], run_id.as_str());
+}
+
+#[test]
+fn empty_random_number_file_fails_cleanly() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let empty = mnt.join("empty.rand");
+    std::fs::write(&empty, b"").unwrap();
+    let out = run(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-Z",
+        empty.to_str().unwrap(),
+    ]);
+    out.assert_error(2, &[empty.to_str().unwrap()]);
+    assert!(out.stdout.is_empty(), "{out}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+    assert_eq!(std::fs::read(&empty).unwrap(), b"");
+}
+
+/// An error while the scratch directory exists: `-Z` names a FIFO, so the
+/// run blocks reading it (inside its scratch directory's lifetime) until
+/// the test writes 2 bytes, which hold no 4-byte value.
+#[test]
+fn error_while_the_scratch_dir_exists_cleans_up() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let fifo = mnt.join("random.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-Z",
+        fifo.to_str().unwrap(),
+    ]);
+    // Opening the write end succeeds once fsbench has opened the read end.
+    let mut writer = None;
+    wait_until(common::STARTUP_TIMEOUT, "fsbench to open the FIFO", || {
+        assert!(fsbench.is_running(), "fsbench exited before reading -Z");
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            Ok(file) => {
+                writer = Some(file);
+                true
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => false,
+            Err(e) => panic!("cannot open the FIFO: {e}"),
+        }
+    });
+    assert_eq!(
+        scratch_dirs(mnt.path()).len(),
+        1,
+        "the scratch directory must exist while -Z is read (else this test \
+         no longer covers errors during a run)"
+    );
+    let mut writer = writer.unwrap();
+    writer.write_all(b"ab").unwrap();
+    drop(writer);
+    let out = fsbench.wait();
+    out.assert_error(2, &[fifo.to_str().unwrap()]);
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// A genuine failure in the middle of a run: the free-inode check passes,
+/// then another program takes every free inode while the data tests run,
+/// so the file tests cannot create their directory or files.
+#[test]
+fn running_out_of_inodes_mid_run_fails_cleanly() {
+    let Some(mnt) = TmpfsMount::with_options("size=64m,nr_inodes=2000") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "i",
+    ]);
+    wait_for_scratch(mnt.path(), &mut fsbench);
+    let filler = mnt.join("inode-filler");
+    std::fs::create_dir(&filler).unwrap();
+    let mut taken = 0;
+    loop {
+        match std::fs::File::create(filler.join(taken.to_string())) {
+            Ok(_) => taken += 1,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(e) => panic!("unexpected error filling inodes: {e}"),
+        }
+    }
+    assert!(
+        fsbench.is_running(),
+        "the run ended before the inodes were taken: the test proves nothing"
+    );
+    assert!(taken > 900, "only {taken} inodes were free");
+    let out = fsbench.wait();
+    out.assert_error(1, &["No space left on device"]);
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+    assert_eq!(std::fs::read_dir(&filler).unwrap().count(), taken);
+}
+
+/// Writes zeros to `path` until the file system is full; returns the size.
+fn fill_file_system(path: &Path) -> u64 {
+    let mut file = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        match file.write(&block) {
+            Ok(0) => break,
+            Ok(n) => total += n as u64,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(e) => panic!("unexpected error filling the file system: {e}"),
+        }
+    }
+    total
+}
+
+#[test]
+fn file_system_filled_from_outside_mid_run_fails_cleanly() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    // 8 MiB written one byte per syscall: seconds, plenty of time to fill.
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "8", "-f12", "-n", "0", "-r", "0", "-m", "full",
+    ]);
+    wait_for_scratch(mnt.path(), &mut fsbench);
+    let filler = mnt.join("filler");
+    let filled = fill_file_system(&filler);
+    assert!(
+        fsbench.is_running(),
+        "the run ended before the file system was full: the test proves nothing"
+    );
+    assert!(filled > 0);
+    let out = fsbench.wait();
+    let line = out.assert_error(1, &[]).to_lowercase();
+    assert!(
+        line.contains("no space left on device") || line.contains("full"),
+        "the error must say the file system is full\n{out}"
+    );
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+    assert_eq!(std::fs::metadata(&filler).unwrap().len(), filled);
+}
+
+fn interrupted_mid_run(signal: i32, name: &str, code: i32) {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    wait_for_data(&scratch, &mut fsbench);
+    fsbench.signal(signal);
+    let out = fsbench.wait();
+    out.assert_code(code).assert_no_panic();
+    assert_eq!(
+        out.stderr.trim_end(),
+        format!("fsbench: interrupted by {name}; scratch data removed"),
+        "{out}"
+    );
+    assert!(out.stdout.is_empty(), "no results for an interrupted run\n{out}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn sigint_mid_run_exits_130_after_cleanup() {
+    interrupted_mid_run(libc::SIGINT, "SIGINT", 130);
+}
+
+#[test]
+fn sigterm_mid_run_exits_143_after_cleanup() {
+    interrupted_mid_run(libc::SIGTERM, "SIGTERM", 143);
+}
+
+#[test]
+fn sigint_during_the_file_tests_removes_every_file() {
+    let Some(mnt) = TmpfsMount::new("256m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "0", "-n", "128", "-r", "0", "-m", "files",
+    ]);
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    // The file tests' directory `Bonnie.<pid>`, with files in it.
+    let test_dir = scratch.join(format!("Bonnie.{}", fsbench.pid));
+    wait_until(common::STARTUP_TIMEOUT, "files in the test directory", || {
+        assert!(fsbench.is_running(), "the run ended before it was interrupted");
+        std::fs::read_dir(&test_dir).is_ok_and(|mut d| d.next().is_some())
+    });
+    fsbench.signal(libc::SIGINT);
+    let out = fsbench.wait();
+    out.assert_code(130).assert_no_panic();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn after_kill_9_clean_removes_the_leftover_and_only_it() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    wait_for_data(&scratch, &mut fsbench);
+    fsbench.signal(libc::SIGKILL);
+    let out = fsbench.wait();
+    assert_eq!(out.status.code(), None, "killed by a signal\n{out}");
+    assert!(scratch.join(".fsbench-scratch").is_file(), "kill -9 leaves the scratch dir");
+    let leftover = scratch.file_name().unwrap().to_str().unwrap().to_string();
+
+    // Things named like scratch directories that are not fsbench's.
+    let decoy = mnt.join("fsbench-decoy");
+    std::fs::create_dir(&decoy).unwrap();
+    std::fs::write(decoy.join("user-data"), b"mine").unwrap();
+    let outside = Outside::new(false);
+    symlink(outside.path(), mnt.join("fsbench-link")).unwrap();
+    let outside_marked = Outside::new(true);
+    symlink(outside_marked.path(), mnt.join("fsbench-evil")).unwrap();
+    std::fs::write(mnt.join("fsbench-file"), b"a file").unwrap();
+    let fake = mnt.join("fsbench-fakemarker");
+    std::fs::create_dir(&fake).unwrap();
+    symlink(outside.path().join("precious.txt"), fake.join(".fsbench-scratch")).unwrap();
+    std::fs::write(fake.join("user-data"), b"mine").unwrap();
+
+    let clean = run(&["clean", &mnt.arg()]);
+    clean.assert_success().assert_no_panic();
+    assert_eq!(clean.stderr, "", "{clean}");
+    assert!(
+        clean.stdout.contains(&leftover) && clean.stdout.contains("removed"),
+        "{clean}"
+    );
+    assert_eq!(clean.stdout.lines().count(), 1, "only the leftover is mentioned\n{clean}");
+    assert!(!scratch.exists());
+    assert_only_fsbench_entries(
+        mnt.path(),
+        &["fsbench-decoy", "fsbench-evil", "fsbench-fakemarker", "fsbench-file", "fsbench-link"],
+    );
+    assert_eq!(std::fs::read(decoy.join("user-data")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(fake.join("user-data")).unwrap(), b"mine");
+    assert!(fake.join(".fsbench-scratch").is_symlink());
+    assert_eq!(std::fs::read(mnt.join("fsbench-file")).unwrap(), b"a file");
+    assert!(mnt.join("fsbench-link").is_symlink());
+    assert!(mnt.join("fsbench-evil").is_symlink());
+    outside.assert_intact(false);
+    outside_marked.assert_intact(true);
+    sentinel.assert_intact();
+
+    // Nothing left to do the second time.
+    let again = run(&["clean", &mnt.arg()]);
+    again.assert_success();
+    assert!(again.stdout.contains("no fsbench scratch directories"), "{again}");
+    outside.assert_intact(false);
+    outside_marked.assert_intact(true);
+}
+
+#[test]
+fn clean_skips_the_scratch_dir_of_a_live_run() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let clean = run(&["clean", &mnt.arg()]);
+    clean.assert_success().assert_no_panic();
+    assert!(
+        clean.stdout.contains(scratch.to_str().unwrap()) && clean.stdout.contains("skipped"),
+        "{clean}"
+    );
+    assert!(clean.stdout.contains(&format!("pid {}", fsbench.pid)), "{clean}");
+    assert!(scratch.join(".fsbench-scratch").is_file(), "a live run's dir stays");
+    assert!(fsbench.is_running(), "clean must not disturb the run");
+    fsbench.signal(libc::SIGINT);
+    fsbench.wait().assert_code(130);
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn clean_force_removes_a_live_runs_dir_and_the_run_fails_cleanly() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    // Short: after losing its directory the run goes on writing its open
+    // file (4 MiB, a byte at a time) before its next open fails.
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "force",
+    ]);
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let clean = run(&["clean", "--force", &mnt.arg()]);
+    clean.assert_success();
+    assert!(clean.stdout.contains("removed"), "{clean}");
+    assert!(!scratch.exists());
+    // The run loses its directory: it must fail (not hang, not panic).
+    let out = fsbench.wait();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.lines().last().unwrap_or("").starts_with("fsbench: error: "),
+        "{out}"
+    );
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("result.json");
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "foreign",
+        "--json", json.to_str().unwrap(),
+    ]);
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let foreign = ["._foo", ".DS_Store", ".nfs0001"];
+    for name in foreign {
+        std::fs::write(scratch.join(name), b"made by someone else").unwrap();
+    }
+    assert!(fsbench.is_running(), "planted after the run ended: proves nothing");
+    let out = fsbench.wait();
+    out.assert_success().assert_no_panic();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+    let result = read_json(&json);
+    let cleanup = &result["targets"][0]["cleanup"];
+    assert_eq!(cleanup["foreign_count"], 3, "{cleanup}");
+    let listed: Vec<&str> = cleanup["foreign"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    for name in foreign {
+        assert!(
+            listed.iter().any(|l| l.ends_with(&format!("/{name}"))),
+            "{name} not reported: {cleanup}"
+        );
+        assert!(out.stderr.contains(name), "{name} not mentioned\n{out}");
+    }
+    assert_eq!(out.stderr.lines().count(), 1, "one line about the cleanup\n{out}");
+    assert!(out.stderr.contains("did not create"), "{out}");
+}
+
+#[test]
+fn symlinks_planted_in_the_scratch_dir_are_not_followed() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let outside = Outside::new(false);
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    symlink(outside.path(), scratch.join("escape")).unwrap();
+    symlink(outside.path().join("precious.txt"), scratch.join("escape-file")).unwrap();
+    std::fs::create_dir(scratch.join("sub")).unwrap();
+    symlink(outside.path(), scratch.join("sub/escape")).unwrap();
+    symlink(mnt.join("SENTINEL"), scratch.join("sub/sentinel-link")).unwrap();
+    symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
+    assert!(fsbench.is_running());
+    fsbench.signal(libc::SIGINT);
+    fsbench.wait().assert_code(130).assert_no_panic();
+    assert_no_scratch_left(mnt.path());
+    outside.assert_intact(false);
+    sentinel.assert_intact();
+}
+
+#[test]
+fn symlinks_planted_in_the_scratch_dir_survive_a_normal_end_too() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let outside = Outside::new(false);
+    let mut fsbench = Running::spawn(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "sl",
+    ]);
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    symlink(outside.path(), scratch.join("escape")).unwrap();
+    symlink(outside.path().join("precious.txt"), scratch.join("escape-file")).unwrap();
+    symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
+    assert!(fsbench.is_running(), "planted after the run ended: proves nothing");
+    fsbench.wait().assert_success().assert_no_panic();
+    assert_no_scratch_left(mnt.path());
+    outside.assert_intact(false);
+    sentinel.assert_intact();
+}
+
+/// The scratch directory is renamed away mid-run and a symlink to a
+/// marked directory outside the target takes its name: cleanup must not
+/// follow it. `fsbench clean` then removes the renamed leftover only.
+#[test]
+fn scratch_dir_swapped_for_a_symlink_is_not_followed() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let outside = Outside::new(true);
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let moved = mnt.join("fsbench-moved");
+    std::fs::rename(&scratch, &moved).unwrap();
+    symlink(outside.path(), &scratch).unwrap();
+    assert!(fsbench.is_running());
+    fsbench.signal(libc::SIGINT);
+    let out = fsbench.wait();
+    out.assert_code(130).assert_no_panic();
+    outside.assert_intact(true);
+    assert!(scratch.is_symlink(), "the planted symlink is not fsbench's");
+    assert!(moved.join(".fsbench-scratch").is_file());
+    sentinel.assert_intact();
+
+    let clean = run(&["clean", &mnt.arg()]);
+    clean.assert_success();
+    assert!(clean.stdout.contains("fsbench-moved"), "{clean}");
+    let link_name = scratch.file_name().unwrap().to_str().unwrap();
+    assert_only_fsbench_entries(mnt.path(), &[link_name]);
+    outside.assert_intact(true);
+    sentinel.assert_intact();
+}
+
+#[test]
+fn keep_leaves_the_marked_scratch_dir_for_clean() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("result.json");
+    let out = run(&[
+        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "1", "-r", "0", "-m", "k", "--keep",
+        "--json", json.to_str().unwrap(),
+    ]);
+    out.assert_success().assert_no_panic();
+    let kept: Vec<PathBuf> = scratch_dirs(mnt.path());
+    assert_eq!(kept.len(), 1, "--keep keeps the scratch dir");
+    assert_eq!(fsbench_entries(mnt.path()).len(), 1);
+    assert!(
+        out.stderr.contains("kept scratch data in") && out.stderr.contains(kept[0].to_str().unwrap()),
+        "{out}"
+    );
+    assert!(read_json(&json)["targets"][0]["cleanup"].is_null());
+    let clean = run(&["clean", &mnt.arg()]);
+    clean.assert_success();
+    assert!(clean.stdout.contains("removed"), "{clean}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// Bug: with stdout closed early (`fsbench bonnie ... | head -0`), the
+/// first `println!` panics ("failed printing to stdout: Broken pipe"),
+/// exit code 101. Cleanup still happens (by unwinding), but fsbench must
+/// fail with a one-line error, not a panic.
+#[test]
+#[ignore = "bug: a closed stdout pipe makes fsbench panic (exit 101)"]
+fn closed_stdout_is_a_clean_error() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut child = std::process::Command::new(common::FSBENCH)
+        .args(["bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-x", "2"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
