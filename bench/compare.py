@@ -137,26 +137,38 @@ def report(floor, workdir, args):
     floor_m = {"create": [], "stat": [], "delete": []}
     seq = {k: {"fsbench": [], "bonnie++": [], "fio": [], "floor": []} for k in ["put_block", "get_block"]}
     data_args = ["-s", str(args.mib), "-r", str(args.mib // 2), "-f", "-n", "0", "-z", "1"]
-    for _ in range(args.rounds):
+
+    def meta_run(key, tool, n):
+        fields = bonnie_like(tool, workdir, ["-s", "0", "-n", str(n), "-r", "0", "-z", "1"])
+        for k in META:
+            meta[k][key].append(rate(fields, k, False))
+
+    def data_run(tool):
+        fields = bonnie_like(tool, workdir, data_args)
+        for k in seq:
+            seq[k][tool].append(rate(fields, k, True))
+
+    def floor_runs():
         for k, v in floor_meta(floor, workdir, files).items():
             floor_m[k].append(v)
-        f = bonnie_like("fsbench", workdir, ["-s", "0", "-n", str(args.files), "-r", "0", "-z", "1"])
-        fb = bonnie_like("fsbench", workdir, ["-s", "0", "-n", str(args.bonnie_files), "-r", "0", "-z", "1"])
-        b = bonnie_like("bonnie++", workdir, ["-s", "0", "-n", str(args.bonnie_files), "-r", "0", "-z", "1"])
-        for k in META:
-            meta[k]["fsbench"].append(rate(f, k, False))
-            meta[k]["fsbench_big"].append(rate(fb, k, False))
-            meta[k]["bonnie++"].append(rate(b, k, False))
-        f = bonnie_like("fsbench", workdir, data_args)
-        b = bonnie_like("bonnie++", workdir, data_args)
         w, r = floor_seq(floor, workdir, args.mib, 8192)
-        for k, fields in (("fsbench", f), ("bonnie++", b)):
-            seq["put_block"][k].append(rate(fields, "put_block", True))
-            seq["get_block"][k].append(rate(fields, "get_block", True))
-        seq["put_block"]["fio"].append(fio(workdir, "write", args.mib, 8192))
-        seq["get_block"]["fio"].append(fio(workdir, "read", args.mib, 8192))
         seq["put_block"]["floor"].append(w)
         seq["get_block"]["floor"].append(r)
+
+    def fio_runs():
+        seq["put_block"]["fio"].append(fio(workdir, "write", args.mib, 8192))
+        seq["get_block"]["fio"].append(fio(workdir, "read", args.mib, 8192))
+
+    jobs = [floor_runs, fio_runs,
+            lambda: meta_run("fsbench", "fsbench", args.files),
+            lambda: meta_run("fsbench_big", "fsbench", args.bonnie_files),
+            lambda: meta_run("bonnie++", "bonnie++", args.bonnie_files),
+            lambda: data_run("fsbench"), lambda: data_run("bonnie++")]
+    for round_no in range(args.rounds):
+        # Rotate the order, so drift and warm-up do not favour one tool.
+        shift = round_no % len(jobs)
+        for job in jobs[shift:] + jobs[:shift]:
+            job()
 
     print(f"# {workdir}: medians of {args.rounds} rounds")
     print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
