@@ -49,6 +49,22 @@ impl PhaseTiming {
     }
 }
 
+/// Runs `op` once per item, polling for a stop signal before each, and
+/// records each call's latency. Consecutive samples share one clock read.
+pub fn each_timed<T>(
+    items: impl IntoIterator<Item = T>,
+    latency: &mut LatencyRecorder,
+    mut op: impl FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut last = Instant::now();
+    for item in items {
+        crate::interrupt::check()?;
+        op(item)?;
+        last = latency.record_since(last);
+    }
+    Ok(())
+}
+
 /// User + system CPU time of the whole process (all threads).
 pub fn process_cpu_time() -> Duration {
     // SAFETY: getrusage only writes into the zeroed struct we own.

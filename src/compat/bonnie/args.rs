@@ -72,7 +72,12 @@ fn parse_chunk(text: &str, flag: &str) -> anyhow::Result<usize> {
 
 /// A count with bonnie++'s optional `k` (×1024).
 fn parse_count(text: &str, what: &str) -> anyhow::Result<u64> {
-    let (digits, multiplier) = match text.strip_suffix(['k', 'K']) {
+    parse_scaled_count(text, 'k', what)
+}
+
+/// A whole number, multiplied by 1024 when it ends in `suffix`.
+fn parse_scaled_count(text: &str, suffix: char, what: &str) -> anyhow::Result<u64> {
+    let (digits, multiplier) = match text.strip_suffix([suffix, suffix.to_ascii_uppercase()]) {
         Some(d) => (d, 1024),
         None => (text, 1),
     };
@@ -82,7 +87,7 @@ fn parse_count(text: &str, what: &str) -> anyhow::Result<u64> {
         .and_then(|n| n.checked_mul(multiplier))
     {
         Some(n) => Ok(n),
-        None => usage(format!("{what}: '{text}' is not a count")),
+        None => usage(format!("{what}: '{text}' is not a whole number")),
     }
 }
 
@@ -157,21 +162,9 @@ fn parse_max_size(text: &str) -> anyhow::Result<MaxSize> {
     }
 }
 
+/// The number of files, in units of 1024; `m` multiplies by 1024 again.
 fn parse_file_count(text: &str) -> anyhow::Result<u64> {
-    let (digits, multiplier) = match text.strip_suffix(['m', 'M']) {
-        Some(d) => (d, 1024),
-        None => (text, 1),
-    };
-    match digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(multiplier))
-    {
-        Some(n) => Ok(n),
-        None => usage(format!(
-            "-n: '{text}' is not a number of files (in units of 1024)"
-        )),
-    }
+    parse_scaled_count(text, 'm', "-n (files, in units of 1024)")
 }
 
 /// `-f` alone skips the per-char tests, `-fN` sets their size in MiB.

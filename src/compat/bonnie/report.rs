@@ -23,22 +23,9 @@ ran_create_cpu,ran_stat,ran_stat_cpu,ran_del,ran_del_cpu,putc_latency,put_block_
 rewrite_latency,getc_latency,get_block_latency,seeks_latency,seq_create_latency,\
 seq_stat_latency,seq_del_latency,ran_create_latency,ran_stat_latency,ran_del_latency";
 
-const DATA_TESTS: [Test; 6] = [
-    Test::PutChar,
-    Test::PutBlock,
-    Test::Rewrite,
-    Test::GetChar,
-    Test::GetBlock,
-    Test::Seeks,
-];
-const FILE_TESTS: [Test; 6] = [
-    Test::SeqCreate,
-    Test::SeqStat,
-    Test::SeqDelete,
-    Test::RandCreate,
-    Test::RandStat,
-    Test::RandDelete,
-];
+/// The data tests (first table, CSV fields 10-21), then the file tests.
+const DATA_TESTS: &[Test] = Test::ALL.split_at(6).0;
+const FILE_TESTS: &[Test] = Test::ALL.split_at(6).1;
 
 /// One CSV line for one run.
 pub fn csv_line(config: &BonnieConfig, result: &WorkloadResult) -> String {
@@ -50,14 +37,14 @@ pub fn csv_line(config: &BonnieConfig, result: &WorkloadResult) -> String {
         seed_text(config),
     ];
     fields.extend(data_descriptor(config));
-    for test in DATA_TESTS {
+    for &test in DATA_TESTS {
         fields.extend(rate_and_cpu(test, result.metric(test.metric_name())));
     }
     fields.extend(file_descriptor(config));
-    for test in FILE_TESTS {
+    for &test in FILE_TESTS {
         fields.extend(rate_and_cpu(test, result.metric(test.metric_name())));
     }
-    for test in DATA_TESTS.iter().chain(FILE_TESTS.iter()) {
+    for test in Test::ALL {
         fields.push(
             result
                 .metric(test.metric_name())
@@ -211,11 +198,11 @@ fn data_table(config: &BonnieConfig, result: &WorkloadResult) -> String {
         "Name:Size etc        /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n",
     );
     out.push_str(&row_label(&config.machine, &data_label(config)));
-    for test in DATA_TESTS {
+    for &test in DATA_TESTS {
         out.push_str(&text_cell(test, result.metric(test.metric_name())));
     }
     out.push('\n');
-    out.push_str(&latency_line(&DATA_TESTS, result));
+    out.push_str(&latency_line(DATA_TESTS, result));
     out
 }
 
@@ -234,11 +221,11 @@ fn file_table(config: &BonnieConfig, result: &WorkloadResult) -> String {
         "{header:>19}  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n"
     ));
     out.push_str(&format!("{:>19}", file_label(config)));
-    for test in FILE_TESTS {
+    for &test in FILE_TESTS {
         out.push_str(&text_cell(test, result.metric(test.metric_name())));
     }
     out.push('\n');
-    out.push_str(&latency_line(&FILE_TESTS, result));
+    out.push_str(&latency_line(FILE_TESTS, result));
     out
 }
 

@@ -13,7 +13,7 @@ use super::rng::RandomSource;
 use super::{BonnieConfig, MIB, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
-use crate::measure::{LatencyRecorder, PhaseClock};
+use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
 use crate::workload::RunContext;
 
 /// Every `UPDATE_EVERY`-th random value marks a seek that also rewrites.
@@ -32,6 +32,31 @@ impl DataFile<'_> {
 
     fn char_bytes(&self) -> u64 {
         self.config.byte_io_mib.min(self.config.file_size_mib) * MIB
+    }
+
+    fn char_chunks(&self) -> u64 {
+        self.char_bytes() / self.config.chunk as u64
+    }
+
+    /// Times `chunks` calls of `step` (one latency sample each), then fsync +
+    /// close, inside the measurement. Each call moves one chunk of data.
+    fn timed_pass(
+        &self,
+        test: Test,
+        fd: OwnedFd,
+        chunks: u64,
+        mut step: impl FnMut(BorrowedFd<'_>, u64) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Outcome> {
+        let mut latency = LatencyRecorder::new();
+        let clock = PhaseClock::start();
+        each_timed(0..chunks, &mut latency, |i| step(fd.as_fd(), i))?;
+        self.sync_and_close(fd)?;
+        Ok(Outcome::new(
+            test,
+            clock.stop(),
+            chunks * self.config.chunk as u64,
+            &latency,
+        ))
     }
 
     fn direct_flag(&self) -> OFlags {
@@ -121,128 +146,68 @@ pub(super) fn run_all(
 fn put_char(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
     let fd = file.create(OFlags::empty())?;
     let chunk = file.config.chunk;
-    let chunks = file.char_bytes() / chunk as u64;
-    let mut latency = LatencyRecorder::new();
-    let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for _ in 0..chunks {
-        interrupt::check()?;
+    file.timed_pass(Test::PutChar, fd, file.char_chunks(), |fd, _| {
         for i in 0..chunk {
-            write_all(fd.as_fd(), &[(i & 0x7f) as u8]).context("per-char write failed")?;
+            write_all(fd, &[(i & 0x7f) as u8]).context("per-char write failed")?;
         }
-        last = latency.record_since(last);
-    }
-    file.sync_and_close(fd)?;
-    Ok(Outcome {
-        test: Test::PutChar,
-        timing: clock.stop(),
-        work: chunks * chunk as u64,
-        latency: latency.summary(),
+        Ok(())
     })
 }
 
 /// Whole chunks; one byte changes between chunks so no two are equal.
 fn put_block(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
     let fd = file.create(file.direct_flag())?;
-    let chunk = file.config.chunk;
-    let chunks = file.chunks();
-    let mut buf = AlignedBuf::new(chunk);
-    let mut latency = LatencyRecorder::new();
-    let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for i in 0..chunks {
-        interrupt::check()?;
-        let at = i as usize % chunk;
-        buf[at] = buf[at].wrapping_add(1);
-        write_all(fd.as_fd(), &buf).with_context(|| format!("cannot write block {i}"))?;
-        file.after_write(fd.as_fd())?;
-        last = latency.record_since(last);
-    }
-    file.sync_and_close(fd)?;
-    Ok(Outcome {
-        test: Test::PutBlock,
-        timing: clock.stop(),
-        work: chunks * chunk as u64,
-        latency: latency.summary(),
+    let mut buf = AlignedBuf::new(file.config.chunk);
+    file.timed_pass(Test::PutBlock, fd, file.chunks(), |fd, i| {
+        bump_byte(&mut buf, i);
+        write_all(fd, &buf).with_context(|| format!("cannot write block {i}"))?;
+        file.after_write(fd)
     })
 }
 
 /// Read a chunk, dirty one byte, seek back, write it: read + lseek + write.
 fn rewrite(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
     let fd = file.open(file.direct_flag())?;
-    let chunk = file.config.chunk;
-    let chunks = file.chunks();
-    let mut buf = AlignedBuf::new(chunk);
-    let mut latency = LatencyRecorder::new();
-    let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for i in 0..chunks {
-        interrupt::check()?;
-        read_exact(fd.as_fd(), &mut buf).with_context(|| format!("cannot read block {i}"))?;
-        let at = i as usize % chunk;
-        buf[at] = buf[at].wrapping_add(1);
-        rustix::fs::seek(&fd, SeekFrom::Current(-(chunk as i64))).context("lseek failed")?;
-        write_all(fd.as_fd(), &buf).with_context(|| format!("cannot rewrite block {i}"))?;
-        file.after_write(fd.as_fd())?;
-        last = latency.record_since(last);
-    }
-    file.sync_and_close(fd)?;
-    Ok(Outcome {
-        test: Test::Rewrite,
-        timing: clock.stop(),
-        work: chunks * chunk as u64,
-        latency: latency.summary(),
+    let mut buf = AlignedBuf::new(file.config.chunk);
+    let back = -(file.config.chunk as i64);
+    file.timed_pass(Test::Rewrite, fd, file.chunks(), |fd, i| {
+        read_exact(fd, &mut buf).with_context(|| format!("cannot read block {i}"))?;
+        bump_byte(&mut buf, i);
+        rustix::fs::seek(fd, SeekFrom::Current(back)).context("lseek failed")?;
+        write_all(fd, &buf).with_context(|| format!("cannot rewrite block {i}"))?;
+        file.after_write(fd)
     })
+}
+
+/// Changes the byte at `i % len`, so successive chunks differ.
+fn bump_byte(buf: &mut [u8], i: u64) {
+    let at = i as usize % buf.len();
+    buf[at] = buf[at].wrapping_add(1);
 }
 
 /// One `read()` per byte over the first `-f` MiB.
 fn get_char(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
     let fd = file.open(OFlags::empty())?;
     let chunk = file.config.chunk;
-    let chunks = file.char_bytes() / chunk as u64;
-    let mut latency = LatencyRecorder::new();
     let mut histogram = [0u64; 256];
-    let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for _ in 0..chunks {
-        interrupt::check()?;
+    let outcome = file.timed_pass(Test::GetChar, fd, file.char_chunks(), |fd, _| {
         for _ in 0..chunk {
             let mut byte = [0u8; 1];
-            read_exact(fd.as_fd(), &mut byte).context("per-char read failed")?;
+            read_exact(fd, &mut byte).context("per-char read failed")?;
             // Use every byte, so the loop is real work (bonnie++ does the same).
             histogram[byte[0] as usize] += 1;
         }
-        last = latency.record_since(last);
-    }
-    file.sync_and_close(fd)?;
+        Ok(())
+    });
     std::hint::black_box(histogram);
-    Ok(Outcome {
-        test: Test::GetChar,
-        timing: clock.stop(),
-        work: chunks * chunk as u64,
-        latency: latency.summary(),
-    })
+    outcome
 }
 
 fn get_block(file: &DataFile<'_>) -> anyhow::Result<Outcome> {
     let fd = file.open(file.direct_flag())?;
-    let chunk = file.config.chunk;
-    let chunks = file.chunks();
-    let mut buf = AlignedBuf::new(chunk);
-    let mut latency = LatencyRecorder::new();
-    let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for i in 0..chunks {
-        interrupt::check()?;
-        read_exact(fd.as_fd(), &mut buf).with_context(|| format!("cannot read block {i}"))?;
-        last = latency.record_since(last);
-    }
-    file.sync_and_close(fd)?;
-    Ok(Outcome {
-        test: Test::GetBlock,
-        timing: clock.stop(),
-        work: chunks * chunk as u64,
-        latency: latency.summary(),
+    let mut buf = AlignedBuf::new(file.config.chunk);
+    file.timed_pass(Test::GetBlock, fd, file.chunks(), |fd, i| {
+        read_exact(fd, &mut buf).with_context(|| format!("cannot read block {i}"))
     })
 }
 
@@ -299,12 +264,12 @@ fn seeks(file: &DataFile<'_>, random: &mut RandomSource) -> anyhow::Result<Outco
     for result in results {
         latency.merge(&result?);
     }
-    Ok(Outcome {
-        test: Test::Seeks,
+    Ok(Outcome::new(
+        Test::Seeks,
         timing,
-        work: tickets.len() as u64,
-        latency: latency.summary(),
-    })
+        tickets.len() as u64,
+        &latency,
+    ))
 }
 
 fn seeker(

@@ -14,7 +14,7 @@ use super::rng::RandomSource;
 use super::{BonnieConfig, FileKind, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
-use crate::measure::{LatencyRecorder, PhaseClock};
+use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
 use crate::target::cleanup::{self, CleanupReport};
 use crate::workload::RunContext;
 
@@ -204,9 +204,7 @@ fn create_files(
     let total = set.total();
     let mut latency = LatencyRecorder::new();
     let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for index in 0..set.names.len() {
-        interrupt::check()?;
+    each_timed(0..set.names.len(), &mut latency, |index| {
         let dir = dirs.fd_for(index as u64, total);
         match set.config.files.kind {
             FileKind::HardLinks | FileKind::SymLinks if index > 0 => {
@@ -214,18 +212,18 @@ fn create_files(
             }
             _ => create_one(set, buf, dir, index)?,
         }
-        if set.config.fsync_every_write {
-            rustix::fs::fsync(dir).context("directory fsync failed")?;
-        }
-        last = latency.record_since(last);
-    }
+        sync_dir_if_asked(set.config, dir)
+    })?;
     sync_file_system(dirs.top.as_fd())?;
-    Ok(Outcome {
-        test,
-        timing: clock.stop(),
-        work: total,
-        latency: latency.summary(),
-    })
+    Ok(Outcome::new(test, clock.stop(), total, &latency))
+}
+
+/// `-b`: make each new or removed name durable.
+fn sync_dir_if_asked(config: &BonnieConfig, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    if config.fsync_every_write {
+        rustix::fs::fsync(dir).context("directory fsync failed")?;
+    }
+    Ok(())
 }
 
 fn create_one(
@@ -337,12 +335,7 @@ fn stat_in_readdir_order(
             set.total()
         );
     }
-    Ok(Outcome {
-        test: Test::SeqStat,
-        timing,
-        work: seen,
-        latency: latency.summary(),
-    })
+    Ok(Outcome::new(Test::SeqStat, timing, seen, &latency))
 }
 
 fn stat_in_order(
@@ -354,22 +347,11 @@ fn stat_in_order(
     let total = set.total();
     let mut latency = LatencyRecorder::new();
     let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for &index in order {
-        interrupt::check()?;
-        stat_one(
-            buf,
-            dirs.fd_for(u64::from(index), total),
-            set.names.get(index as usize),
-        )?;
-        last = latency.record_since(last);
-    }
-    Ok(Outcome {
-        test: Test::RandStat,
-        timing: clock.stop(),
-        work: total,
-        latency: latency.summary(),
-    })
+    each_timed(order, &mut latency, |&index| {
+        let dir = dirs.fd_for(u64::from(index), total);
+        stat_one(buf, dir, set.names.get(index as usize))
+    })?;
+    Ok(Outcome::new(Test::RandStat, clock.stop(), total, &latency))
 }
 
 /// Our files still in `dir`: names not starting with `.` (bonnie++ skips
@@ -407,29 +389,16 @@ fn delete_in_readdir_order(
                 break;
             }
             report.passes = report.passes.max(pass);
-            let mut last = Instant::now();
-            for name in names.iter() {
-                interrupt::check()?;
-                rustix::fs::unlinkat(dir, name, AtFlags::empty())
-                    .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))?;
-                deleted += 1;
-                last = latency.record_since(last);
-            }
+            each_timed(names.iter(), &mut latency, |name| delete_one(dir, name))?;
+            deleted += names.len() as u64;
         }
     }
-    let scratch = dirs.scratch;
-    dirs.remove(report)?;
-    sync_file_system(scratch)?;
+    remove_dirs_and_sync(dirs, report)?;
     let timing = clock.stop();
     if deleted != expected {
         anyhow::bail!("delete in readdir order: expected {expected} files but deleted {deleted}");
     }
-    Ok(Outcome {
-        test: Test::SeqDelete,
-        timing,
-        work: deleted,
-        latency: latency.summary(),
-    })
+    Ok(Outcome::new(Test::SeqDelete, timing, deleted, &latency))
 }
 
 fn delete_in_order(
@@ -441,25 +410,29 @@ fn delete_in_order(
     let total = set.total();
     let mut latency = LatencyRecorder::new();
     let clock = PhaseClock::start();
-    let mut last = Instant::now();
-    for &index in order {
-        interrupt::check()?;
+    each_timed(order, &mut latency, |&index| {
         let dir = dirs.fd_for(u64::from(index), total);
-        let name = set.names.get(index as usize);
-        rustix::fs::unlinkat(dir, name, AtFlags::empty())
-            .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))?;
-        if set.config.fsync_every_write {
-            rustix::fs::fsync(dir).context("directory fsync failed")?;
-        }
-        last = latency.record_since(last);
-    }
+        delete_one(dir, set.names.get(index as usize))?;
+        sync_dir_if_asked(set.config, dir)
+    })?;
+    remove_dirs_and_sync(dirs, report)?;
+    Ok(Outcome::new(
+        Test::RandDelete,
+        clock.stop(),
+        total,
+        &latency,
+    ))
+}
+
+fn delete_one(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
+    rustix::fs::unlinkat(dir, name, AtFlags::empty())
+        .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))
+}
+
+/// The end of both delete phases, timed as in bonnie++: remove the
+/// directories, then sync.
+fn remove_dirs_and_sync(dirs: TestDirs<'_>, report: &mut CleanupReport) -> anyhow::Result<()> {
     let scratch = dirs.scratch;
     dirs.remove(report)?;
-    sync_file_system(scratch)?;
-    Ok(Outcome {
-        test: Test::RandDelete,
-        timing: clock.stop(),
-        work: total,
-        latency: latency.summary(),
-    })
+    sync_file_system(scratch)
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{RunContext, Workload};
-use crate::measure::PhaseTiming;
+use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
 use rng::RandomSource;
 
@@ -193,6 +193,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    pub fn new(test: Test, timing: PhaseTiming, work: u64, latency: &LatencyRecorder) -> Self {
+        Outcome {
+            test,
+            timing,
+            work,
+            latency: latency.summary(),
+        }
+    }
+
     fn to_metric(&self, config: &BonnieConfig) -> Metric {
         let elapsed_s = self.timing.elapsed.as_secs_f64();
         let per_second = if elapsed_s > 0.0 {

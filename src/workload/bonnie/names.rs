@@ -126,10 +126,16 @@ mod tests {
         let mut random = RandomSource::seeded(1);
         let seq = NameArena::generate(1024, Order::Sequential, &mut random);
         let seq_first: Vec<_> = seq.iter().take(3).map(|n| n.to_str().unwrap()).collect();
-        assert_eq!(seq_first, ["0000000000", "0000000001dhtNCmrRY", "0000000002SBZ"]);
+        assert_eq!(
+            seq_first,
+            ["0000000000", "0000000001dhtNCmrRY", "0000000002SBZ"]
+        );
         let ran = NameArena::generate(1024, Order::Random, &mut random);
         let ran_first: Vec<_> = ran.iter().take(3).map(|n| n.to_str().unwrap()).collect();
-        assert_eq!(ran_first, ["A0000000000", "RBTt0000000001", "XAL0000000002"]);
+        assert_eq!(
+            ran_first,
+            ["A0000000000", "RBTt0000000001", "XAL0000000002"]
+        );
     }
 
     #[test]
