@@ -131,7 +131,8 @@ pub(super) fn run_all(
     if per_char {
         announce(ctx, Test::PutChar, outcomes, || put_char(&file))?;
     }
-    announce(ctx, Test::PutBlock, outcomes, || put_block(&file))?;
+    announce(ctx, Test::PutBlock, outcomes, || put_block(&file))
+        .map_err(|e| explain_direct_io(e, config))?;
     announce(ctx, Test::Rewrite, outcomes, || rewrite(&file))?;
     if per_char {
         announce(ctx, Test::GetChar, outcomes, || get_char(&file))?;
@@ -139,6 +140,22 @@ pub(super) fn run_all(
     announce(ctx, Test::GetBlock, outcomes, || get_block(&file))?;
     announce(ctx, Test::Seeks, outcomes, || seeks(&file, random))?;
     file.remove()
+}
+
+/// EINVAL under `-D` almost always means the file system refuses O_DIRECT
+/// or the chunk is not a multiple of the device's logical block size.
+fn explain_direct_io(err: anyhow::Error, config: &BonnieConfig) -> anyhow::Error {
+    let einval = err
+        .chain()
+        .any(|c| c.downcast_ref::<rustix::io::Errno>() == Some(&rustix::io::Errno::INVAL));
+    if config.direct && einval {
+        err.context(format!(
+            "-D: O_DIRECT refused; the file system may not support it, or the chunk ({} bytes) is not a multiple of its block size",
+            config.chunk
+        ))
+    } else {
+        err
+    }
 }
 
 /// One `write()` per byte, the 0..127 pattern, over the first `-f` MiB.
