@@ -350,3 +350,212 @@ fn notes(result: &WorkloadResult) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Direction, LatencySummary};
+    use crate::workload::bonnie::{FileTestConfig, Seed};
+
+    fn config() -> BonnieConfig {
+        BonnieConfig {
+            machine: "box".into(),
+            file_size_mib: 2048,
+            chunk: 8192,
+            seeks: 8192,
+            seekers: 5,
+            byte_io_mib: 3,
+            files: FileTestConfig {
+                num_k: 16,
+                kind: FileKind::Sized { max: 0, min: 0 },
+                dirs: 1,
+                chunk: 8192,
+            },
+            ram_mib: 0,
+            concurrency: 1,
+            fsync_every_write: false,
+            direct: false,
+            seed: Seed::Number(42),
+        }
+    }
+
+    fn metric(test: Test, value: f64, max_ns: u64) -> Metric {
+        Metric {
+            name: test.metric_name().into(),
+            value,
+            unit: test.unit().into(),
+            direction: Direction::HigherIsBetter,
+            samples: 1,
+            elapsed_s: 1.0,
+            cpu_percent: Some(42.9),
+            latency: Some(LatencySummary {
+                count: 1,
+                min_ns: 1,
+                mean_ns: 1.0,
+                p50_ns: 1,
+                p90_ns: 1,
+                p99_ns: 1,
+                p999_ns: 1,
+                max_ns,
+            }),
+            flags: vec![],
+        }
+    }
+
+    fn result(metrics: Vec<Metric>) -> WorkloadResult {
+        WorkloadResult {
+            workload: "bonnie".into(),
+            repetition: 0,
+            params: serde_json::Value::Null,
+            metrics,
+            notes: vec![],
+        }
+    }
+
+    fn full_result() -> WorkloadResult {
+        let values = [
+            2.5, 476.7, 1200.0, 3.9, 3900.0, 12518.0, 112015.0, 650000.0, 33121.0, 98.0, 5.5,
+            125535.0,
+        ];
+        let latencies = [
+            4_463_000,
+            1_353_000,
+            200_000,
+            2_643_000,
+            154_000,
+            120_000_000,
+            627_000,
+            267,
+            3_634_000,
+            584_000,
+            99_000,
+            4_572_000,
+        ];
+        result(
+            Test::ALL
+                .iter()
+                .zip(values)
+                .zip(latencies)
+                .map(|((&t, v), l)| metric(t, v, l))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn csv_line_has_the_1_98_layout() {
+        let line = csv_line(&config(), &full_result());
+        assert_eq!(
+            line,
+            "1.98,fsbench,box,1,42,2G,,8192,5,2560,42,488140,42,1228800,42,3993,42,3993600,42,12518,42,\
+16,,,,,112015,42,650000,42,33121,42,98,42,5,42,125535,42,\
+4463us,1353us,200us,2643us,154us,120ms,627us,0us,3634us,584us,99us,4572us"
+        );
+        assert_eq!(line.split(',').count(), 50);
+        assert_eq!(CSV_HEADER.split(',').count(), 50);
+    }
+
+    #[test]
+    fn skipped_sections_leave_empty_fields() {
+        let mut cfg = config();
+        cfg.file_size_mib = 0;
+        let files_only = result(
+            Test::ALL[6..]
+                .iter()
+                .map(|&t| metric(t, 1000.0, 1000))
+                .collect(),
+        );
+        let fields: Vec<String> = csv_line(&cfg, &files_only)
+            .split(',')
+            .map(String::from)
+            .collect();
+        assert_eq!(fields.len(), 50);
+        assert!(fields[5..21].iter().all(|f| f.is_empty()), "{fields:?}");
+        assert_eq!(fields[21], "16");
+
+        let mut cfg = config();
+        cfg.files.num_k = 0;
+        let data_only = result(
+            Test::ALL[..6]
+                .iter()
+                .map(|&t| metric(t, 100.0, 1000))
+                .collect(),
+        );
+        let fields: Vec<String> = csv_line(&cfg, &data_only)
+            .split(',')
+            .map(String::from)
+            .collect();
+        assert!(fields[21..38].iter().all(|f| f.is_empty()), "{fields:?}");
+        assert_eq!(fields[38], "1us");
+    }
+
+    #[test]
+    fn file_descriptors_sit_under_their_header_names() {
+        let mut cfg = config();
+        cfg.files = FileTestConfig {
+            num_k: 4,
+            kind: FileKind::Sized {
+                max: 4096,
+                min: 1024,
+            },
+            dirs: 2,
+            chunk: 16384,
+        };
+        cfg.chunk = 16384;
+        let fields: Vec<String> = csv_line(&cfg, &full_result())
+            .split(',')
+            .map(String::from)
+            .collect();
+        assert_eq!(&fields[21..26], ["4", "4096", "1024", "2", "16k"]);
+        assert_eq!(fields[6], "16k");
+        let mut links = config();
+        links.files.kind = FileKind::SymLinks;
+        let fields: Vec<String> = csv_line(&links, &full_result())
+            .split(',')
+            .map(String::from)
+            .collect();
+        assert_eq!(&fields[22..24], ["symlink", ""]);
+    }
+
+    #[test]
+    fn table_keeps_80_columns_and_bonnie_units() {
+        let text = text_report(&config(), &full_result());
+        for line in text.lines().filter(|l| !l.starts_with("Note")) {
+            assert!(line.len() <= 80, "{line:?} is {} wide", line.len());
+        }
+        let row = text.lines().nth(3).unwrap();
+        assert_eq!(
+            row,
+            "box              2G 2560k  42  477m  42  1.2g  42 3993k  42  3.8g  42 12518  42"
+        );
+        let files = text.lines().nth(8).unwrap();
+        assert_eq!(
+            files,
+            "                 16  112k  42  650k  42 33121  42    98  42     5  42  126k  42"
+        );
+        assert!(!text.contains("+++"));
+    }
+
+    #[test]
+    fn labels_keep_non_defaults() {
+        let mut cfg = config();
+        cfg.file_size_mib = 256;
+        cfg.chunk = 16384;
+        cfg.seeks = 1000;
+        cfg.seekers = 3;
+        assert_eq!(data_label(&cfg), "256M:16k::1000:3");
+        assert_eq!(
+            row_label("averyveryverylongmachinename", "256M:16k::1000:3"),
+            "av 256M:16k::1000:3"
+        );
+        cfg.files = FileTestConfig {
+            num_k: 64,
+            kind: FileKind::Sized {
+                max: 4096,
+                min: 1024,
+            },
+            dirs: 4,
+            chunk: 8192,
+        };
+        assert_eq!(file_label(&cfg), "64:4096:1024/4");
+    }
+}
