@@ -116,7 +116,7 @@ impl BonnieArgs {
         if size.file_size_mib == 0 && files.num_k == 0 {
             return usage("-s 0 and -n 0 together leave nothing to test");
         }
-        check_name_memory(&files, ram_mib)?;
+        check_name_memory(&files, host_ram_mib())?;
         let SizeSpec {
             file_size_mib,
             chunk,
@@ -145,7 +145,8 @@ impl BonnieArgs {
 }
 
 /// The file tests hold every name in memory (about 24 bytes a file); refuse
-/// counts that would not fit in half of RAM rather than swap.
+/// counts that would not fit in half of the real RAM (whatever `-r` says)
+/// rather than swap or be killed.
 fn check_name_memory(files: &FileTestConfig, ram_mib: u64) -> anyhow::Result<()> {
     let needed = files.num_k.saturating_mul(1024).saturating_mul(24);
     if ram_mib > 0 && needed > ram_mib * MIB / 2 {
