@@ -53,10 +53,16 @@ fn pipe_into(tool: &Path, input: &str) -> ToolOutput {
 fn check_html(input: &str, machines: &[&str]) {
     let tool = require_tool("bon_csv2html");
     let out = pipe_into(&tool, input);
-    let context = format!("input:\n{input}\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    let context = format!(
+        "input:\n{input}\nstdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
     assert_eq!(out.code, Some(0), "bon_csv2html failed\n{context}");
     assert!(out.stdout.contains("<table"), "no table\n{context}");
-    assert!(!out.stderr.contains("Can't process"), "lines rejected\n{context}");
+    assert!(
+        !out.stderr.contains("Can't process"),
+        "lines rejected\n{context}"
+    );
     for machine in machines {
         let rows = out.stdout.matches(&format!(">{machine}<")).count();
         let expected = input
@@ -74,7 +80,10 @@ fn check_html(input: &str, machines: &[&str]) {
 fn check_txt(input: &str, machines: &[&str]) {
     let tool = require_tool("bon_csv2txt");
     let out = pipe_into(&tool, input);
-    let context = format!("input:\n{input}\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    let context = format!(
+        "input:\n{input}\nstdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
     assert_eq!(out.code, Some(0), "bon_csv2txt failed\n{context}");
     let refused: Vec<&str> = out
         .stderr
@@ -98,7 +107,9 @@ fn single_csv_line_is_accepted() {
     };
     let csv = csv_of(
         &mnt,
-        &["-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "single", "-z", "42", "-q"],
+        &[
+            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "single", "-z", "42", "-q",
+        ],
     );
     assert_eq!(csv.lines().count(), 1);
     check_html(&csv, &["single"]);
@@ -119,7 +130,9 @@ fn x2_output_with_header_line_is_accepted() {
     };
     let csv = csv_of(
         &mnt,
-        &["-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "double", "-z", "1", "-x", "2"],
+        &[
+            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "double", "-z", "1", "-x", "2",
+        ],
     );
     assert!(csv.starts_with("format_version,"), "{csv}");
     assert_eq!(csv.lines().count(), 3);
@@ -133,13 +146,33 @@ fn lines_with_skipped_test_groups_and_options_are_accepted() {
         return;
     };
     let mut csv = String::new();
-    csv += &csv_of(&mnt, &["-s", "0", "-n", "1:-1", "-r", "0", "-m", "links", "-q"]);
-    csv += &csv_of(&mnt, &["-s", "8", "-f", "-n", "0", "-r", "0", "-m", "nofiles", "-q"]);
     csv += &csv_of(
         &mnt,
-        &["-s", "8:16k:100:2", "-f1", "-n", "1:4k:1k:2", "-r", "0", "-m", "sized", "-q"],
+        &["-s", "0", "-n", "1:-1", "-r", "0", "-m", "links", "-q"],
     );
-    csv += &csv_of(&mnt, &["-s", "0", "-n", "1:-2::2", "-r", "0", "-m", "syml", "-q"]);
+    csv += &csv_of(
+        &mnt,
+        &["-s", "8", "-f", "-n", "0", "-r", "0", "-m", "nofiles", "-q"],
+    );
+    csv += &csv_of(
+        &mnt,
+        &[
+            "-s",
+            "8:16k:100:2",
+            "-f1",
+            "-n",
+            "1:4k:1k:2",
+            "-r",
+            "0",
+            "-m",
+            "sized",
+            "-q",
+        ],
+    );
+    csv += &csv_of(
+        &mnt,
+        &["-s", "0", "-n", "1:-2::2", "-r", "0", "-m", "syml", "-q"],
+    );
     assert_eq!(csv.lines().count(), 4, "{csv}");
     let machines = ["links", "nofiles", "sized", "syml"];
     check_html(&csv, &machines);

@@ -19,10 +19,23 @@ use common::{
 /// byte per syscall: many seconds) long after its scratch directory
 /// appears; every test that uses it stops it early.
 fn long_run(mnt: &TmpfsMount) -> Vec<String> {
-    ["bonnie", "-d", &mnt.arg(), "-s", "64", "-f64", "-n", "0", "-r", "0", "-m", "long"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    [
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "64",
+        "-f64",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-m",
+        "long",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 /// A directory outside the tmpfs holding a file, for symlinks to point at.
@@ -34,7 +47,10 @@ const PRECIOUS: &[u8] = b"outside the target: must survive\n";
 
 impl Outside {
     fn new(with_marker: bool) -> Outside {
-        let dir = tempfile::Builder::new().prefix("fsb-outside-").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("fsb-outside-")
+            .tempdir()
+            .unwrap();
         std::fs::write(dir.path().join("precious.txt"), PRECIOUS).unwrap();
         if with_marker {
             // Looks like a scratch directory: still never to be removed
@@ -50,7 +66,9 @@ impl Outside {
 
     fn assert_intact(&self, with_marker: bool) {
         assert_eq!(
-            std::fs::read(self.path().join("precious.txt")).ok().as_deref(),
+            std::fs::read(self.path().join("precious.txt"))
+                .ok()
+                .as_deref(),
             Some(PRECIOUS),
             "file outside the target damaged or gone"
         );
@@ -89,7 +107,19 @@ fn normal_end_removes_the_scratch_dir_and_nothing_else() {
     let sentinel = Sentinel::plant(mnt.path());
     let json = mnt.join("result.json");
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "n", "--json",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "4",
+        "-f4",
+        "-n",
+        "1",
+        "-r",
+        "0",
+        "-m",
+        "n",
+        "--json",
         json.to_str().unwrap(),
     ]);
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
@@ -120,7 +150,17 @@ fn empty_random_number_file_fails_cleanly() {
     let empty = mnt.join("empty.rand");
     std::fs::write(&empty, b"").unwrap();
     let out = run(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-Z",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "1",
+        "-f",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-Z",
         empty.to_str().unwrap(),
     ]);
     out.assert_error(2, &[empty.to_str().unwrap()]);
@@ -144,7 +184,17 @@ fn error_while_the_scratch_dir_exists_cleans_up() {
     // SAFETY: valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-Z",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "1",
+        "-f",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-Z",
         fifo.to_str().unwrap(),
     ]);
     // Opening the write end succeeds once fsbench has opened the read end.
@@ -189,7 +239,18 @@ fn running_out_of_inodes_mid_run_fails_cleanly() {
     };
     let sentinel = Sentinel::plant(mnt.path());
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "i",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "4",
+        "-f4",
+        "-n",
+        "1",
+        "-r",
+        "0",
+        "-m",
+        "i",
     ]);
     wait_for_scratch(mnt.path(), &mut fsbench);
     let filler = mnt.join("inode-filler");
@@ -238,7 +299,18 @@ fn file_system_filled_from_outside_mid_run_fails_cleanly() {
     let sentinel = Sentinel::plant(mnt.path());
     // 8 MiB written one byte per syscall: seconds, plenty of time to fill.
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "8", "-f12", "-n", "0", "-r", "0", "-m", "full",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "8",
+        "-f12",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-m",
+        "full",
     ]);
     wait_for_scratch(mnt.path(), &mut fsbench);
     let filler = mnt.join("filler");
@@ -275,7 +347,10 @@ fn interrupted_mid_run(signal: i32, name: &str, code: i32) {
         format!("fsbench: interrupted by {name}; scratch data removed"),
         "{out}"
     );
-    assert!(out.stdout.is_empty(), "no results for an interrupted run\n{out}");
+    assert!(
+        out.stdout.is_empty(),
+        "no results for an interrupted run\n{out}"
+    );
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -297,15 +372,32 @@ fn sigint_during_the_file_tests_removes_every_file() {
     };
     let sentinel = Sentinel::plant(mnt.path());
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "0", "-n", "128", "-r", "0", "-m", "files",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "0",
+        "-n",
+        "128",
+        "-r",
+        "0",
+        "-m",
+        "files",
     ]);
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     // The file tests' directory `Bonnie.<pid>`, with files in it.
     let test_dir = scratch.join(format!("Bonnie.{}", fsbench.pid));
-    wait_until(common::STARTUP_TIMEOUT, "files in the test directory", || {
-        assert!(fsbench.is_running(), "the run ended before it was interrupted");
-        std::fs::read_dir(&test_dir).is_ok_and(|mut d| d.next().is_some())
-    });
+    wait_until(
+        common::STARTUP_TIMEOUT,
+        "files in the test directory",
+        || {
+            assert!(
+                fsbench.is_running(),
+                "the run ended before it was interrupted"
+            );
+            std::fs::read_dir(&test_dir).is_ok_and(|mut d| d.next().is_some())
+        },
+    );
     fsbench.signal(libc::SIGINT);
     let out = fsbench.wait();
     out.assert_code(130).assert_no_panic();
@@ -325,7 +417,10 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
     fsbench.signal(libc::SIGKILL);
     let out = fsbench.wait();
     assert_eq!(out.status.code(), None, "killed by a signal\n{out}");
-    assert!(scratch.join(".fsbench-scratch").is_file(), "kill -9 leaves the scratch dir");
+    assert!(
+        scratch.join(".fsbench-scratch").is_file(),
+        "kill -9 leaves the scratch dir"
+    );
     let leftover = scratch.file_name().unwrap().to_str().unwrap().to_string();
 
     // Things named like scratch directories that are not fsbench's.
@@ -339,7 +434,11 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
     std::fs::write(mnt.join("fsbench-file"), b"a file").unwrap();
     let fake = mnt.join("fsbench-fakemarker");
     std::fs::create_dir(&fake).unwrap();
-    symlink(outside.path().join("precious.txt"), fake.join(".fsbench-scratch")).unwrap();
+    symlink(
+        outside.path().join("precious.txt"),
+        fake.join(".fsbench-scratch"),
+    )
+    .unwrap();
     std::fs::write(fake.join("user-data"), b"mine").unwrap();
 
     let clean = run(&["clean", &mnt.arg()]);
@@ -349,11 +448,21 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
         clean.stdout.contains(&leftover) && clean.stdout.contains("removed"),
         "{clean}"
     );
-    assert_eq!(clean.stdout.lines().count(), 1, "only the leftover is mentioned\n{clean}");
+    assert_eq!(
+        clean.stdout.lines().count(),
+        1,
+        "only the leftover is mentioned\n{clean}"
+    );
     assert!(!scratch.exists());
     assert_only_fsbench_entries(
         mnt.path(),
-        &["fsbench-decoy", "fsbench-evil", "fsbench-fakemarker", "fsbench-file", "fsbench-link"],
+        &[
+            "fsbench-decoy",
+            "fsbench-evil",
+            "fsbench-fakemarker",
+            "fsbench-file",
+            "fsbench-link",
+        ],
     );
     assert_eq!(std::fs::read(decoy.join("user-data")).unwrap(), b"mine");
     assert_eq!(std::fs::read(fake.join("user-data")).unwrap(), b"mine");
@@ -368,7 +477,10 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
     // Nothing left to do the second time.
     let again = run(&["clean", &mnt.arg()]);
     again.assert_success();
-    assert!(again.stdout.contains("no fsbench scratch directories"), "{again}");
+    assert!(
+        again.stdout.contains("no fsbench scratch directories"),
+        "{again}"
+    );
     outside.assert_intact(false);
     outside_marked.assert_intact(true);
 }
@@ -387,8 +499,14 @@ fn clean_skips_the_scratch_dir_of_a_live_run() {
         clean.stdout.contains(scratch.to_str().unwrap()) && clean.stdout.contains("skipped"),
         "{clean}"
     );
-    assert!(clean.stdout.contains(&format!("pid {}", fsbench.pid)), "{clean}");
-    assert!(scratch.join(".fsbench-scratch").is_file(), "a live run's dir stays");
+    assert!(
+        clean.stdout.contains(&format!("pid {}", fsbench.pid)),
+        "{clean}"
+    );
+    assert!(
+        scratch.join(".fsbench-scratch").is_file(),
+        "a live run's dir stays"
+    );
     assert!(fsbench.is_running(), "clean must not disturb the run");
     fsbench.signal(libc::SIGINT);
     fsbench.wait().assert_code(130);
@@ -405,7 +523,18 @@ fn clean_force_removes_a_live_runs_dir_and_the_run_fails_cleanly() {
     // Short: after losing its directory the run goes on writing its open
     // file (4 MiB, a byte at a time) before its next open fails.
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "force",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "4",
+        "-f4",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-m",
+        "force",
     ]);
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     let clean = run(&["clean", "--force", &mnt.arg()]);
@@ -416,7 +545,11 @@ fn clean_force_removes_a_live_runs_dir_and_the_run_fails_cleanly() {
     let out = fsbench.wait();
     out.assert_code(1).assert_no_panic();
     assert!(
-        out.stderr.lines().last().unwrap_or("").starts_with("fsbench: error: "),
+        out.stderr
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("fsbench: error: "),
         "{out}"
     );
     assert_no_scratch_left(mnt.path());
@@ -432,15 +565,30 @@ fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("result.json");
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "foreign",
-        "--json", json.to_str().unwrap(),
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "4",
+        "-f4",
+        "-n",
+        "0",
+        "-r",
+        "0",
+        "-m",
+        "foreign",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     let foreign = ["._foo", ".DS_Store", ".nfs0001"];
     for name in foreign {
         std::fs::write(scratch.join(name), b"made by someone else").unwrap();
     }
-    assert!(fsbench.is_running(), "planted after the run ended: proves nothing");
+    assert!(
+        fsbench.is_running(),
+        "planted after the run ended: proves nothing"
+    );
     let out = fsbench.wait();
     out.assert_success().assert_no_panic();
     assert_no_scratch_left(mnt.path());
@@ -461,7 +609,11 @@ fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
         );
         assert!(out.stderr.contains(name), "{name} not mentioned\n{out}");
     }
-    assert_eq!(out.stderr.lines().count(), 1, "one line about the cleanup\n{out}");
+    assert_eq!(
+        out.stderr.lines().count(),
+        1,
+        "one line about the cleanup\n{out}"
+    );
     assert!(out.stderr.contains("did not create"), "{out}");
 }
 
@@ -475,7 +627,11 @@ fn symlinks_planted_in_the_scratch_dir_are_not_followed() {
     let mut fsbench = Running::spawn(&long_run(&mnt));
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     symlink(outside.path(), scratch.join("escape")).unwrap();
-    symlink(outside.path().join("precious.txt"), scratch.join("escape-file")).unwrap();
+    symlink(
+        outside.path().join("precious.txt"),
+        scratch.join("escape-file"),
+    )
+    .unwrap();
     std::fs::create_dir(scratch.join("sub")).unwrap();
     symlink(outside.path(), scratch.join("sub/escape")).unwrap();
     symlink(mnt.join("SENTINEL"), scratch.join("sub/sentinel-link")).unwrap();
@@ -496,13 +652,31 @@ fn symlinks_planted_in_the_scratch_dir_survive_a_normal_end_too() {
     let sentinel = Sentinel::plant(mnt.path());
     let outside = Outside::new(false);
     let mut fsbench = Running::spawn(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "sl",
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "4",
+        "-f4",
+        "-n",
+        "1",
+        "-r",
+        "0",
+        "-m",
+        "sl",
     ]);
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     symlink(outside.path(), scratch.join("escape")).unwrap();
-    symlink(outside.path().join("precious.txt"), scratch.join("escape-file")).unwrap();
+    symlink(
+        outside.path().join("precious.txt"),
+        scratch.join("escape-file"),
+    )
+    .unwrap();
     symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
-    assert!(fsbench.is_running(), "planted after the run ended: proves nothing");
+    assert!(
+        fsbench.is_running(),
+        "planted after the run ended: proves nothing"
+    );
     fsbench.wait().assert_success().assert_no_panic();
     assert_no_scratch_left(mnt.path());
     outside.assert_intact(false);
@@ -551,15 +725,29 @@ fn keep_leaves_the_marked_scratch_dir_for_clean() {
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("result.json");
     let out = run(&[
-        "bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "1", "-r", "0", "-m", "k", "--keep",
-        "--json", json.to_str().unwrap(),
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "1",
+        "-f",
+        "-n",
+        "1",
+        "-r",
+        "0",
+        "-m",
+        "k",
+        "--keep",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     out.assert_success().assert_no_panic();
     let kept: Vec<PathBuf> = scratch_dirs(mnt.path());
     assert_eq!(kept.len(), 1, "--keep keeps the scratch dir");
     assert_eq!(fsbench_entries(mnt.path()).len(), 1);
     assert!(
-        out.stderr.contains("kept scratch data in") && out.stderr.contains(kept[0].to_str().unwrap()),
+        out.stderr.contains("kept scratch data in")
+            && out.stderr.contains(kept[0].to_str().unwrap()),
         "{out}"
     );
     assert!(read_json(&json)["targets"][0]["cleanup"].is_null());
@@ -582,7 +770,20 @@ fn closed_stdout_is_a_clean_error() {
     };
     let sentinel = Sentinel::plant(mnt.path());
     let mut child = std::process::Command::new(common::FSBENCH)
-        .args(["bonnie", "-d", &mnt.arg(), "-s", "1", "-f", "-n", "0", "-r", "0", "-x", "2"])
+        .args([
+            "bonnie",
+            "-d",
+            &mnt.arg(),
+            "-s",
+            "1",
+            "-f",
+            "-n",
+            "0",
+            "-r",
+            "0",
+            "-x",
+            "2",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -593,6 +794,72 @@ fn closed_stdout_is_a_clean_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(output.status.code(), Some(101), "{stderr}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// Bug: when cleanup after a signal fails (here: the scratch path became a
+/// symlink, which fsbench rightly refuses to follow), fsbench still ends
+/// with "interrupted by SIGINT; scratch data removed" (src/error.rs:12,
+/// printed unconditionally by src/cli/mod.rs), right after saying the
+/// cleanup failed. The leftover is real: `fsbench clean` must be pointed
+/// at it.
+#[test]
+#[ignore = "bug: after a failed cleanup the signal message still says 'scratch data removed'"]
+fn interrupt_message_does_not_claim_a_failed_cleanup() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let outside = Outside::new(true);
+    let mut fsbench = Running::spawn(&long_run(&mnt));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    std::fs::rename(&scratch, mnt.join("fsbench-moved")).unwrap();
+    symlink(outside.path(), &scratch).unwrap();
+    fsbench.signal(libc::SIGINT);
+    let out = fsbench.wait();
+    out.assert_code(130).assert_no_panic();
+    assert!(out.stderr.contains("cleanup"), "{out}");
+    assert!(
+        !out.stderr.contains("scratch data removed"),
+        "claims a removal that did not happen\n{out}"
+    );
+    outside.assert_intact(true);
+}
+
+#[test]
+fn two_runs_on_one_target_keep_to_their_own_dirs() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let mut long = Running::spawn(&long_run(&mnt));
+    let long_scratch = wait_for_scratch(mnt.path(), &mut long);
+    wait_for_data(&long_scratch, &mut long);
+    let short = run(&[
+        "bonnie",
+        "-d",
+        &mnt.arg(),
+        "-s",
+        "1",
+        "-f",
+        "-n",
+        "1",
+        "-r",
+        "0",
+        "-m",
+        "short",
+    ]);
+    short.assert_success().assert_no_panic();
+    // The short run removed its own directory and nothing of the long one.
+    assert_eq!(
+        scratch_dirs(mnt.path()),
+        std::slice::from_ref(&long_scratch)
+    );
+    let data = long_scratch.join(format!("Bonnie.{}", long.pid));
+    assert!(data.is_file(), "the long run's data file is gone");
+    assert!(long.is_running());
+    long.signal(libc::SIGINT);
+    long.wait().assert_code(130);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }

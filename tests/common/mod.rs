@@ -75,7 +75,10 @@ impl TmpfsMount {
 
     /// The mount point as a string, for command lines.
     pub fn arg(&self) -> String {
-        self.path().to_str().expect("temp paths are UTF-8").to_string()
+        self.path()
+            .to_str()
+            .expect("temp paths are UTF-8")
+            .to_string()
     }
 
     pub fn join(&self, name: &str) -> PathBuf {
@@ -140,11 +143,7 @@ impl Output {
     pub fn assert_one_line_error(&self) -> &str {
         self.assert_no_panic();
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(
-            lines.len(),
-            1,
-            "stderr must be exactly one line\n{self}"
-        );
+        assert_eq!(lines.len(), 1, "stderr must be exactly one line\n{self}");
         let line = lines[0];
         assert!(
             line.starts_with("fsbench: error: ") && line.len() > "fsbench: error: ".len(),
