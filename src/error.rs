@@ -7,9 +7,9 @@ use thiserror::Error;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// The run was stopped by a signal after cleaning up: exit code 128 + signal.
+/// The run was stopped by a signal: exit code 128 + signal.
 #[derive(Debug, Error)]
-#[error("interrupted by {name}; scratch data removed")]
+#[error("interrupted by {name}")]
 pub struct Interrupted {
     pub name: &'static str,
     pub signal: i32,

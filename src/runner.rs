@@ -45,7 +45,7 @@ pub fn run_on_target(
     workload: &mut dyn Workload,
     run_id: &str,
     options: &RunOptions,
-    mut on_result: impl FnMut(&WorkloadResult),
+    mut on_result: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<TargetResult> {
     target.check(workload.planned_bytes(), workload.planned_files())?;
     let env = probe_target(&target.path).ok();
@@ -58,7 +58,7 @@ pub fn run_on_target(
             progress: &options.progress,
         };
         let result = workload.run(&ctx)?;
-        on_result(&result);
+        on_result(&result)?;
         workloads.push(result);
     }
     let cleanup = scratch.finish()?;
@@ -79,8 +79,7 @@ pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<
     use anyhow::Context;
     let text = serde_json::to_string_pretty(result)? + "\n";
     if path.as_os_str() == "-" {
-        print!("{text}");
-        return Ok(());
+        return crate::cli::output::emit(crate::cli::output::Stream::Stdout, &text);
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

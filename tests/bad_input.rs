@@ -244,7 +244,6 @@ fn too_few_free_inodes() {
 /// 17592186044415 MiB". (Before 189eeab, `-r 0` let the latter run 1024
 /// files while reporting 18014398509481985.)
 #[test]
-#[ignore = "bug: -n num*1024 overflows u64 (debug panics, release gives nonsense errors)"]
 fn file_count_overflowing_u64_is_refused_sensibly() {
     for count in ["18014398509481984", "18014398509481985"] {
         let Some(mnt) = TmpfsMount::new("64m") else {
@@ -276,7 +275,6 @@ fn file_count_overflowing_u64_is_refused_sensibly() {
 /// so the space check passes and the run fills the file system until
 /// ENOSPC instead of being refused up front (debug build: panic).
 #[test]
-#[ignore = "bug: planned_bytes overflows, space check passes for 1024 x 16 PiB files"]
 fn file_sizes_overflowing_the_space_plan_are_refused() {
     bonnie_error_on(
         "size=16m",
@@ -290,7 +288,6 @@ fn file_sizes_overflowing_the_space_plan_are_refused() {
 /// exits 2; both are bad flag values (exit 2). It is also read only after
 /// the scratch directory exists, once per `-x` repetition.
 #[test]
-#[ignore = "bug: -Z with a missing file exits 1 instead of 2"]
 fn missing_random_number_file_is_a_usage_error() {
     bonnie_error(
         &["-s", "1", "-f", "-n", "0", "-Z", "/nonexistent/rand"],
@@ -340,7 +337,7 @@ fn unwritable_json_path_fails_cleanly() {
         "--json",
         "/nonexistent/dir/result.json",
     ]);
-    out.assert_error(1, &["/nonexistent/dir/result.json"]);
+    out.assert_error(2, &["/nonexistent/dir/result.json"]);
     assert!(listing(mnt.path()).is_empty());
 }
 
@@ -387,7 +384,6 @@ fn env_on_a_missing_directory_fails_cleanly() {
 /// Bug: a missing target is bad usage (exit 2) for `bonnie` and `clean`,
 /// but `env` exits 1 (src/cli/env.rs: the probe error is not a UsageError).
 #[test]
-#[ignore = "bug: env on a missing target exits 1, not 2"]
 fn env_on_a_missing_directory_exits_2() {
     let out = run(&["env", "/nonexistent/fsbench-target"]);
     out.assert_error(2, &["/nonexistent/fsbench-target"]);

@@ -747,7 +747,6 @@ fn runs_as_another_user_with_u() {
 /// the CSV line on stdout, so stdout is not a JSON document (`fsbench env
 /// --json -` prints only the JSON).
 #[test]
-#[ignore = "bug: bonnie --json - mixes table, CSV and JSON on stdout"]
 fn json_to_stdout_is_a_json_document() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
@@ -782,7 +781,6 @@ fn json_to_stdout_is_a_json_document() {
 /// single seek can then take longer than the whole phase. With more
 /// seekers than cores it shows on nearly every run.
 #[test]
-#[ignore = "bug: seeks phase clock starts after the seekers are released (elapsed too short)"]
 fn seek_phase_contains_every_seek() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;

@@ -205,7 +205,6 @@ fn clean_without_leftovers_changes_nothing() {
 /// error in another "cannot remove <path>" context, so the "one line" error
 /// grows quadratically (about 200 KB for 300 levels).
 #[test]
-#[ignore = "bug: clean fails with EMFILE on trees deeper than the fd limit; error line grows quadratically"]
 fn clean_removes_a_tree_deeper_than_the_fd_limit() {
     let Some(mnt) = TmpfsMount::new("16m") else {
         return;

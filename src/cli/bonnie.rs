@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::output::{Stream, check_json_path, emit, json_to_stdout};
 use crate::compat::bonnie::args::{
     DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, default_file_size_mib, parse_file_spec,
     parse_per_char, parse_size_spec,
@@ -191,9 +192,16 @@ pub fn run(args: BonnieArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if runs == 0 {
         return usage("-x 0: nothing to run (use at least 1)");
     }
+    check_json_path(json)?;
     let csv_only = args.runs.is_some();
+    // stdout carries the CSV (and the table unless -q) — or only the JSON.
+    let (table_to, csv_to) = match (json_to_stdout(json), args.quiet) {
+        (true, _) => (Stream::Stderr, Stream::Stderr),
+        (false, true) => (Stream::Stderr, Stream::Stdout),
+        (false, false) => (Stream::Stdout, Stream::Stdout),
+    };
     if csv_only && runs > 1 {
-        println!("{CSV_HEADER}");
+        emit(csv_to, &format!("{CSV_HEADER}\n"))?;
     }
     let run_id = new_run_id();
     let mut record = new_run_result(&run_id);
@@ -202,19 +210,12 @@ pub fn run(args: BonnieArgs, json: Option<&Path>) -> anyhow::Result<()> {
         keep: args.keep,
         progress: Progress::new(args.quiet),
     };
-    let mut workload = Bonnie {
-        config: config.clone(),
-    };
+    let mut workload = Bonnie::new(config.clone())?;
     let target_result = run_on_target(&target, &mut workload, &run_id, &options, |result| {
         if !csv_only {
-            let table = text_report(&config, result);
-            if args.quiet {
-                eprint!("{table}")
-            } else {
-                print!("{table}")
-            }
+            emit(table_to, &text_report(&config, result))?;
         }
-        println!("{}", csv_line(&config, result));
+        emit(csv_to, &format!("{}\n", csv_line(&config, result)))
     })?;
     record.targets.push(target_result);
     record.finished = Some(chrono::Utc::now());

@@ -4,6 +4,7 @@ use std::path::Path;
 use anyhow::Context;
 use clap::Args;
 
+use super::output::{Stream, emit, json_to_stdout};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::target::Target;
@@ -17,10 +18,14 @@ pub struct EnvArgs {
 }
 
 pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    super::output::check_json_path(json)?;
     let mut record = new_run_result(&new_run_id());
     let mut envs = Vec::new();
     for spec in &args.targets {
         let target = Target::parse(spec)?;
+        if !target.path.exists() {
+            return crate::error::usage(format!("target {} does not exist", target.path.display()));
+        }
         let env = probe_target(&target.path).with_context(|| format!("target {spec}"))?;
         record.targets.push(TargetResult {
             name: target.name,
@@ -32,15 +37,11 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
         envs.push(env);
     }
     record.finished = Some(chrono::Utc::now());
+    if !json_to_stdout(json) {
+        emit(Stream::Stdout, &render_text(&record.host, &envs))?;
+    }
     match json {
-        Some(path) if path.as_os_str() == "-" => write_json(&record, path),
-        Some(path) => {
-            print!("{}", render_text(&record.host, &envs));
-            write_json(&record, path)
-        }
-        None => {
-            print!("{}", render_text(&record.host, &envs));
-            Ok(())
-        }
+        Some(path) => write_json(&record, path),
+        None => Ok(()),
     }
 }

@@ -3,6 +3,7 @@
 mod bonnie;
 mod clean;
 mod env;
+pub mod output;
 
 use std::path::PathBuf;
 
@@ -73,7 +74,11 @@ pub fn main() -> i32 {
 
 fn report_error(e: &anyhow::Error) -> i32 {
     if let Some(interrupted) = e.downcast_ref::<Interrupted>() {
-        eprintln!("fsbench: {interrupted}");
+        let cleanup = match crate::target::scratch::cleanup_failed() {
+            false => "scratch data removed",
+            true => "scratch data NOT fully removed (see above)",
+        };
+        eprintln!("fsbench: {interrupted}; {cleanup}");
         return 128 + interrupted.signal;
     }
     // One line: anyhow's alternate form joins the context chain with ": ".

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +23,11 @@ pub const MARKER: &str = ".fsbench-scratch";
 /// Scratch directories are `<target>/fsbench-<run-id>`.
 pub const SCRATCH_PREFIX: &str = "fsbench-";
 
-/// Passes over one directory before giving up on emptying it.
-const MAX_PASSES: u32 = 20;
+/// Passes in a row that remove nothing before cleanup gives up on a
+/// directory whose entries keep reappearing.
+const MAX_IDLE_PASSES: u32 = 20;
+/// Directory levels descended with open fds (see `Emptier`).
+const MAX_OPEN_DEPTH: usize = 32;
 /// How many foreign names a report lists (the count is always exact).
 const MAX_LISTED: usize = 20;
 
@@ -125,79 +128,160 @@ fn entry_is_dir(dir: BorrowedFd<'_>, entry: &Entry) -> rustix::io::Result<bool> 
 }
 
 /// Deletes everything in `dir` (but `keep`, if given), repeating listing
-/// passes until nothing else is left. `rel` names `dir` in reports.
+/// passes until nothing else is left. `rel` names `dir` in reports ("" for
+/// the top of a scratch directory).
 pub fn empty_dir(
     dir: BorrowedFd<'_>,
     rel: &str,
     keep: Option<&CStr>,
     report: &mut CleanupReport,
 ) -> anyhow::Result<()> {
-    for pass in 1..=MAX_PASSES {
-        let entries: Vec<Entry> = list_entries(dir)
-            .with_context(|| format!("cannot list {rel}"))?
-            .into_iter()
-            .filter(|e| Some(e.name.as_c_str()) != keep)
-            .collect();
-        if entries.is_empty() {
-            return Ok(());
+    let mut emptier = Emptier {
+        top: dir,
+        report,
+        moved: 0,
+    };
+    emptier.empty(dir, rel, keep, 0)
+}
+
+/// One cleanup of a tree. Directories are descended with open fds down to
+/// `MAX_OPEN_DEPTH`; a subtree deeper than that is moved up to the top of
+/// the tree and removed in a later pass, so any depth is removed with a
+/// small, fixed number of open fds.
+struct Emptier<'a, 'r> {
+    top: BorrowedFd<'a>,
+    report: &'r mut CleanupReport,
+    /// Subtrees moved up so far (also makes their temporary names unique).
+    moved: u64,
+}
+
+impl Emptier<'_, '_> {
+    fn empty(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        rel: &str,
+        keep: Option<&CStr>,
+        depth: usize,
+    ) -> anyhow::Result<()> {
+        let mut idle_passes = 0;
+        for pass in 1.. {
+            let entries: Vec<Entry> = list_entries(dir)
+                .with_context(|| format!("cannot list {}", shown(rel)))?
+                .into_iter()
+                .filter(|e| Some(e.name.as_c_str()) != keep)
+                .collect();
+            if entries.is_empty() {
+                return Ok(());
+            }
+            self.report.passes = self.report.passes.max(pass);
+            if idle_passes > 0 {
+                // Give a network file system time to settle (e.g. an `.nfs`
+                // file whose last user is closing it).
+                std::thread::sleep(Duration::from_millis(10 << idle_passes.min(6)));
+            }
+            let progress_before = self.report.removed + self.moved;
+            for entry in &entries {
+                crate::interrupt::check().or_else(ignore_interrupt_during_cleanup)?;
+                self.remove_entry(dir, rel, entry, depth)?;
+            }
+            idle_passes = if self.report.removed + self.moved == progress_before {
+                idle_passes + 1
+            } else {
+                0
+            };
+            if idle_passes >= MAX_IDLE_PASSES {
+                break;
+            }
         }
-        report.passes = report.passes.max(pass);
-        if pass > 1 {
-            // Give a network file system time to settle (e.g. an `.nfs`
-            // file whose last user is closing it).
-            std::thread::sleep(Duration::from_millis(10 << pass.min(6)));
+        anyhow::bail!("could not empty {}: entries keep reappearing", shown(rel))
+    }
+
+    fn remove_entry(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        rel: &str,
+        entry: &Entry,
+        depth: usize,
+    ) -> anyhow::Result<()> {
+        let child = join(rel, &entry.name.to_string_lossy());
+        let outcome = match entry_is_dir(dir, entry) {
+            Ok(true) if depth + 1 >= MAX_OPEN_DEPTH => {
+                return self.move_to_top(dir, &entry.name, &child);
+            }
+            Ok(true) => self.remove_subdir(dir, &entry.name, &child, depth),
+            Ok(false) => rustix::fs::unlinkat(dir, entry.name.as_c_str(), AtFlags::empty())
+                .map_err(anyhow::Error::from),
+            Err(e) => Err(e.into()),
+        };
+        match outcome {
+            Ok(()) => {}
+            // Gone already (another pass, or the file system removed it itself),
+            // or refilled while we were busy: the next pass sees it again.
+            Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => return Ok(()),
+            // Name only the entry that failed, not every directory above it.
+            Err(e) if e.downcast_ref::<Errno>().is_some() => {
+                return Err(e.context(format!("cannot remove {child}")));
+            }
+            Err(e) => return Err(e),
         }
-        for entry in &entries {
-            crate::interrupt::check().or_else(ignore_interrupt_during_cleanup)?;
-            remove_entry(dir, rel, entry, report)?;
+        self.report.removed += 1;
+        if is_foreign_name(entry.name.as_bytes()) {
+            self.report.note_foreign(child);
+        }
+        Ok(())
+    }
+
+    fn remove_subdir(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        child: &str,
+        depth: usize,
+    ) -> anyhow::Result<()> {
+        let sub = open_subdir(dir, name)?;
+        self.empty(sub.as_fd(), child, None, depth + 1)?;
+        drop(sub);
+        rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?;
+        Ok(())
+    }
+
+    /// Renames a too-deep subtree to the top (same file system, inside the
+    /// tree being emptied), where a later pass removes it.
+    fn move_to_top(&mut self, dir: BorrowedFd<'_>, name: &CStr, child: &str) -> anyhow::Result<()> {
+        loop {
+            self.moved += 1;
+            let temporary = CString::new(format!(".fsbench-moved-{}", self.moved))?;
+            match rustix::fs::renameat_with(dir, name, self.top, &temporary, RenameFlags::NOREPLACE)
+            {
+                Ok(()) | Err(Errno::NOENT) => return Ok(()),
+                Err(Errno::EXIST) => continue,
+                Err(e) => {
+                    return Err(anyhow::Error::from(e)
+                        .context(format!("cannot move {child} up for removal")));
+                }
+            }
         }
     }
-    anyhow::bail!("could not empty {rel} after {MAX_PASSES} passes: entries keep reappearing")
+}
+
+fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
+fn shown(rel: &str) -> &str {
+    if rel.is_empty() {
+        "the scratch directory"
+    } else {
+        rel
+    }
 }
 
 /// Cleanup must finish even after Ctrl-C: that is what the signal asked for.
 fn ignore_interrupt_during_cleanup(_: anyhow::Error) -> anyhow::Result<()> {
-    Ok(())
-}
-
-fn remove_entry(
-    dir: BorrowedFd<'_>,
-    rel: &str,
-    entry: &Entry,
-    report: &mut CleanupReport,
-) -> anyhow::Result<()> {
-    let name = entry.name.to_string_lossy();
-    let child = format!("{rel}/{name}");
-    let outcome = match entry_is_dir(dir, entry) {
-        Ok(true) => remove_subdir(dir, &entry.name, &child, report),
-        Ok(false) => rustix::fs::unlinkat(dir, entry.name.as_c_str(), AtFlags::empty())
-            .map_err(anyhow::Error::from),
-        Err(e) => Err(e.into()),
-    };
-    match outcome {
-        Ok(()) => {}
-        // Gone already (another pass, or the file system removed it itself),
-        // or refilled while we were busy: the next pass sees it again.
-        Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => return Ok(()),
-        Err(e) => return Err(e.context(format!("cannot remove {child}"))),
-    }
-    report.removed += 1;
-    if is_foreign_name(entry.name.as_bytes()) {
-        report.note_foreign(child);
-    }
-    Ok(())
-}
-
-fn remove_subdir(
-    dir: BorrowedFd<'_>,
-    name: &CStr,
-    child: &str,
-    report: &mut CleanupReport,
-) -> anyhow::Result<()> {
-    let sub = open_subdir(dir, name)?;
-    empty_dir(sub.as_fd(), child, None, report)?;
-    drop(sub);
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?;
     Ok(())
 }
 
@@ -241,7 +325,8 @@ pub fn remove_scratch(path: &Path) -> anyhow::Result<CleanupReport> {
     let (parent_fd, dir, name) = open_marked_dir(path)?;
     let mut report = CleanupReport::default();
     let rel = path.display().to_string();
-    empty_dir(dir.as_fd(), &rel, Some(c".fsbench-scratch"), &mut report)?;
+    empty_dir(dir.as_fd(), "", Some(c".fsbench-scratch"), &mut report)
+        .with_context(|| format!("cannot empty {rel}"))?;
     rustix::fs::unlinkat(dir.as_fd(), MARKER, AtFlags::empty())
         .with_context(|| format!("cannot remove marker in {rel}"))?;
     drop(dir);

@@ -3,6 +3,7 @@
 //! path (normal end, error, signal) unless the user asked to keep it.
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
@@ -19,6 +20,15 @@ pub struct Marker {
     pub pid: u32,
     pub host: String,
     pub created: chrono::DateTime<chrono::Utc>,
+}
+
+/// Set when a scratch directory could not be removed on the error or
+/// signal path, so the final message does not claim it was.
+static CLEANUP_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// True if some scratch directory was left behind by a failed cleanup.
+pub fn cleanup_failed() -> bool {
+    CLEANUP_FAILED.load(Ordering::Relaxed)
 }
 
 pub struct Scratch {
@@ -102,7 +112,11 @@ impl Drop for Scratch {
         if self.keep {
             eprintln!("fsbench: kept scratch data in {}", self.path.display());
         } else if let Err(e) = cleanup::remove_scratch(&self.path) {
-            eprintln!("fsbench: cleanup of {} failed: {e:#}", self.path.display());
+            CLEANUP_FAILED.store(true, Ordering::Relaxed);
+            eprintln!(
+                "fsbench: cleanup of {} failed: {e:#}; `fsbench clean` removes it later",
+                self.path.display()
+            );
         }
     }
 }

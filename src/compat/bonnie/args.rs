@@ -10,6 +10,9 @@ pub const DEFAULT_SEEKS: u64 = 8192;
 pub const DEFAULT_SEEKERS: u32 = 5;
 pub const DEFAULT_BYTE_IO_MIB: u64 = 3;
 pub const DEFAULT_FILES_K: u64 = 16;
+/// A bound far beyond any real run (2^32 × 1024 files) that keeps every
+/// file count and size product inside u64.
+pub const MAX_FILES_K: u64 = 1 << 32;
 /// bonnie++'s floor for the automatic data size.
 const MIN_AUTO_SIZE_MIB: u64 = 300;
 
@@ -103,6 +106,11 @@ pub fn parse_file_spec(text: &str) -> anyhow::Result<FileTestConfig> {
     }
     let field = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
     let num_k = parse_file_count(parts[0])?;
+    if num_k > MAX_FILES_K {
+        return usage(format!(
+            "-n {text}: too many files (at most {MAX_FILES_K} × 1024)"
+        ));
+    }
     let max = field(1)
         .map(parse_max_size)
         .transpose()?

@@ -305,13 +305,15 @@ fn throughput_text(kib_per_s: f64) -> String {
     }
 }
 
-/// Files/s or seeks/s; above 99999 in thousands (`325k`) to keep the
-/// 5-column layout (the CSV always has the exact figure).
+/// Files/s or seeks/s in at most 5 columns: exact below 100000, then in
+/// thousands (`325k`), then millions (`12m`); the CSV has the exact figure.
 fn count_rate_text(per_s: f64) -> String {
     if per_s < 100_000.0 {
         format!("{}", per_s as u64)
+    } else if per_s < 9_999_500.0 {
+        format!("{}k", (per_s / 1e3).round() as u64)
     } else {
-        format!("{}k", (per_s / 1000.0).round() as u64)
+        format!("{}m", (per_s / 1e6).round() as u64)
     }
 }
 

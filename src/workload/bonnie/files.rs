@@ -78,12 +78,14 @@ impl TestDirs<'_> {
             top,
             subdirs,
         } = self;
+        let top_rel = name.to_string_lossy().into_owned();
         for (sub, fd) in subdirs {
-            cleanup::empty_dir(fd.as_fd(), &sub.to_string_lossy(), None, report)?;
+            let rel = format!("{top_rel}/{}", sub.to_string_lossy());
+            cleanup::empty_dir(fd.as_fd(), &rel, None, report)?;
             drop(fd);
             remove_dir(top.as_fd(), &sub)?;
         }
-        cleanup::empty_dir(top.as_fd(), &name.to_string_lossy(), None, report)?;
+        cleanup::empty_dir(top.as_fd(), &top_rel, None, report)?;
         drop(top);
         remove_dir(scratch, &name)
     }

@@ -80,13 +80,6 @@ impl BonnieConfig {
         self.files.num_k * 1024
     }
 
-    fn random_source(&self) -> anyhow::Result<RandomSource> {
-        match &self.seed {
-            Seed::Number(n) => Ok(RandomSource::seeded(*n)),
-            Seed::File(path) => RandomSource::from_file(path),
-        }
-    }
-
     /// True when the data file is smaller than twice RAM: reads and seeks
     /// then mostly measure the page cache (bonnie++'s own rule, which it
     /// enforces by refusing to run; fsbench runs and flags instead).
@@ -236,7 +229,33 @@ impl Outcome {
 }
 
 pub struct Bonnie {
-    pub config: BonnieConfig,
+    config: BonnieConfig,
+    random: RandomInput,
+}
+
+/// What each repetition's random numbers start from.
+enum RandomInput {
+    Seed(u32),
+    /// `-Z`: the file's values, read once before anything is written.
+    Values(Vec<u32>),
+}
+
+impl Bonnie {
+    pub fn new(config: BonnieConfig) -> anyhow::Result<Bonnie> {
+        let random = match &config.seed {
+            Seed::Number(n) => RandomInput::Seed(*n),
+            Seed::File(path) => RandomInput::Values(RandomSource::read_values_file(path)?),
+        };
+        Ok(Bonnie { config, random })
+    }
+
+    /// A fresh source per repetition: every run replays the same sequence.
+    fn random_source(&self) -> RandomSource {
+        match &self.random {
+            RandomInput::Seed(n) => RandomSource::seeded(*n),
+            RandomInput::Values(values) => RandomSource::from_values(values.clone()),
+        }
+    }
 }
 
 impl Workload for Bonnie {
@@ -246,12 +265,14 @@ impl Workload for Bonnie {
 
     fn planned_bytes(&self) -> u64 {
         let data = self.config.file_size_mib * MIB;
+        // Files occupy whole 4 KiB blocks; saturate rather than wrap, so an
+        // absurd size is refused by the space check instead of slipping by.
         let per_file = match self.config.files.kind {
-            FileKind::Sized { max, .. } => max.next_multiple_of(4096),
+            FileKind::Sized { max, .. } => max.saturating_add(4095) / 4096 * 4096,
             FileKind::HardLinks | FileKind::SymLinks => 0,
         };
         // The data file is deleted before the file tests start.
-        data.max(self.config.total_files() * per_file)
+        data.max(self.config.total_files().saturating_mul(per_file))
     }
 
     fn planned_files(&self) -> u64 {
@@ -261,7 +282,7 @@ impl Workload for Bonnie {
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         let config = &self.config;
         // Every repetition replays the same random sequence, as bonnie++ does.
-        let mut random = config.random_source()?;
+        let mut random = self.random_source();
         let mut outcomes = Vec::new();
         let mut notes = Vec::new();
         if config.file_size_mib > 0 {

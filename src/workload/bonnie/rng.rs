@@ -4,8 +4,6 @@
 //! bonnie++ itself; or, with `-Z`, 32-bit big-endian values read from a file.
 use std::path::Path;
 
-use anyhow::Context;
-
 const DEGREE: usize = 31;
 const SEPARATION: usize = 3;
 /// glibc discards 10 × degree outputs after seeding.
@@ -68,11 +66,24 @@ impl RandomSource {
         RandomSource::Seeded(GlibcRand::new(seed))
     }
 
+    /// Cycles through values read by `read_values_file`.
+    pub fn from_values(values: Vec<u32>) -> Self {
+        RandomSource::File {
+            values,
+            position: 0,
+        }
+    }
+
     /// Reads a `-Z` file of 32-bit big-endian integers (as bonnie++'s
     /// reader intends; its own generator's 8-byte records are a known bug).
-    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("cannot read random-number file {}", path.display()))?;
+    /// A missing or unreadable file is bad input, like a bad option value.
+    pub fn read_values_file(path: &Path) -> anyhow::Result<Vec<u32>> {
+        let bytes = std::fs::read(path).map_err(|e| {
+            crate::error::UsageError(format!(
+                "-Z: cannot read random-number file {}: {e}",
+                path.display()
+            ))
+        })?;
         let values: Vec<u32> = bytes
             .chunks_exact(4)
             .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]).unsigned_abs() & 0x7fff_ffff)
@@ -83,10 +94,7 @@ impl RandomSource {
                 path.display()
             ));
         }
-        Ok(RandomSource::File {
-            values,
-            position: 0,
-        })
+        Ok(values)
     }
 
     pub fn next_value(&mut self) -> u32 {
@@ -134,7 +142,7 @@ mod tests {
         bytes.extend_from_slice(&7i32.to_be_bytes());
         bytes.extend_from_slice(&(-9i32).to_be_bytes());
         std::fs::write(&path, bytes).unwrap();
-        let mut source = RandomSource::from_file(&path).unwrap();
+        let mut source = RandomSource::from_values(RandomSource::read_values_file(&path).unwrap());
         assert_eq!(
             [
                 source.next_value(),
@@ -144,6 +152,6 @@ mod tests {
             [7, 9, 7]
         );
         std::fs::write(&path, b"ab").unwrap();
-        assert!(RandomSource::from_file(&path).is_err());
+        assert!(RandomSource::read_values_file(&path).is_err());
     }
 }
