@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # bonnie++: the real bon_csv2html/bon_csv2txt that must accept our CSV.
+# postmark: the reference binary whose counts fsbench must equal.
 # e2fsprogs: mkfs.ext4 for loop-mounted test file systems. time: peak RSS.
-packages=(bonnie++ e2fsprogs time util-linux)
+# python3-fusepy, fuse: a FUSE file system whose readdir skips entries after
+# unlinks, as NFS/SMB/AFP do (tests/fixtures/skipfs.py).
+packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do

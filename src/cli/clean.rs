@@ -1,8 +1,11 @@
 //! `fsbench clean TARGET...`: remove scratch directories of killed runs.
 use clap::Args;
 
-use super::output::{Stream, emit};
-use crate::error::usage;
+use std::path::Path;
+
+use super::output::{Stream, check_json_path, emit};
+use crate::result::TargetResult;
+use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::target::Target;
 use crate::target::cleanup::{find_leftovers, remove_scratch};
 
@@ -16,18 +19,12 @@ pub struct CleanArgs {
     force: bool,
 }
 
-pub fn run(args: CleanArgs) -> anyhow::Result<()> {
+pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    check_json_path(json)?;
+    let mut record = new_run_result(&new_run_id());
     for spec in &args.targets {
         let target = Target::parse(spec)?;
-        if !target.path.exists() {
-            return usage(format!("target {} does not exist", target.path.display()));
-        }
-        if !target.path.is_dir() {
-            return usage(format!(
-                "target {} is not a directory",
-                target.path.display()
-            ));
-        }
+        target.require_dir()?;
         let leftovers = find_leftovers(&target.path)?;
         if leftovers.is_empty() {
             say(format!(
@@ -50,9 +47,20 @@ pub fn run(args: CleanArgs) -> anyhow::Result<()> {
                 leftover.path.display(),
                 report.removed + 1
             ))?;
+            record.targets.push(TargetResult {
+                name: target.name.clone(),
+                path: leftover.path.display().to_string(),
+                env: None,
+                workloads: Vec::new(),
+                cleanup: Some(report),
+            });
         }
     }
-    Ok(())
+    record.finished = Some(chrono::Utc::now());
+    match json {
+        Some(path) => write_json(&record, path),
+        None => Ok(()),
+    }
 }
 
 fn say(line: String) -> anyhow::Result<()> {

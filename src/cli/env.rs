@@ -23,9 +23,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let mut envs = Vec::new();
     for spec in &args.targets {
         let target = Target::parse(spec)?;
-        if !target.path.exists() {
-            return crate::error::usage(format!("target {} does not exist", target.path.display()));
-        }
+        target.require_dir()?;
         let env = probe_target(&target.path).with_context(|| format!("target {spec}"))?;
         record.targets.push(TargetResult {
             name: target.name,

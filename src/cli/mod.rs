@@ -64,7 +64,7 @@ pub fn main() -> i32 {
     let outcome = match cli.command {
         Command::Bonnie(args) => bonnie::run(*args, cli.json.as_deref()),
         Command::Env(args) => env::run(args, cli.json.as_deref()),
-        Command::Clean(args) => clean::run(args),
+        Command::Clean(args) => clean::run(args, cli.json.as_deref()),
     };
     match outcome {
         Ok(()) => 0,

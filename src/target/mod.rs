@@ -44,7 +44,15 @@ impl Target {
     }
 }
 
-fn check_is_writable_dir(path: &Path) -> anyhow::Result<()> {
+impl Target {
+    /// Refuses a target that does not exist or is not a directory (for
+    /// commands that only read it).
+    pub fn require_dir(&self) -> anyhow::Result<()> {
+        require_dir(&self.path)
+    }
+}
+
+fn require_dir(path: &Path) -> anyhow::Result<()> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
@@ -56,6 +64,12 @@ fn check_is_writable_dir(path: &Path) -> anyhow::Result<()> {
     if !meta.is_dir() {
         return usage(format!("target {shown} is not a directory"));
     }
+    Ok(())
+}
+
+fn check_is_writable_dir(path: &Path) -> anyhow::Result<()> {
+    require_dir(path)?;
+    let shown = path.display();
     use rustix::fs::Access;
     rustix::fs::access(path, Access::WRITE_OK | Access::EXEC_OK).map_err(|e| {
         UsageError(format!(
