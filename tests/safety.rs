@@ -601,10 +601,7 @@ fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
         .map(|f| f.as_str().unwrap())
         .collect();
     for name in foreign {
-        assert!(
-            listed.contains(&name),
-            "{name} not reported: {cleanup}"
-        );
+        assert!(listed.contains(&name), "{name} not reported: {cleanup}");
         assert!(out.stderr.contains(name), "{name} not mentioned\n{out}");
     }
     assert_eq!(
