@@ -45,10 +45,6 @@ impl LatencyRecorder {
         let _ = self.histogram.add(&other.histogram);
     }
 
-    pub fn count(&self) -> u64 {
-        self.histogram.len()
-    }
-
     pub fn summary(&self) -> Option<LatencySummary> {
         let h = &self.histogram;
         if h.is_empty() {

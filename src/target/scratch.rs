@@ -86,10 +86,6 @@ impl Scratch {
         self.dir.as_fd()
     }
 
-    pub fn keep(&self) -> bool {
-        self.keep
-    }
-
     /// Removes the scratch directory and everything in it; `None` when the
     /// user asked to keep it.
     pub fn finish(mut self) -> anyhow::Result<Option<CleanupReport>> {

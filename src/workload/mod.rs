@@ -40,10 +40,6 @@ impl Progress {
         }
     }
 
-    pub fn disabled() -> Self {
-        Progress { enabled: false }
-    }
-
     /// Announces a phase ("Writing intelligently...").
     pub fn start(&self, what: &str) {
         if self.enabled {
