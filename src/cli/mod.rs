@@ -4,6 +4,7 @@ mod bonnie;
 mod clean;
 mod env;
 pub mod output;
+mod postmark;
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ const EXAMPLES: &str = "\
 Examples:
   fsbench bonnie -d . -s 1g -n 16            bonnie++'s tests on the current directory
   fsbench bonnie -d /mnt/nfs -s 0 -n 64:4k:1k:4 --json nfs.json
+  fsbench postmark postmark.cfg              a PostMark configuration file, run unchanged
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
   fsbench clean /mnt/ssd                     remove scratch data left by a killed run";
 
@@ -41,6 +43,9 @@ pub struct Cli {
 enum Command {
     /// bonnie++'s tests, flags and CSV, timed with ns clocks (never "+++++").
     Bonnie(Box<bonnie::BonnieArgs>),
+    /// PostMark's command language and workload (same files and operations
+    /// for any configuration and seed), timed with ns clocks.
+    Postmark(Box<postmark::PostmarkArgs>),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
     Env(env::EnvArgs),
@@ -63,6 +68,7 @@ pub fn main() -> i32 {
     }
     let outcome = match cli.command {
         Command::Bonnie(args) => bonnie::run(*args, cli.json.as_deref()),
+        Command::Postmark(args) => postmark::run(*args, cli.json.as_deref()),
         Command::Env(args) => env::run(args, cli.json.as_deref()),
         Command::Clean(args) => clean::run(args, cli.json.as_deref()),
     };

@@ -1,2 +1,3 @@
 //! The command languages and output formats of the tools fsbench replaces.
 pub mod bonnie;
+pub mod postmark;

@@ -1,0 +1,242 @@
+//! What a run measured, summed over its instances, and its form in the
+//! result model: one metric per figure of PostMark's report, each rate
+//! over the interval PostMark divides it by, with per-operation latency
+//! and the CPU % of that interval.
+use super::PostmarkConfig;
+use super::engine::{Counts, FileOps, Instance, Op};
+use crate::measure::{LatencyRecorder, PhaseTiming};
+use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// The three phases and the whole (PostMark's t0..t3).
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub creation: PhaseTiming,
+    pub transactions: PhaseTiming,
+    pub deletion: PhaseTiming,
+    /// From the first create to the last delete.
+    pub total: PhaseTiming,
+}
+
+pub struct RunSummary {
+    pub config: PostmarkConfig,
+    pub counts: Counts,
+    pub timing: Timing,
+    latency: [LatencyRecorder; Op::ALL.len()],
+    /// Some instance found no file left and stopped its transactions.
+    pub out_of_files: bool,
+}
+
+impl RunSummary {
+    pub(super) fn collect<F: FileOps>(
+        config: &PostmarkConfig,
+        instances: &[Instance<'_, F>],
+        timing: Timing,
+    ) -> Self {
+        let mut counts = Counts::default();
+        let mut latency: [LatencyRecorder; Op::ALL.len()] =
+            std::array::from_fn(|_| LatencyRecorder::new());
+        for instance in instances {
+            counts.add(instance.counts());
+            for op in Op::ALL {
+                latency[op as usize].merge(instance.latency(op));
+            }
+        }
+        RunSummary {
+            config: config.clone(),
+            counts,
+            timing,
+            latency,
+            out_of_files: instances.iter().any(|i| i.ran_out_of_files()),
+        }
+    }
+
+    /// Transactions asked for, over all instances.
+    pub fn configured_transactions(&self) -> u64 {
+        u64::from(self.config.transactions) * u64::from(self.config.threads)
+    }
+
+    fn latency_of(&self, ops: &[Op]) -> Option<LatencySummary> {
+        let mut merged = LatencyRecorder::new();
+        for &op in ops {
+            merged.merge(&self.latency[op as usize]);
+        }
+        merged.summary()
+    }
+
+    /// The result-model view. `ram_bytes` (0 if unknown) decides whether
+    /// reads are flagged as likely served from the page cache.
+    pub fn to_workload_result(&self, repetition: u32, ram_bytes: u64) -> WorkloadResult {
+        use Op::{Append, CreateAlone, CreateMixed, DeleteAlone, DeleteMixed, Read};
+        let (c, t) = (&self.counts, &self.timing);
+        let file_ops: [(&'static str, u64, PhaseTiming, &[Op]); 8] = [
+            ("create", c.created(), t.total, &[CreateAlone, CreateMixed]),
+            (
+                "create_alone",
+                c.of(CreateAlone),
+                t.creation,
+                &[CreateAlone],
+            ),
+            (
+                "create_mixed",
+                c.of(CreateMixed),
+                t.transactions,
+                &[CreateMixed],
+            ),
+            ("read", c.of(Read), t.transactions, &[Read]),
+            ("append", c.of(Append), t.transactions, &[Append]),
+            ("delete", c.deleted(), t.total, &[DeleteAlone, DeleteMixed]),
+            (
+                "delete_alone",
+                c.of(DeleteAlone),
+                t.deletion,
+                &[DeleteAlone],
+            ),
+            (
+                "delete_mixed",
+                c.of(DeleteMixed),
+                t.transactions,
+                &[DeleteMixed],
+            ),
+        ];
+        let data = [
+            ("data_read", c.bytes_read),
+            ("data_written", c.bytes_written),
+        ];
+        let mut figures = vec![Figure {
+            name: "transactions",
+            unit: "transactions/s",
+            work: c.transactions,
+            phase: t.transactions,
+            latency: None,
+        }];
+        figures.extend(file_ops.map(|(name, work, phase, ops)| Figure {
+            name,
+            unit: "files/s",
+            work,
+            phase,
+            latency: self.latency_of(ops),
+        }));
+        figures.extend(data.map(|(name, work)| Figure {
+            name,
+            unit: "MiB/s",
+            work,
+            phase: t.total,
+            latency: None,
+        }));
+        let cached = self.fits_in(ram_bytes);
+        WorkloadResult {
+            workload: "postmark".into(),
+            repetition,
+            params: serde_json::to_value(&self.config).unwrap_or_default(),
+            metrics: figures
+                .into_iter()
+                .map(|f| {
+                    let reads = matches!(f.name, "read" | "data_read");
+                    f.into_metric(cached && reads)
+                })
+                .collect(),
+            notes: self.notes(),
+        }
+    }
+
+    /// True when every file the run keeps fits in RAM.
+    fn fits_in(&self, ram_bytes: u64) -> bool {
+        let all: u64 = (0..self.config.locations.len().max(1))
+            .map(|i| self.config.planned_bytes(i))
+            .sum();
+        ram_bytes > 0 && all < ram_bytes
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.out_of_files {
+            notes.push(format!(
+                "out of files: {} of {} transactions ran (PostMark prints no report here)",
+                self.counts.transactions,
+                self.configured_transactions()
+            ));
+        }
+        let threads = self.config.threads;
+        if threads > 1 {
+            notes.push(format!(
+                "{threads} independent instances in t0..t{} with seeds {}..{}; counts are their sums",
+                threads - 1,
+                self.config.instance_seed(0),
+                self.config.instance_seed(threads - 1)
+            ));
+        }
+        notes
+    }
+}
+
+/// One figure of the report before it becomes a metric.
+struct Figure {
+    name: &'static str,
+    unit: &'static str,
+    /// Files, transactions or bytes.
+    work: u64,
+    /// The interval PostMark divides this figure by.
+    phase: PhaseTiming,
+    latency: Option<LatencySummary>,
+}
+
+impl Figure {
+    fn into_metric(self, fits_in_page_cache: bool) -> Metric {
+        let elapsed_s = self.phase.elapsed.as_secs_f64();
+        let per_second = per_second(self.work as f64, elapsed_s);
+        let mut flags = Vec::new();
+        if elapsed_s < MIN_PRECISE_SECONDS {
+            flags.push(Flag::TooShort);
+        }
+        if fits_in_page_cache {
+            flags.push(Flag::FitsInPageCache);
+        }
+        Metric {
+            name: self.name.to_string(),
+            value: if self.unit == "MiB/s" {
+                per_second / MIB
+            } else {
+                per_second
+            },
+            unit: self.unit.to_string(),
+            direction: Direction::HigherIsBetter,
+            samples: self.work,
+            elapsed_s,
+            cpu_percent: Some(self.phase.cpu_percent()),
+            latency: self.latency,
+            flags,
+        }
+    }
+}
+
+/// `work / seconds`, 0 for an interval too short to measure.
+pub fn per_second(work: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 { work / seconds } else { 0.0 }
+}
+
+#[cfg(test)]
+impl RunSummary {
+    /// A run of the default configuration with these counts (`ops` in
+    /// `Op::ALL` order), 0.5 s of creation, 2 s of transactions, 0.5 s of
+    /// deletion and 3 s in all, for report tests.
+    pub fn example(ops: [u64; 6], bytes_read: u64, bytes_written: u64, transactions: u64) -> Self {
+        let phase = |ms| PhaseTiming {
+            elapsed: std::time::Duration::from_millis(ms),
+            cpu: std::time::Duration::from_millis(ms / 2),
+        };
+        RunSummary {
+            config: PostmarkConfig::default(),
+            counts: Counts::example(ops, bytes_read, bytes_written, transactions),
+            timing: Timing {
+                creation: phase(500),
+                transactions: phase(2000),
+                deletion: phase(500),
+                total: phase(3000),
+            },
+            latency: std::array::from_fn(|_| LatencyRecorder::new()),
+            out_of_files: false,
+        }
+    }
+}
