@@ -6,37 +6,22 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{Output, TmpfsMount, run};
+use common::{TmpfsMount, bonnie_args, listing, quick_bonnie_args, run};
 
-/// Names in a directory, sorted.
-fn listing(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Runs `fsbench bonnie -d MNT ARGS` on a fresh 64 MiB tmpfs and checks
-/// the exit code, the one-line error, and that the mount is still empty.
-fn bonnie_error(args: &[&str], code: i32, needles: &[&str]) {
-    bonnie_error_on("size=64m", args, code, needles);
-}
-
-/// The same on a tmpfs mounted with `options`.
-fn bonnie_error_on(options: &str, args: &[&str], code: i32, needles: &[&str]) -> Option<Output> {
-    let mnt = TmpfsMount::with_options(options)?;
-    let mut full = vec!["bonnie".to_string(), "-d".to_string(), mnt.arg()];
-    full.extend(args.iter().map(|a| a.to_string()));
-    let out = run(&full);
+/// Runs `fsbench bonnie -d MNT ARGS` on a fresh tmpfs mounted with
+/// `options` and checks the exit code, the one-line error, and that the
+/// mount is still empty.
+fn bonnie_error_on(options: &str, args: &[&str], code: i32, needles: &[&str]) {
+    let Some(mnt) = TmpfsMount::with_options(options) else {
+        return;
+    };
+    let out = run(&bonnie_args(&mnt.arg(), args));
     out.assert_error(code, needles);
     assert_eq!(out.stdout, "", "nothing on stdout\n{out}");
     assert!(
         listing(mnt.path()).is_empty(),
         "bad input wrote to the target\n{out}"
     );
-    Some(out)
 }
 
 /// A clap-level parse error: exit 2, a message, no panic, no output.
@@ -47,17 +32,85 @@ fn parse_error(args: &[&str]) {
     assert_eq!(out.stdout, "", "{out}");
 }
 
+/// The table of bad `bonnie` flags: one `#[test]` per row, named by it,
+/// that checks each of its cases with [`bonnie_error_on`]. A case is
+/// `[ARGS] => CODE [NEEDLES]` (the error mentions every needle); a row runs
+/// on a 64 MiB tmpfs unless `on "OPTIONS"` follows its name.
+macro_rules! bad_bonnie_flags {
+    (@options) => { "size=64m" };
+    (@options $options:literal) => { $options };
+    ($(
+        $(#[$attr:meta])*
+        $name:ident $(on $options:literal)?:
+            $([$($arg:expr),*] => $code:literal [$($needle:expr),*]),+;
+    )*) => {$(
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let options = bad_bonnie_flags!(@options $($options)?);
+            $(bonnie_error_on(options, &[$($arg),*], $code, &[$($needle),*]);)+
+        }
+    )*};
+}
+
+bad_bonnie_flags! {
+    size_not_a_number: ["-s", "banana"] => 2 ["-s", "banana"];
+    size_not_whole_mib: ["-s", "1.5"] => 2 ["-s"];
+    size_too_large_to_represent: ["-s", "99999999999999999999t"] => 2 ["too large"];
+    size_spec_with_five_fields: ["-s", "1:2:3:4:5"] => 2 ["-s"];
+    chunk_not_a_power_of_two: ["-s", "1g:1000"] => 2 ["power of two"];
+    chunk_too_small_and_too_large:
+        ["-s", "1:128"] => 2 ["chunk"],
+        ["-s", "1:2m"] => 2 ["chunk"];
+    zero_seeks_or_seekers:
+        ["-s", "1:8k:0"] => 2 ["seeks"],
+        ["-s", "1:8k:8:0"] => 2 ["seekers"],
+        ["-s", "1:8k:8:2000"] => 2 ["seekers"];
+    file_spec_with_six_fields: ["-n", "1:2:3:4:5:6"] => 2 ["-n"];
+    file_max_below_min: ["-n", "10:5:100"] => 2 ["below min"];
+    file_count_not_a_number: ["-n", "lots"] => 2 ["-n"];
+    zero_directories_or_more_directories_than_files:
+        ["-n", "1:0:0:0"] => 2 ["directories"],
+        ["-n", "1:0:0:5000"] => 2 ["directories"];
+    unknown_link_kind: ["-n", "1:-3"] => 2 ["-n"];
+    nothing_to_test: ["-s", "0", "-n", "0"] => 2 ["nothing to test"];
+    zero_runs: ["-s", "1", "-n", "0", "-x", "0"] => 2 ["-x 0"];
+    concurrency_out_of_range:
+        ["-s", "1", "-n", "0", "-c", "0"] => 2 ["-c 0"],
+        ["-s", "1", "-n", "0", "-c", "201"] => 2 ["-c 201"];
+    semaphore_modes_are_refused:
+        ["-s", "1", "-n", "0", "-y", "s"] => 2 ["not supported"],
+        ["-s", "1", "-n", "0", "-p", "3"] => 2 ["not supported"];
+    per_char_size_not_a_number: ["-s", "1", "-n", "0", "-fx"] => 2 ["-fx"];
+    unknown_user_and_group:
+        ["-s", "1", "-n", "0", "-u", "nosuchuser"] => 2 ["nosuchuser"],
+        ["-s", "1", "-n", "0", "-g", "nosuchgroup"] => 2 ["nosuchgroup"];
+    not_enough_space on "size=16m":
+        ["-s", "64", "-n", "0", "-r", "0"] => 1 ["not enough space"];
+    absurd_file_count_is_refused_for_memory:
+        ["-n", "99999999"] => 2 ["-n 99999999", "memory"];
+    // 1024 files + directory + data file + marker, but fewer inodes free.
+    too_few_free_inodes on "size=64m,nr_inodes=1000":
+        ["-s", "0", "-n", "1", "-r", "0"] => 1 ["not enough free inodes"];
+    /// Bug: `total_files() * per_file` in `planned_bytes`
+    /// (src/workload/bonnie/mod.rs:254) wraps to 0 for 1024 files of 16 PiB,
+    /// so the space check passes and the run fills the file system until
+    /// ENOSPC instead of being refused up front (debug build: panic).
+    file_sizes_overflowing_the_space_plan_are_refused on "size=16m":
+        ["-s", "0", "-n", "1:16384t:16384t", "-r", "0"] => 1 ["not enough space"];
+    /// Bug: a missing `-Z` file exits 1 ("run failed") while an empty one
+    /// exits 2; both are bad flag values (exit 2). It is also read only after
+    /// the scratch directory exists, once per `-x` repetition.
+    missing_random_number_file_is_a_usage_error:
+        ["-s", "1", "-f", "-n", "0", "-Z", "/nonexistent/rand"] => 2 ["/nonexistent/rand"];
+}
+
 #[test]
 fn missing_target_directory() {
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let out = run(&bonnie_args(
         "/nonexistent/fsbench-test",
-        "-s",
-        "1",
-        "-n",
-        "0",
-    ]);
+        &["-s", "1", "-n", "0"],
+    ));
     out.assert_error(2, &["/nonexistent/fsbench-test", "does not exist"]);
     assert!(!std::path::Path::new("/nonexistent").exists());
 }
@@ -67,7 +120,10 @@ fn a_file_as_target() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("plain-file");
     std::fs::write(&file, b"data").unwrap();
-    let out = run(&["bonnie", "-d", file.to_str().unwrap(), "-s", "1", "-n", "0"]);
+    let out = run(&bonnie_args(
+        file.to_str().unwrap(),
+        &["-s", "1", "-n", "0"],
+    ));
     out.assert_error(2, &["not a directory"]);
     assert_eq!(std::fs::read(&file).unwrap(), b"data");
     assert_eq!(listing(dir.path()), ["plain-file"]);
@@ -75,113 +131,8 @@ fn a_file_as_target() {
 
 #[test]
 fn empty_target_path() {
-    let out = run(&["bonnie", "-d", "x=", "-s", "1", "-n", "0"]);
+    let out = run(&bonnie_args("x=", &["-s", "1", "-n", "0"]));
     out.assert_error(2, &["empty path"]);
-}
-
-#[test]
-fn size_not_a_number() {
-    bonnie_error(&["-s", "banana"], 2, &["-s", "banana"]);
-}
-
-#[test]
-fn size_not_whole_mib() {
-    bonnie_error(&["-s", "1.5"], 2, &["-s"]);
-}
-
-#[test]
-fn size_too_large_to_represent() {
-    bonnie_error(&["-s", "99999999999999999999t"], 2, &["too large"]);
-}
-
-#[test]
-fn size_spec_with_five_fields() {
-    bonnie_error(&["-s", "1:2:3:4:5"], 2, &["-s"]);
-}
-
-#[test]
-fn chunk_not_a_power_of_two() {
-    bonnie_error(&["-s", "1g:1000"], 2, &["power of two"]);
-}
-
-#[test]
-fn chunk_too_small_and_too_large() {
-    bonnie_error(&["-s", "1:128"], 2, &["chunk"]);
-    bonnie_error(&["-s", "1:2m"], 2, &["chunk"]);
-}
-
-#[test]
-fn zero_seeks_or_seekers() {
-    bonnie_error(&["-s", "1:8k:0"], 2, &["seeks"]);
-    bonnie_error(&["-s", "1:8k:8:0"], 2, &["seekers"]);
-    bonnie_error(&["-s", "1:8k:8:2000"], 2, &["seekers"]);
-}
-
-#[test]
-fn file_spec_with_six_fields() {
-    bonnie_error(&["-n", "1:2:3:4:5:6"], 2, &["-n"]);
-}
-
-#[test]
-fn file_max_below_min() {
-    bonnie_error(&["-n", "10:5:100"], 2, &["below min"]);
-}
-
-#[test]
-fn file_count_not_a_number() {
-    bonnie_error(&["-n", "lots"], 2, &["-n"]);
-}
-
-#[test]
-fn zero_directories_or_more_directories_than_files() {
-    bonnie_error(&["-n", "1:0:0:0"], 2, &["directories"]);
-    bonnie_error(&["-n", "1:0:0:5000"], 2, &["directories"]);
-}
-
-#[test]
-fn unknown_link_kind() {
-    bonnie_error(&["-n", "1:-3"], 2, &["-n"]);
-}
-
-#[test]
-fn nothing_to_test() {
-    bonnie_error(&["-s", "0", "-n", "0"], 2, &["nothing to test"]);
-}
-
-#[test]
-fn zero_runs() {
-    bonnie_error(&["-s", "1", "-n", "0", "-x", "0"], 2, &["-x 0"]);
-}
-
-#[test]
-fn concurrency_out_of_range() {
-    bonnie_error(&["-s", "1", "-n", "0", "-c", "0"], 2, &["-c 0"]);
-    bonnie_error(&["-s", "1", "-n", "0", "-c", "201"], 2, &["-c 201"]);
-}
-
-#[test]
-fn semaphore_modes_are_refused() {
-    bonnie_error(&["-s", "1", "-n", "0", "-y", "s"], 2, &["not supported"]);
-    bonnie_error(&["-s", "1", "-n", "0", "-p", "3"], 2, &["not supported"]);
-}
-
-#[test]
-fn per_char_size_not_a_number() {
-    bonnie_error(&["-s", "1", "-n", "0", "-fx"], 2, &["-fx"]);
-}
-
-#[test]
-fn unknown_user_and_group() {
-    bonnie_error(
-        &["-s", "1", "-n", "0", "-u", "nosuchuser"],
-        2,
-        &["nosuchuser"],
-    );
-    bonnie_error(
-        &["-s", "1", "-n", "0", "-g", "nosuchgroup"],
-        2,
-        &["nosuchgroup"],
-    );
 }
 
 #[test]
@@ -192,48 +143,13 @@ fn directory_not_writable_for_the_user() {
     let dir = mnt.join("root-only");
     std::fs::create_dir(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let out = run(&bonnie_args(
         dir.to_str().unwrap(),
-        "-u",
-        "nobody",
-        "-s",
-        "1",
-        "-n",
-        "0",
-        "-r",
-        "0",
-    ]);
+        &["-u", "nobody", "-s", "1", "-n", "0", "-r", "0"],
+    ));
     out.assert_error(2, &["not writable"]);
     assert!(listing(&dir).is_empty());
     assert_eq!(listing(mnt.path()), ["root-only"]);
-}
-
-#[test]
-fn not_enough_space() {
-    bonnie_error_on(
-        "size=16m",
-        &["-s", "64", "-n", "0", "-r", "0"],
-        1,
-        &["not enough space"],
-    );
-}
-
-#[test]
-fn absurd_file_count_is_refused_for_memory() {
-    bonnie_error(&["-n", "99999999"], 2, &["-n 99999999", "memory"]);
-}
-
-#[test]
-fn too_few_free_inodes() {
-    // 1024 files + directory + data file + marker, but fewer inodes free.
-    bonnie_error_on(
-        "size=64m,nr_inodes=1000",
-        &["-s", "0", "-n", "1", "-r", "0"],
-        1,
-        &["not enough free inodes"],
-    );
 }
 
 /// Bug: `num_k * 1024` overflows u64 (src/compat/bonnie/args.rs:135 and
@@ -249,17 +165,10 @@ fn file_count_overflowing_u64_is_refused_sensibly() {
         let Some(mnt) = TmpfsMount::new("64m") else {
             return;
         };
-        let out = run(&[
-            "bonnie",
-            "-d",
+        let out = run(&bonnie_args(
             &mnt.arg(),
-            "-s",
-            "0",
-            "-n",
-            count,
-            "-r",
-            "0",
-        ]);
+            &["-s", "0", "-n", count, "-r", "0"],
+        ));
         out.assert_code(2);
         let line = out.assert_one_line_error();
         assert!(
@@ -270,49 +179,15 @@ fn file_count_overflowing_u64_is_refused_sensibly() {
     }
 }
 
-/// Bug: `total_files() * per_file` in `planned_bytes`
-/// (src/workload/bonnie/mod.rs:254) wraps to 0 for 1024 files of 16 PiB,
-/// so the space check passes and the run fills the file system until
-/// ENOSPC instead of being refused up front (debug build: panic).
-#[test]
-fn file_sizes_overflowing_the_space_plan_are_refused() {
-    bonnie_error_on(
-        "size=16m",
-        &["-s", "0", "-n", "1:16384t:16384t", "-r", "0"],
-        1,
-        &["not enough space"],
-    );
-}
-
-/// Bug: a missing `-Z` file exits 1 ("run failed") while an empty one
-/// exits 2; both are bad flag values (exit 2). It is also read only after
-/// the scratch directory exists, once per `-x` repetition.
-#[test]
-fn missing_random_number_file_is_a_usage_error() {
-    bonnie_error(
-        &["-s", "1", "-f", "-n", "0", "-Z", "/nonexistent/rand"],
-        2,
-        &["/nonexistent/rand"],
-    );
-}
-
 #[test]
 fn missing_random_number_file_fails_cleanly() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let out = run(&bonnie_args(
         &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "0",
-        "-Z",
-        "/nonexistent/rand",
-    ]);
+        &["-s", "1", "-f", "-n", "0", "-Z", "/nonexistent/rand"],
+    ));
     assert!(matches!(out.status.code(), Some(1 | 2)), "{out}");
     out.assert_one_line_error();
     assert!(listing(mnt.path()).is_empty());
@@ -323,21 +198,9 @@ fn unwritable_json_path_fails_cleanly() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let out = run(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "--json",
-        "/nonexistent/dir/result.json",
-    ]);
-    out.assert_error(2, &["/nonexistent/dir/result.json"]);
+    let json = "/nonexistent/dir/result.json";
+    let out = run(&quick_bonnie_args(&mnt.arg(), &["--json", json]));
+    out.assert_error(2, &[json]);
     assert!(listing(mnt.path()).is_empty());
 }
 

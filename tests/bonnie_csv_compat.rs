@@ -7,25 +7,36 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{TmpfsMount, assert_no_scratch_left, require_tool, run};
+use common::{TmpfsMount, assert_no_scratch_left, bonnie_args, require_tool, run};
 
 /// Runs `fsbench bonnie -d MNT ARGS` and returns its stdout (CSV lines).
 fn csv_of(mnt: &TmpfsMount, args: &[&str]) -> String {
-    let mut full = vec!["bonnie", "-d", &mnt.path().to_str().unwrap()]
-        .into_iter()
-        .map(str::to_string)
-        .collect::<Vec<_>>();
-    full.extend(args.iter().map(|a| a.to_string()));
-    let out = run(&full);
+    let out = run(&bonnie_args(&mnt.arg(), args));
     out.assert_success().assert_no_panic();
     assert_no_scratch_left(mnt.path());
     out.stdout
+}
+
+/// [`csv_of`] on a fresh 64 MiB tmpfs; None (skipped) when not root.
+fn csv_on_tmpfs(args: &[&str]) -> Option<String> {
+    let mnt = TmpfsMount::new("64m")?;
+    Some(csv_of(&mnt, args))
 }
 
 struct ToolOutput {
     code: Option<i32>,
     stdout: String,
     stderr: String,
+}
+
+impl ToolOutput {
+    /// The input and all the tool printed, for assertion messages.
+    fn context(&self, input: &str) -> String {
+        format!(
+            "input:\n{input}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        )
+    }
 }
 
 /// Pipes `input` into `tool` and captures what it prints.
@@ -51,12 +62,8 @@ fn pipe_into(tool: &Path, input: &str) -> ToolOutput {
 /// bon_csv2html: exit 0, a table with one row per data line (the bold
 /// machine name starts each row), nothing rejected.
 fn check_html(input: &str, machines: &[&str]) {
-    let tool = require_tool("bon_csv2html");
-    let out = pipe_into(&tool, input);
-    let context = format!(
-        "input:\n{input}\nstdout:\n{}\nstderr:\n{}",
-        out.stdout, out.stderr
-    );
+    let out = pipe_into(&require_tool("bon_csv2html"), input);
+    let context = out.context(input);
     assert_eq!(out.code, Some(0), "bon_csv2html failed\n{context}");
     assert!(out.stdout.contains("<table"), "no table\n{context}");
     assert!(
@@ -78,12 +85,8 @@ fn check_html(input: &str, machines: &[&str]) {
 /// "Expected 1.98" (it refuses the header line of `-x`, as it does for
 /// bonnie++'s own header line).
 fn check_txt(input: &str, machines: &[&str]) {
-    let tool = require_tool("bon_csv2txt");
-    let out = pipe_into(&tool, input);
-    let context = format!(
-        "input:\n{input}\nstdout:\n{}\nstderr:\n{}",
-        out.stdout, out.stderr
-    );
+    let out = pipe_into(&require_tool("bon_csv2txt"), input);
+    let context = out.context(input);
     assert_eq!(out.code, Some(0), "bon_csv2txt failed\n{context}");
     let refused: Vec<&str> = out
         .stderr
@@ -100,20 +103,22 @@ fn check_txt(input: &str, machines: &[&str]) {
     }
 }
 
+/// Both of bonnie++'s report tools accept `input` with a row for each of
+/// `machines`.
+fn check_report_tools(input: &str, machines: &[&str]) {
+    check_html(input, machines);
+    check_txt(input, machines);
+}
+
 #[test]
 fn single_csv_line_is_accepted() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some(csv) = csv_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "single", "-z", "42", "-q",
+    ]) else {
         return;
     };
-    let csv = csv_of(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "single", "-z", "42", "-q",
-        ],
-    );
     assert_eq!(csv.lines().count(), 1);
-    check_html(&csv, &["single"]);
-    check_txt(&csv, &["single"]);
+    check_report_tools(&csv, &["single"]);
     // The data row is labelled from fields 6-9, as bonnie++'s is.
     let txt = pipe_into(&require_tool("bon_csv2txt"), &csv).stdout;
     assert!(
@@ -125,19 +130,14 @@ fn single_csv_line_is_accepted() {
 
 #[test]
 fn x2_output_with_header_line_is_accepted() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some(csv) = csv_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "double", "-z", "1", "-x", "2",
+    ]) else {
         return;
     };
-    let csv = csv_of(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "double", "-z", "1", "-x", "2",
-        ],
-    );
     assert!(csv.starts_with("format_version,"), "{csv}");
     assert_eq!(csv.lines().count(), 3);
-    check_html(&csv, &["double"]);
-    check_txt(&csv, &["double"]);
+    check_report_tools(&csv, &["double"]);
 }
 
 #[test]
@@ -145,36 +145,17 @@ fn lines_with_skipped_test_groups_and_options_are_accepted() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let mut csv = String::new();
-    csv += &csv_of(
-        &mnt,
+    let (size, files) = ("8:16k:100:2", "1:4k:1k:2");
+    let runs: [&[&str]; 4] = [
         &["-s", "0", "-n", "1:-1", "-r", "0", "-m", "links", "-q"],
-    );
-    csv += &csv_of(
-        &mnt,
         &["-s", "8", "-f", "-n", "0", "-r", "0", "-m", "nofiles", "-q"],
-    );
-    csv += &csv_of(
-        &mnt,
         &[
-            "-s",
-            "8:16k:100:2",
-            "-f1",
-            "-n",
-            "1:4k:1k:2",
-            "-r",
-            "0",
-            "-m",
-            "sized",
-            "-q",
+            "-s", size, "-f1", "-n", files, "-r", "0", "-m", "sized", "-q",
         ],
-    );
-    csv += &csv_of(
-        &mnt,
         &["-s", "0", "-n", "1:-2::2", "-r", "0", "-m", "syml", "-q"],
-    );
+    ];
+    let csv: String = runs.iter().map(|args| csv_of(&mnt, args)).collect();
     assert_eq!(csv.lines().count(), 4, "{csv}");
     let machines = ["links", "nofiles", "sized", "syml"];
-    check_html(&csv, &machines);
-    check_txt(&csv, &machines);
+    check_report_tools(&csv, &machines);
 }

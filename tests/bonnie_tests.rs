@@ -5,20 +5,13 @@ mod common;
 
 use std::path::Path;
 
-use common::{Output, TmpfsMount, assert_no_scratch_left, read_json, run};
+use common::{
+    DATA_METRICS, FILE_METRICS, Output, TmpfsMount, assert_no_scratch_left, bonnie_args,
+    quick_bonnie_args, read_json, run,
+};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
-
-const DATA_METRICS: [&str; 6] = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"];
-const FILE_METRICS: [&str; 6] = [
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-];
 
 /// 1-based CSV field numbers of each metric's rate (its CPU follows it).
 fn rate_field(metric: &str) -> usize {
@@ -93,6 +86,13 @@ fn data_expectations(size_mib: u64, per_char_mib: u64, chunk: u64, seeks: u64) -
         ops: seeks,
     });
     out
+}
+
+/// The twelve tests of `-s 8 -f1 -n 1` with the default chunk and seeks.
+fn s8_f1_n1_expectations() -> Vec<Expect> {
+    let mut expected = data_expectations(8, 1, 8192, 8192);
+    expected.extend(file_expectations(1024));
+    expected
 }
 
 fn file_expectations(files: u64) -> Vec<Expect> {
@@ -257,17 +257,20 @@ fn bonnie(mnt: &TmpfsMount, args: &[&str]) -> (Output, Value) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(out_dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let json = json_path(&out_dir);
-    let mut full = vec!["bonnie", "-d", &mnt.arg()]
-        .into_iter()
-        .map(str::to_string)
-        .collect::<Vec<_>>();
-    full.extend(args.iter().map(|a| a.to_string()));
+    let mut full = bonnie_args(&mnt.arg(), args);
     full.extend(["--json".to_string(), json.clone()]);
     let out = run(&full);
     out.assert_success().assert_no_panic();
     assert_no_scratch_left(mnt.path());
     let value = read_json(Path::new(&json));
     (out, value)
+}
+
+/// [`bonnie`] on a fresh 64 MiB tmpfs; None (skipped) when not root.
+fn bonnie_on_tmpfs(args: &[&str]) -> Option<(TmpfsMount, Output, Value)> {
+    let mnt = TmpfsMount::new("64m")?;
+    let (out, result) = bonnie(&mnt, args);
+    Some((mnt, out, result))
 }
 
 fn workloads(result: &Value) -> &Vec<Value> {
@@ -303,17 +306,30 @@ fn assert_csv_shape(csv: &[String], machine: &str, seed: &str) {
     assert_eq!(field(csv, 5), seed);
 }
 
+/// What a single run must show: the metrics of `workload` are `expected`,
+/// and the one CSV line of `out` has the shape for `machine` and `seed` and
+/// says what the JSON says. Returns that CSV line.
+fn check_single_run(
+    out: &Output,
+    workload: &Value,
+    expected: &[Expect],
+    machine: &str,
+    seed: &str,
+) -> Vec<String> {
+    check_metrics(workload, expected);
+    let csv = out.csv();
+    assert_csv_shape(&csv, machine, seed);
+    check_csv_matches_json(&csv, metrics(workload));
+    csv
+}
+
 #[test]
 fn all_twelve_tests_do_the_requested_work() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, out, result)) = bonnie_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "t", "-z", "42",
+    ]) else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "t", "-z", "42",
-        ],
-    );
     assert_eq!(out.stderr, "", "a clean run prints nothing on stderr");
     assert!(!out.stdout.contains("+++++"), "never +++++\n{out}");
 
@@ -333,9 +349,7 @@ fn all_twelve_tests_do_the_requested_work() {
     assert_eq!(workload["params"]["file_size_mib"], 8);
     assert_eq!(workload["params"]["seed"]["number"], 42);
 
-    let mut expected = data_expectations(8, 1, 8192, 8192);
-    expected.extend(file_expectations(1024));
-    check_metrics(workload, &expected);
+    let csv = check_single_run(&out, workload, &s8_f1_n1_expectations(), "t", "42");
     // -r 0: RAM unknown, so nothing is flagged as served from the cache.
     for metric in metrics(workload) {
         assert!(
@@ -344,8 +358,6 @@ fn all_twelve_tests_do_the_requested_work() {
         );
     }
 
-    let csv = out.csv();
-    assert_csv_shape(&csv, "t", "42");
     assert_eq!(field(&csv, 4), "1", "concurrency");
     assert_eq!(field(&csv, 6), "8M", "file size");
     assert_eq!(field(&csv, 7), "", "default chunk is left empty");
@@ -355,7 +367,6 @@ fn all_twelve_tests_do_the_requested_work() {
     for n in 23..=26 {
         assert_eq!(field(&csv, n), "", "field {n}: defaults are empty");
     }
-    check_csv_matches_json(&csv, metrics(workload));
 
     // The table: both halves, named and labelled like bonnie++'s.
     let table: Vec<&str> = out.stdout.lines().collect();
@@ -382,17 +393,13 @@ fn all_twelve_tests_do_the_requested_work() {
 
 #[test]
 fn s0_runs_only_file_tests_and_leaves_data_fields_empty() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) =
+        bonnie_on_tmpfs(&["-s", "0", "-n", "1", "-r", "0", "-m", "f", "-z", "7"])
+    else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &["-s", "0", "-n", "1", "-r", "0", "-m", "f", "-z", "7"],
-    );
     let workload = &workloads(&result)[0];
-    check_metrics(workload, &file_expectations(1024));
-    let csv = out.csv();
-    assert_csv_shape(&csv, "f", "7");
+    let csv = check_single_run(&out, workload, &file_expectations(1024), "f", "7");
     for n in 6..=21 {
         assert_eq!(
             field(&csv, n),
@@ -404,24 +411,20 @@ fn s0_runs_only_file_tests_and_leaves_data_fields_empty() {
     for n in 27..=38 {
         assert!(!field(&csv, n).is_empty(), "field {n} must be set: {csv:?}");
     }
-    check_csv_matches_json(&csv, metrics(workload));
     assert!(!out.stdout.contains("Sequential Output"), "{out}");
     assert!(out.stdout.contains("Sequential Create"), "{out}");
 }
 
 #[test]
 fn n0_runs_only_data_tests_and_leaves_file_fields_empty() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) =
+        bonnie_on_tmpfs(&["-s", "8", "-f1", "-n", "0", "-r", "0", "-m", "d", "-z", "7"])
+    else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &["-s", "8", "-f1", "-n", "0", "-r", "0", "-m", "d", "-z", "7"],
-    );
     let workload = &workloads(&result)[0];
-    check_metrics(workload, &data_expectations(8, 1, 8192, 8192));
-    let csv = out.csv();
-    assert_csv_shape(&csv, "d", "7");
+    let expected = data_expectations(8, 1, 8192, 8192);
+    let csv = check_single_run(&out, workload, &expected, "d", "7");
     for n in 22..=38 {
         assert_eq!(
             field(&csv, n),
@@ -432,7 +435,6 @@ fn n0_runs_only_data_tests_and_leaves_file_fields_empty() {
     for n in 10..=21 {
         assert!(!field(&csv, n).is_empty(), "field {n} must be set: {csv:?}");
     }
-    check_csv_matches_json(&csv, metrics(workload));
     assert!(out.stdout.contains("Sequential Output"), "{out}");
     assert!(!out.stdout.contains("Sequential Create"), "{out}");
 }
@@ -440,25 +442,20 @@ fn n0_runs_only_data_tests_and_leaves_file_fields_empty() {
 /// `-n SPEC` with `-s 0`: all six file tests over 1024 entries; CSV fields
 /// 23-25 (max, min, dirs) as given.
 fn file_variant(spec: &str, kind: Value, dirs: u64, csv_max_min_dirs: [&str; 3]) {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) =
+        bonnie_on_tmpfs(&["-s", "0", "-n", spec, "-r", "0", "-m", "v", "-z", "3"])
+    else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &["-s", "0", "-n", spec, "-r", "0", "-m", "v", "-z", "3"],
-    );
     let workload = &workloads(&result)[0];
     assert_eq!(workload["params"]["files"]["kind"], kind, "-n {spec}");
     assert_eq!(workload["params"]["files"]["dirs"], dirs, "-n {spec}");
-    check_metrics(workload, &file_expectations(1024));
-    let csv = out.csv();
-    assert_csv_shape(&csv, "v", "3");
+    let csv = check_single_run(&out, workload, &file_expectations(1024), "v", "3");
     assert_eq!(
         [field(&csv, 23), field(&csv, 24), field(&csv, 25)],
         csv_max_min_dirs,
         "-n {spec}: max, min, dirs"
     );
-    check_csv_matches_json(&csv, metrics(workload));
 }
 
 #[test]
@@ -488,15 +485,11 @@ fn symlinks_across_two_directories() {
 
 #[test]
 fn x3_prints_header_and_three_csv_lines_only() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) = bonnie_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "x", "-z", "5", "-x", "3",
+    ]) else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "x", "-z", "5", "-x", "3",
-        ],
-    );
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "header + 3 CSV lines, no table\n{out}");
     assert!(lines[0].starts_with("format_version,"), "{out}");
@@ -512,8 +505,7 @@ fn x3_prints_header_and_three_csv_lines_only() {
     assert!(!out.stdout.contains("Version"), "-x prints no table\n{out}");
     let runs = workloads(&result);
     assert_eq!(runs.len(), 3);
-    let mut expected = data_expectations(8, 1, 8192, 8192);
-    expected.extend(file_expectations(1024));
+    let expected = s8_f1_n1_expectations();
     for (i, (workload, line)) in runs.iter().zip(&lines[1..]).enumerate() {
         assert_eq!(workload["repetition"], i as u64);
         check_metrics(workload, &expected);
@@ -524,13 +516,11 @@ fn x3_prints_header_and_three_csv_lines_only() {
 
 #[test]
 fn x1_prints_one_csv_line_without_header() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) =
+        bonnie_on_tmpfs(&["-s", "0", "-n", "1", "-r", "0", "-m", "one", "-x", "1"])
+    else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &["-s", "0", "-n", "1", "-r", "0", "-m", "one", "-x", "1"],
-    );
     assert_eq!(out.stdout.lines().count(), 1, "{out}");
     assert_csv_shape(&out.csv(), "one", field(&out.csv(), 5));
     assert_eq!(workloads(&result).len(), 1);
@@ -538,15 +528,11 @@ fn x1_prints_one_csv_line_without_header() {
 
 #[test]
 fn quiet_sends_the_table_to_stderr_and_only_csv_to_stdout() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, _)) = bonnie_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "q", "-z", "1", "-q",
+    ]) else {
         return;
     };
-    let (out, _) = bonnie(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "q", "-z", "1", "-q",
-        ],
-    );
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 1, "only the CSV line on stdout\n{out}");
     assert!(lines[0].starts_with("1.98,fsbench,q,"), "{out}");
@@ -558,20 +544,14 @@ fn quiet_sends_the_table_to_stderr_and_only_csv_to_stdout() {
 
 #[test]
 fn fsync_after_every_write() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) = bonnie_on_tmpfs(&[
+        "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "b", "-z", "1", "-b",
+    ]) else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &[
-            "-s", "8", "-f1", "-n", "1", "-r", "0", "-m", "b", "-z", "1", "-b",
-        ],
-    );
     let workload = &workloads(&result)[0];
     assert_eq!(workload["params"]["fsync_every_write"], true);
-    let mut expected = data_expectations(8, 1, 8192, 8192);
-    expected.extend(file_expectations(1024));
-    check_metrics(workload, &expected);
+    check_metrics(workload, &s8_f1_n1_expectations());
     assert_eq!(out.csv().len(), 50);
 }
 
@@ -582,25 +562,12 @@ fn direct_io_runs_or_fails_cleanly() {
     };
     let out_dir = tempfile::tempdir().unwrap();
     let json = json_path(&out_dir);
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let out = run(&bonnie_args(
         &mnt.arg(),
-        "-s",
-        "8",
-        "-f",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "D",
-        "-z",
-        "1",
-        "-D",
-        "--json",
-        &json,
-    ]);
+        &[
+            "-s", "8", "-f", "-n", "0", "-r", "0", "-m", "D", "-z", "1", "-D", "--json", &json,
+        ],
+    ));
     assert_no_scratch_left(mnt.path());
     if out.code() == 0 {
         let result = read_json(Path::new(&json));
@@ -617,33 +584,17 @@ fn direct_io_runs_or_fails_cleanly() {
 
 #[test]
 fn size_spec_sets_chunk_seeks_and_seekers() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let size = "8:16k:100:2"; // size:chunk:seeks:seekers
+    let Some((_, out, result)) = bonnie_on_tmpfs(&[
+        "-s", size, "-f1", "-n", "0", "-c", "2", "-r", "0", "-m", "c", "-z", "9",
+    ]) else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &[
-            "-s",
-            "8:16k:100:2",
-            "-f1",
-            "-n",
-            "0",
-            "-c",
-            "2",
-            "-r",
-            "0",
-            "-m",
-            "c",
-            "-z",
-            "9",
-        ],
-    );
     let workload = &workloads(&result)[0];
     assert_eq!(workload["params"]["chunk"], 16384);
     assert_eq!(workload["params"]["seekers"], 2);
-    check_metrics(workload, &data_expectations(8, 1, 16384, 100));
-    let csv = out.csv();
-    assert_csv_shape(&csv, "c", "9");
+    let expected = data_expectations(8, 1, 16384, 100);
+    let csv = check_single_run(&out, workload, &expected, "c", "9");
     assert_eq!(
         [
             field(&csv, 4),
@@ -655,20 +606,17 @@ fn size_spec_sets_chunk_seeks_and_seekers() {
         ["2", "8M", "16k", "100", "2"],
         "concurrency, size, chunk, seeks, seekers"
     );
-    check_csv_matches_json(&csv, metrics(workload));
     // bonnie++'s row label: size:chunk:concurrency:seeks:seekers.
     assert!(out.stdout.contains("8M:16k:2:100:2"), "{out}");
 }
 
 #[test]
 fn ram_size_flags_reads_served_from_the_page_cache() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) =
+        bonnie_on_tmpfs(&["-s", "8", "-f1", "-n", "0", "-r", "1024", "-m", "r"])
+    else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &["-s", "8", "-f1", "-n", "0", "-r", "1024", "-m", "r"],
-    );
     let workload = &workloads(&result)[0];
     for metric in metrics(workload) {
         let name = metric["name"].as_str().unwrap();
@@ -712,10 +660,12 @@ fn named_target_and_comma_in_machine_name() {
     let spec = format!("fast={}", mnt.arg());
     let out_dir = tempfile::tempdir().unwrap();
     let json = json_path(&out_dir);
-    let out = run(&[
-        "bonnie", "-d", &spec, "-s", "0", "-n", "1", "-r", "0", "-m", "a,b", "-z", "2", "--json",
-        &json,
-    ]);
+    let out = run(&bonnie_args(
+        &spec,
+        &[
+            "-s", "0", "-n", "1", "-r", "0", "-m", "a,b", "-z", "2", "--json", &json,
+        ],
+    ));
     out.assert_success();
     assert_no_scratch_left(mnt.path());
     let result = read_json(Path::new(&json));
@@ -727,15 +677,11 @@ fn named_target_and_comma_in_machine_name() {
 
 #[test]
 fn runs_as_another_user_with_u() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((_, out, result)) = bonnie_on_tmpfs(&[
+        "-s", "1", "-f", "-n", "1", "-r", "0", "-m", "u", "-u", "nobody",
+    ]) else {
         return;
     };
-    let (out, result) = bonnie(
-        &mnt,
-        &[
-            "-s", "1", "-f", "-n", "1", "-r", "0", "-m", "u", "-u", "nobody",
-        ],
-    );
     assert_eq!(out.csv().len(), 50);
     assert_eq!(
         workloads(&result)[0]["metrics"].as_array().unwrap().len(),
@@ -751,22 +697,7 @@ fn json_to_stdout_is_a_json_document() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let out = run(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "j",
-        "--json",
-        "-",
-    ]);
+    let out = run(&quick_bonnie_args(&mnt.arg(), &["-m", "j", "--json", "-"]));
     out.assert_success();
     assert_no_scratch_left(mnt.path());
     let parsed: Result<Value, _> = serde_json::from_str(&out.stdout);
@@ -782,27 +713,12 @@ fn json_to_stdout_is_a_json_document() {
 /// seekers than cores it shows on nearly every run.
 #[test]
 fn seek_phase_contains_every_seek() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let size = "8::8192:32"; // 8192 seeks by 32 seekers
+    let Some((_, _, result)) = bonnie_on_tmpfs(&[
+        "-s", size, "-f", "-n", "0", "-r", "0", "-m", "s", "-z", "1", "-x", "3",
+    ]) else {
         return;
     };
-    let (_, result) = bonnie(
-        &mnt,
-        &[
-            "-s",
-            "8::8192:32",
-            "-f",
-            "-n",
-            "0",
-            "-r",
-            "0",
-            "-m",
-            "s",
-            "-z",
-            "1",
-            "-x",
-            "3",
-        ],
-    );
     for workload in workloads(&result) {
         let seeks = metrics(workload)
             .iter()

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{
-    FSBENCH, Running, Sentinel, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries,
-    read_json, run,
+    FSBENCH, Running, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries, read_json,
+    run, tmpfs_with_sentinel,
 };
 use serde_json::Value;
 
@@ -151,14 +151,12 @@ fn dead_pid() -> u32 {
 
 #[test]
 fn clean_several_targets_removes_only_dead_runs_dirs() {
-    let Some(one) = TmpfsMount::new("16m") else {
+    let Some((one, sentinel_one)) = tmpfs_with_sentinel("16m") else {
         return;
     };
-    let Some(two) = TmpfsMount::new("16m") else {
+    let Some((two, sentinel_two)) = tmpfs_with_sentinel("16m") else {
         return;
     };
-    let sentinel_one = Sentinel::plant(one.path());
-    let sentinel_two = Sentinel::plant(two.path());
     let host = hostname();
     fake_leftover(one.path(), "fsbench-20260101T000000Z-1", dead_pid(), &host);
     // pid 1 is alive but not fsbench: its leftover is dead too.
@@ -186,10 +184,9 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
 
 #[test]
 fn clean_without_leftovers_changes_nothing() {
-    let Some(mnt) = TmpfsMount::new("16m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("16m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let out = run(&["clean", &mnt.arg()]);
     out.assert_success();
     assert_eq!(

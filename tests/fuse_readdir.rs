@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Output, Running, Sentinel};
+use common::{FILE_METRICS, Output, Running, Sentinel, bonnie_args, listing};
 
 /// Debian's interpreter: python3-fusepy installs only for it (the python3
 /// first on PATH may be another one).
@@ -35,14 +35,6 @@ const MOUNT_TIMEOUT: Duration = Duration::from_secs(20);
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 /// `-n 1`: 1024 files, all in one directory.
 const FILES: u64 = 1024;
-const FILE_METRICS: [&str; 6] = [
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-];
 
 /// True if these tests can run here; says why not otherwise. Panics if
 /// only the Python side is missing: that is an installation to fix.
@@ -250,20 +242,10 @@ fn fsbench_deletes_everything_where_readdir_skips() {
     let json = fs.outside("result.json");
     let json_arg = json.to_str().unwrap().to_string();
     let started = Instant::now();
-    let out = Running::spawn(&[
-        "bonnie",
-        "-d",
+    let out = Running::spawn(&bonnie_args(
         &fs.arg(),
-        "-s",
-        "0",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-q",
-        "--json",
-        &json_arg,
-    ])
+        &["-s", "0", "-n", "1", "-r", "0", "-q", "--json", &json_arg],
+    ))
     .wait_for(RUN_TIMEOUT);
     eprintln!("fsbench on skipfs took {:?}", started.elapsed());
     out.assert_no_panic();
@@ -322,13 +304,8 @@ fn fsbench_deletes_everything_where_readdir_skips() {
 
     sentinel.assert_intact();
     common::assert_no_scratch_left(fs.path());
-    let mut left: Vec<String> = std::fs::read_dir(fs.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
     assert_eq!(
-        left,
+        listing(fs.path()),
         ["SENTINEL", "sentinel-dir"],
         "fsbench left something on skipfs"
     );

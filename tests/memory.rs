@@ -9,7 +9,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{FSBENCH, TmpfsMount, assert_no_scratch_left, read_json};
+use common::{FSBENCH, TmpfsMount, assert_no_scratch_left, bonnie_args, read_json};
 
 const LIMIT_KIB: i64 = 64 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -27,19 +27,10 @@ fn a_million_files_peak_below_64_mib() {
     let stderr_path = out_dir.path().join("stderr");
     let started = Instant::now();
     let child = Command::new(FSBENCH)
-        .args([
-            "bonnie",
-            "-d",
+        .args(bonnie_args(
             &mnt.arg(),
-            "-s",
-            "0",
-            "-n",
-            "1024",
-            "-r",
-            "0",
-            "-m",
-            "mem",
-        ])
+            &["-s", "0", "-n", "1024", "-r", "0", "-m", "mem"],
+        ))
         .arg("--json")
         .arg(&json)
         .stdin(Stdio::null())

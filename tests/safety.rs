@@ -11,31 +11,27 @@ use std::os::unix::fs::{OpenOptionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 use common::{
-    Running, Sentinel, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries,
-    fsbench_entries, read_json, run, scratch_dirs, wait_for_scratch, wait_until,
+    Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries,
+    bonnie_args, fsbench_entries, listing, quick_bonnie_args, read_json, run, scratch_dirs,
+    start_bonnie, tmpfs_with_sentinel, wait_until,
 };
 
-/// Arguments of a run that stays in its first phase (64 MiB written one
-/// byte per syscall: many seconds) long after its scratch directory
-/// appears; every test that uses it stops it early.
-fn long_run(mnt: &TmpfsMount) -> Vec<String> {
-    [
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "64",
-        "-f64",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "long",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// Flags of a run that stays in its first phase (64 MiB written one byte
+/// per syscall: many seconds) long after its scratch directory appears;
+/// every test that uses it stops it early.
+const LONG_RUN: [&str; 9] = ["-s", "64", "-f64", "-n", "0", "-r", "0", "-m", "long"];
+
+/// Sends `signal` to the run and waits for it to exit with `code`.
+fn stop_with(fsbench: Running, signal: i32, code: i32) -> Output {
+    fsbench.signal(signal);
+    let out = fsbench.wait();
+    out.assert_code(code);
+    out
+}
+
+/// SIGINT: the run must exit 130.
+fn interrupt(fsbench: Running) -> Output {
+    stop_with(fsbench, libc::SIGINT, 130)
 }
 
 /// A directory outside the tmpfs holding a file, for symlinks to point at.
@@ -72,17 +68,28 @@ impl Outside {
             Some(PRECIOUS),
             "file outside the target damaged or gone"
         );
-        let mut names: Vec<String> = std::fs::read_dir(self.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
         let mut expected = vec!["precious.txt".to_string()];
         if with_marker {
             expected.insert(0, ".fsbench-scratch".to_string());
         }
-        assert_eq!(names, expected, "directory outside the target changed");
+        assert_eq!(
+            listing(self.path()),
+            expected,
+            "directory outside the target changed"
+        );
     }
+}
+
+/// Plants symlinks in `scratch` to `outside`, to the file in it and to the
+/// sentinel directory of `mnt`: cleanup must remove the links only.
+fn plant_escapes(scratch: &Path, outside: &Outside, mnt: &TmpfsMount) {
+    symlink(outside.path(), scratch.join("escape")).unwrap();
+    symlink(
+        outside.path().join("precious.txt"),
+        scratch.join("escape-file"),
+    )
+    .unwrap();
+    symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
 }
 
 /// Waits until the data-test file `Bonnie.<pid>` in `scratch` holds data,
@@ -101,28 +108,17 @@ fn marker_of(scratch: &Path) -> serde_json::Value {
 
 #[test]
 fn normal_end_removes_the_scratch_dir_and_nothing_else() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let json = mnt.join("result.json");
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "4",
-        "-f4",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-m",
-        "n",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let json_arg = json.to_str().unwrap();
+    let (fsbench, scratch) = start_bonnie(
+        &mnt,
+        &[
+            "-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "n", "--json", json_arg,
+        ],
+    );
     // The scratch directory and its marker say which run owns them.
     let marker = marker_of(&scratch);
     assert_eq!(marker["tool"], "fsbench");
@@ -143,26 +139,15 @@ fn normal_end_removes_the_scratch_dir_and_nothing_else() {
 
 #[test]
 fn empty_random_number_file_fails_cleanly() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let empty = mnt.join("empty.rand");
     std::fs::write(&empty, b"").unwrap();
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let out = run(&quick_bonnie_args(
         &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-Z",
-        empty.to_str().unwrap(),
-    ]);
+        &["-Z", empty.to_str().unwrap()],
+    ));
     out.assert_error(2, &[empty.to_str().unwrap()]);
     assert!(out.stdout.is_empty(), "{out}");
     assert_no_scratch_left(mnt.path());
@@ -175,28 +160,17 @@ fn empty_random_number_file_fails_cleanly() {
 /// the file is read before the scratch directory exists.
 #[test]
 fn random_file_is_read_before_anything_is_written() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let fifo = mnt.join("random.fifo");
     let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
+    let mut fsbench = Running::spawn(&quick_bonnie_args(
         &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-Z",
-        fifo.to_str().unwrap(),
-    ]);
+        &["-Z", fifo.to_str().unwrap()],
+    ));
     // Opening the write end succeeds once fsbench has opened the read end.
     let mut writer = None;
     wait_until(common::STARTUP_TIMEOUT, "fsbench to open the FIFO", || {
@@ -236,21 +210,7 @@ fn running_out_of_inodes_mid_run_fails_cleanly() {
         return;
     };
     let sentinel = Sentinel::plant(mnt.path());
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "4",
-        "-f4",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-m",
-        "i",
-    ]);
-    wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, _) = start_bonnie(&mnt, &["-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "i"]);
     let filler = mnt.join("inode-filler");
     std::fs::create_dir(&filler).unwrap();
     let mut taken = 0;
@@ -291,26 +251,14 @@ fn fill_file_system(path: &Path) -> u64 {
 
 #[test]
 fn file_system_filled_from_outside_mid_run_fails_cleanly() {
-    let Some(mnt) = TmpfsMount::new("16m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("16m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     // 8 MiB written one byte per syscall: seconds, plenty of time to fill.
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "8",
-        "-f12",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "full",
-    ]);
-    wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, _) = start_bonnie(
+        &mnt,
+        &["-s", "8", "-f12", "-n", "0", "-r", "0", "-m", "full"],
+    );
     let filler = mnt.join("filler");
     let filled = fill_file_system(&filler);
     assert!(
@@ -330,16 +278,13 @@ fn file_system_filled_from_outside_mid_run_fails_cleanly() {
 }
 
 fn interrupted_mid_run(signal: i32, name: &str, code: i32) {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
     wait_for_data(&scratch, &mut fsbench);
-    fsbench.signal(signal);
-    let out = fsbench.wait();
-    out.assert_code(code).assert_no_panic();
+    let out = stop_with(fsbench, signal, code);
+    out.assert_no_panic();
     assert_eq!(
         out.stderr.trim_end(),
         format!("fsbench: interrupted by {name}; scratch data removed"),
@@ -365,24 +310,11 @@ fn sigterm_mid_run_exits_143_after_cleanup() {
 
 #[test]
 fn sigint_during_the_file_tests_removes_every_file() {
-    let Some(mnt) = TmpfsMount::new("256m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "0",
-        "-n",
-        "128",
-        "-r",
-        "0",
-        "-m",
-        "files",
-    ]);
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, scratch) =
+        start_bonnie(&mnt, &["-s", "0", "-n", "128", "-r", "0", "-m", "files"]);
     // The file tests' directory `Bonnie.<pid>`, with files in it.
     let test_dir = scratch.join(format!("Bonnie.{}", fsbench.pid));
     wait_until(
@@ -396,21 +328,17 @@ fn sigint_during_the_file_tests_removes_every_file() {
             std::fs::read_dir(&test_dir).is_ok_and(|mut d| d.next().is_some())
         },
     );
-    fsbench.signal(libc::SIGINT);
-    let out = fsbench.wait();
-    out.assert_code(130).assert_no_panic();
+    interrupt(fsbench).assert_no_panic();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
 
 #[test]
 fn after_kill_9_clean_removes_the_leftover_and_only_it() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
     wait_for_data(&scratch, &mut fsbench);
     fsbench.signal(libc::SIGKILL);
     let out = fsbench.wait();
@@ -485,12 +413,10 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
 
 #[test]
 fn clean_skips_the_scratch_dir_of_a_live_run() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
     let clean = run(&["clean", &mnt.arg()]);
     clean.assert_success().assert_no_panic();
     assert!(
@@ -506,35 +432,22 @@ fn clean_skips_the_scratch_dir_of_a_live_run() {
         "a live run's dir stays"
     );
     assert!(fsbench.is_running(), "clean must not disturb the run");
-    fsbench.signal(libc::SIGINT);
-    fsbench.wait().assert_code(130);
+    interrupt(fsbench);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
 
 #[test]
 fn clean_force_removes_a_live_runs_dir_and_the_run_fails_cleanly() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     // Short: after losing its directory the run goes on writing its open
     // file (4 MiB, a byte at a time) before its next open fails.
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "4",
-        "-f4",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "force",
-    ]);
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (fsbench, scratch) = start_bonnie(
+        &mnt,
+        &["-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "force"],
+    );
     let clean = run(&["clean", "--force", &mnt.arg()]);
     clean.assert_success();
     assert!(clean.stdout.contains("removed"), "{clean}");
@@ -556,29 +469,18 @@ fn clean_force_removes_a_live_runs_dir_and_the_run_fails_cleanly() {
 
 #[test]
 fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("result.json");
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "4",
-        "-f4",
-        "-n",
-        "0",
-        "-r",
-        "0",
-        "-m",
-        "foreign",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let json_arg = json.to_str().unwrap();
+    let (mut fsbench, scratch) = start_bonnie(
+        &mnt,
+        &[
+            "-s", "4", "-f4", "-n", "0", "-r", "0", "-m", "foreign", "--json", json_arg,
+        ],
+    );
     let foreign = ["._foo", ".DS_Store", ".nfs0001"];
     for name in foreign {
         std::fs::write(scratch.join(name), b"made by someone else").unwrap();
@@ -614,26 +516,17 @@ fn foreign_files_in_the_scratch_dir_are_removed_and_reported() {
 
 #[test]
 fn symlinks_planted_in_the_scratch_dir_are_not_followed() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let outside = Outside::new(false);
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
-    symlink(outside.path(), scratch.join("escape")).unwrap();
-    symlink(
-        outside.path().join("precious.txt"),
-        scratch.join("escape-file"),
-    )
-    .unwrap();
+    let (mut fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
+    plant_escapes(&scratch, &outside, &mnt);
     std::fs::create_dir(scratch.join("sub")).unwrap();
     symlink(outside.path(), scratch.join("sub/escape")).unwrap();
     symlink(mnt.join("SENTINEL"), scratch.join("sub/sentinel-link")).unwrap();
-    symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
     assert!(fsbench.is_running());
-    fsbench.signal(libc::SIGINT);
-    fsbench.wait().assert_code(130).assert_no_panic();
+    interrupt(fsbench).assert_no_panic();
     assert_no_scratch_left(mnt.path());
     outside.assert_intact(false);
     sentinel.assert_intact();
@@ -641,33 +534,13 @@ fn symlinks_planted_in_the_scratch_dir_are_not_followed() {
 
 #[test]
 fn symlinks_planted_in_the_scratch_dir_survive_a_normal_end_too() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let outside = Outside::new(false);
-    let mut fsbench = Running::spawn(&[
-        "bonnie",
-        "-d",
-        &mnt.arg(),
-        "-s",
-        "4",
-        "-f4",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-m",
-        "sl",
-    ]);
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
-    symlink(outside.path(), scratch.join("escape")).unwrap();
-    symlink(
-        outside.path().join("precious.txt"),
-        scratch.join("escape-file"),
-    )
-    .unwrap();
-    symlink(mnt.join("sentinel-dir"), scratch.join("sentinel-dir-link")).unwrap();
+    let (mut fsbench, scratch) =
+        start_bonnie(&mnt, &["-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "sl"]);
+    plant_escapes(&scratch, &outside, &mnt);
     assert!(
         fsbench.is_running(),
         "planted after the run ended: proves nothing"
@@ -683,20 +556,16 @@ fn symlinks_planted_in_the_scratch_dir_survive_a_normal_end_too() {
 /// follow it. `fsbench clean` then removes the renamed leftover only.
 #[test]
 fn scratch_dir_swapped_for_a_symlink_is_not_followed() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let outside = Outside::new(true);
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (mut fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
     let moved = mnt.join("fsbench-moved");
     std::fs::rename(&scratch, &moved).unwrap();
     symlink(outside.path(), &scratch).unwrap();
     assert!(fsbench.is_running());
-    fsbench.signal(libc::SIGINT);
-    let out = fsbench.wait();
-    out.assert_code(130).assert_no_panic();
+    interrupt(fsbench).assert_no_panic();
     outside.assert_intact(true);
     assert!(scratch.is_symlink(), "the planted symlink is not fsbench's");
     assert!(moved.join(".fsbench-scratch").is_file());
@@ -713,29 +582,18 @@ fn scratch_dir_swapped_for_a_symlink_is_not_followed() {
 
 #[test]
 fn keep_leaves_the_marked_scratch_dir_for_clean() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("result.json");
-    let out = run(&[
-        "bonnie",
-        "-d",
+    let json_arg = json.to_str().unwrap();
+    let out = run(&bonnie_args(
         &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-m",
-        "k",
-        "--keep",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &[
+            "-s", "1", "-f", "-n", "1", "-r", "0", "-m", "k", "--keep", "--json", json_arg,
+        ],
+    ));
     out.assert_success().assert_no_panic();
     let kept: Vec<PathBuf> = scratch_dirs(mnt.path());
     assert_eq!(kept.len(), 1, "--keep keeps the scratch dir");
@@ -759,25 +617,11 @@ fn keep_leaves_the_marked_scratch_dir_for_clean() {
 /// fail with a one-line error, not a panic.
 #[test]
 fn closed_stdout_is_a_clean_error() {
-    let Some(mnt) = TmpfsMount::new("64m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
     let mut child = std::process::Command::new(common::FSBENCH)
-        .args([
-            "bonnie",
-            "-d",
-            &mnt.arg(),
-            "-s",
-            "1",
-            "-f",
-            "-n",
-            "0",
-            "-r",
-            "0",
-            "-x",
-            "2",
-        ])
+        .args(quick_bonnie_args(&mnt.arg(), &["-x", "2"]))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -804,13 +648,11 @@ fn interrupt_message_does_not_claim_a_failed_cleanup() {
         return;
     };
     let outside = Outside::new(true);
-    let mut fsbench = Running::spawn(&long_run(&mnt));
-    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let (fsbench, scratch) = start_bonnie(&mnt, &LONG_RUN);
     std::fs::rename(&scratch, mnt.join("fsbench-moved")).unwrap();
     symlink(outside.path(), &scratch).unwrap();
-    fsbench.signal(libc::SIGINT);
-    let out = fsbench.wait();
-    out.assert_code(130).assert_no_panic();
+    let out = interrupt(fsbench);
+    out.assert_no_panic();
     assert!(out.stderr.contains("cleanup"), "{out}");
     assert!(
         !out.stderr.contains("scratch data removed"),
@@ -821,27 +663,15 @@ fn interrupt_message_does_not_claim_a_failed_cleanup() {
 
 #[test]
 fn two_runs_on_one_target_keep_to_their_own_dirs() {
-    let Some(mnt) = TmpfsMount::new("128m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let sentinel = Sentinel::plant(mnt.path());
-    let mut long = Running::spawn(&long_run(&mnt));
-    let long_scratch = wait_for_scratch(mnt.path(), &mut long);
+    let (mut long, long_scratch) = start_bonnie(&mnt, &LONG_RUN);
     wait_for_data(&long_scratch, &mut long);
-    let short = run(&[
-        "bonnie",
-        "-d",
+    let short = run(&bonnie_args(
         &mnt.arg(),
-        "-s",
-        "1",
-        "-f",
-        "-n",
-        "1",
-        "-r",
-        "0",
-        "-m",
-        "short",
-    ]);
+        &["-s", "1", "-f", "-n", "1", "-r", "0", "-m", "short"],
+    ));
     short.assert_success().assert_no_panic();
     // The short run removed its own directory and nothing of the long one.
     assert_eq!(
@@ -851,8 +681,7 @@ fn two_runs_on_one_target_keep_to_their_own_dirs() {
     let data = long_scratch.join(format!("Bonnie.{}", long.pid));
     assert!(data.is_file(), "the long run's data file is gone");
     assert!(long.is_running());
-    long.signal(libc::SIGINT);
-    long.wait().assert_code(130);
+    interrupt(long);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }

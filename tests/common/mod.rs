@@ -26,6 +26,40 @@ pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long any single fsbench run may take before the test gives up.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// bonnie++'s data tests, in the order it runs and reports them.
+pub const DATA_METRICS: [&str; 6] = ["putc", "put_block", "rewrite", "getc", "get_block", "seeks"];
+
+/// bonnie++'s file tests, in the order it runs and reports them.
+pub const FILE_METRICS: [&str; 6] = [
+    "seq_create",
+    "seq_stat",
+    "seq_del",
+    "ran_create",
+    "ran_stat",
+    "ran_del",
+];
+
+/// Flags of the quickest data-only run: 1 MiB without per-char tests, no
+/// file tests, no RAM check.
+pub const QUICK: [&str; 7] = ["-s", "1", "-f", "-n", "0", "-r", "0"];
+
+/// `bonnie -d TARGET EXTRA...`: the arguments of an `fsbench bonnie` run.
+pub fn bonnie_args<S: AsRef<str>>(target: &str, extra: &[S]) -> Vec<String> {
+    ["bonnie", "-d", target]
+        .into_iter()
+        .chain(extra.iter().map(AsRef::as_ref))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `bonnie -d TARGET -s 1 -f -n 0 -r 0 EXTRA...`: a run that is over in
+/// moments (see [`QUICK`]).
+pub fn quick_bonnie_args<S: AsRef<str>>(target: &str, extra: &[S]) -> Vec<String> {
+    let mut args = bonnie_args(target, &QUICK);
+    args.extend(extra.iter().map(|a| a.as_ref().to_string()));
+    args
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -93,6 +127,14 @@ impl Drop for TmpfsMount {
             .arg(self.dir.path())
             .status();
     }
+}
+
+/// A private tmpfs of `size` with a [`Sentinel`] planted in it: the stage
+/// of every safety test. None (after saying why) when not root.
+pub fn tmpfs_with_sentinel(size: &str) -> Option<(TmpfsMount, Sentinel)> {
+    let mnt = TmpfsMount::new(size)?;
+    let sentinel = Sentinel::plant(mnt.path());
+    Some((mnt, sentinel))
 }
 
 /// What a finished fsbench run left behind.
@@ -291,6 +333,11 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(5));
         };
+        self.output(status)
+    }
+
+    /// The output of the exited process: its `status` and all it printed.
+    fn output(&mut self, status: ExitStatus) -> Output {
         Output {
             cmd: self.cmd.clone(),
             status,
@@ -319,14 +366,20 @@ pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> 
     }
 }
 
-/// Names of the entries of `dir` that start with `fsbench-`, sorted.
-pub fn fsbench_entries(dir: &Path) -> Vec<String> {
+/// Names of the entries of `dir`, sorted; panics if it cannot be listed.
+pub fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("fsbench-"))
         .collect();
     names.sort();
+    names
+}
+
+/// Names of the entries of `dir` that start with `fsbench-`, sorted.
+pub fn fsbench_entries(dir: &Path) -> Vec<String> {
+    let mut names = listing(dir);
+    names.retain(|n| n.starts_with("fsbench-"));
     names
 }
 
@@ -369,12 +422,7 @@ pub fn wait_for_scratch(dir: &Path, run: &mut Running) -> PathBuf {
         }
         if !run.is_running() {
             let child = run.child.take().unwrap();
-            let out = Output {
-                cmd: run.cmd.clone(),
-                status: child_status(child),
-                stdout: run.stdout.take().unwrap().join().unwrap_or_default(),
-                stderr: run.stderr.take().unwrap().join().unwrap_or_default(),
-            };
+            let out = run.output(child_status(child));
             panic!("fsbench exited before its scratch directory appeared\n{out}");
         }
         assert!(
@@ -388,6 +436,20 @@ pub fn wait_for_scratch(dir: &Path, run: &mut Running) -> PathBuf {
 
 fn child_status(mut child: Child) -> ExitStatus {
     child.wait().expect("wait failed")
+}
+
+/// Starts fsbench with `args` and waits until its marked scratch directory
+/// appears in `dir`; returns the run and that directory.
+pub fn start_run<S: AsRef<str>>(dir: &Path, args: &[S]) -> (Running, PathBuf) {
+    let mut run = Running::spawn(args);
+    let scratch = wait_for_scratch(dir, &mut run);
+    (run, scratch)
+}
+
+/// Starts `fsbench bonnie -d MNT EXTRA...` and waits for its scratch
+/// directory in the mount; returns the run and that directory.
+pub fn start_bonnie<S: AsRef<str>>(mnt: &TmpfsMount, extra: &[S]) -> (Running, PathBuf) {
+    start_run(mnt.path(), &bonnie_args(&mnt.arg(), extra))
 }
 
 /// What every safety test plants next to the scratch directory: a file
@@ -418,12 +480,11 @@ impl Sentinel {
             "sentinel file {} damaged or gone",
             self.file.display()
         );
-        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
-            .unwrap_or_else(|e| panic!("sentinel dir {} gone: {e}", self.dir.display()))
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["inner.txt", "sub"], "sentinel dir changed");
+        assert_eq!(
+            listing(&self.dir),
+            ["inner.txt", "sub"],
+            "sentinel dir changed"
+        );
         for inner in ["inner.txt", "sub/deeper.txt"] {
             assert_eq!(
                 std::fs::read(self.dir.join(inner)).ok().as_deref(),
