@@ -107,5 +107,23 @@ pub struct LatencySummary {
     pub p90_ns: u64,
     pub p99_ns: u64,
     pub p999_ns: u64,
+    /// p99.99; 0 in results written before it was recorded.
+    #[serde(default)]
+    pub p9999_ns: u64,
     pub max_ns: u64,
+}
+
+/// One reporting interval of a workload that reports over time (one line
+/// of vdbench's interval report).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// 1-based interval number.
+    pub index: u32,
+    /// Start, in seconds since the workload started.
+    pub start_s: f64,
+    pub seconds: f64,
+    /// A warm-up interval: shown, but left out of the metrics.
+    pub warmup: bool,
+    /// Named values, unit in the name (`mib_per_s`, `resp_ms`).
+    pub values: std::collections::BTreeMap<String, f64>,
 }

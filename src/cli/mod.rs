@@ -3,6 +3,7 @@
 mod bonnie;
 mod clean;
 mod env;
+mod io;
 pub mod output;
 mod postmark;
 
@@ -17,6 +18,7 @@ Examples:
   fsbench bonnie -d . -s 1g -n 16            bonnie++'s tests on the current directory
   fsbench bonnie -d /mnt/nfs -s 0 -n 64:4k:1k:4 --json nfs.json
   fsbench postmark postmark.cfg              a PostMark configuration file, run unchanged
+  fsbench io /mnt/ssd --suite patterns       seed 003's I/O patterns, page cache and O_DIRECT
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
   fsbench clean /mnt/ssd                     remove scratch data left by a killed run";
 
@@ -46,6 +48,9 @@ enum Command {
     /// PostMark's command language and workload (same files and operations
     /// for any configuration and seed), timed with ns clocks.
     Postmark(Box<postmark::PostmarkArgs>),
+    /// vdbench/fio-style I/O patterns: transfer size, read %, seek %,
+    /// threads, O_DIRECT; interval lines and latency percentiles.
+    Io(Box<io::IoArgs>),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
     Env(env::EnvArgs),
@@ -69,6 +74,7 @@ pub fn main() -> i32 {
     let outcome = match cli.command {
         Command::Bonnie(args) => bonnie::run(*args, cli.json.as_deref()),
         Command::Postmark(args) => postmark::run(*args, cli.json.as_deref()),
+        Command::Io(args) => io::run(*args, cli.json.as_deref()),
         Command::Env(args) => env::run(args, cli.json.as_deref()),
         Command::Clean(args) => clean::run(args, cli.json.as_deref()),
     };

@@ -1,3 +1,4 @@
 //! The command languages and output formats of the tools fsbench replaces.
 pub mod bonnie;
 pub mod postmark;
+pub mod vdbench;

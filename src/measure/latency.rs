@@ -58,6 +58,7 @@ impl LatencyRecorder {
             p90_ns: h.value_at_quantile(0.90),
             p99_ns: h.value_at_quantile(0.99),
             p999_ns: h.value_at_quantile(0.999),
+            p9999_ns: h.value_at_quantile(0.9999),
             max_ns: h.max(),
         })
     }

@@ -2,6 +2,7 @@
 //! how results are shown (`compat`, `report`). Each workload implements
 //! [`Workload`] and yields the common [`WorkloadResult`].
 pub mod bonnie;
+pub mod pattern;
 pub mod postmark;
 
 use std::io::{IsTerminal, Write};

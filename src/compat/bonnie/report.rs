@@ -398,6 +398,7 @@ mod tests {
                 p90_ns: 1,
                 p99_ns: 1,
                 p999_ns: 1,
+                p9999_ns: 1,
                 max_ns,
             }),
             flags: vec![],

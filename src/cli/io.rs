@@ -1,0 +1,407 @@
+//! `fsbench io`: vdbench/fio-style I/O patterns on a file fsbench lays out
+//! in its scratch directory: from flags, the built-in suite `patterns`, or
+//! a vdbench parameter file.
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, ValueEnum};
+
+use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
+use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
+use crate::error::usage;
+use crate::runner::{RunOptions, new_run_id, new_run_result, run_on_target, write_json};
+use crate::size::parse_size;
+use crate::target::Target;
+use crate::workload::Progress;
+use crate::workload::pattern::job::parse_time;
+use crate::workload::pattern::stats::Figures;
+use crate::workload::pattern::{
+    Engine, Event, FileSpec, IoWorkload, Job, Plan, Seek, Sink, Stop, SyncFlag, Warmup, XferSize,
+    suite,
+};
+
+const IO_EXAMPLES: &str = "\
+Examples:
+  fsbench io /mnt/test                             30 s of 4k random reads, 1 thread, on a 1 GiB file
+  fsbench io /mnt/test -b 1m --seek 0 --read 0     sequential 1 MiB writes
+  fsbench io /mnt/test -b 4k --read 70 --seek 50 -t 8 --direct --duration 60s --warmup 5s
+  fsbench io /mnt/test --suite patterns --duration 10s     seed 003's patterns, cached and O_DIRECT
+  fsbench io --vdbench parmfile.txt                a vdbench parameter file (sd/wd/rd subset)
+  fsbench io /mnt/test -b 4k --read 50 --verify    check every block read: offset and write generation
+
+Output: vdbench's interval lines (one per --interval) and the avg_F-L line,
+which leaves out the warm-up (by default the first interval, as in vdbench).";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SuiteName {
+    /// Seed 003's nine access patterns with the page cache, then O_DIRECT.
+    Patterns,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    Sync,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SyncArg {
+    /// O_DSYNC (vdbench's o_sync/o_dsync on Linux).
+    Dsync,
+    /// O_SYNC.
+    Sync,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = IO_EXAMPLES)]
+pub struct IoArgs {
+    /// Directory to test; `name=path` names it in reports. With --vdbench,
+    /// defaults to the directory of the luns.
+    #[arg(value_name = "TARGET")]
+    target: Option<String>,
+    /// Run a vdbench parameter file (sd=/wd=/rd= subset; luns become files
+    /// in the scratch directory).
+    #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "amount", "rate"])]
+    vdbench: Option<PathBuf>,
+    /// Run a built-in suite.
+    #[arg(long, value_enum, conflicts_with_all = ["read", "seek", "direct", "amount"])]
+    suite: Option<SuiteName>,
+    /// Size of the data file fsbench creates [default: 1g].
+    #[arg(short = 's', long, value_name = "SIZE")]
+    size: Option<String>,
+    /// Transfer size, or a mix like 4k:30,64k:70 (size:percent) [default: 4k].
+    #[arg(short = 'b', long, value_name = "SIZE[:PCT,...]")]
+    xfersize: Option<String>,
+    /// Percent of I/Os that are reads [default: 100].
+    #[arg(short = 'r', long, value_name = "PCT")]
+    read: Option<f64>,
+    /// Percent of I/Os that seek to a random block: 0/seq = sequential,
+    /// 100/random, eof = one sequential pass [default: random].
+    #[arg(long, value_name = "PCT|seq|random|eof")]
+    seek: Option<String>,
+    /// Threads, all sharing one sequential position [default: 1; suite: 8].
+    #[arg(short = 't', long, value_name = "N")]
+    threads: Option<u32>,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "sync")]
+    engine: EngineArg,
+    /// I/Os in flight per thread (io_uring engine).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    iodepth: u32,
+    /// O_DIRECT: bypass the page cache (aligned buffers).
+    #[arg(long)]
+    direct: bool,
+    /// Open with O_DSYNC or O_SYNC.
+    #[arg(long, value_enum)]
+    sync: Option<SyncArg>,
+    /// fdatasync after every N writes of each thread.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    fdatasync_every: u32,
+    /// Measured time, after the warm-up [default: 30s; suite: 5s per run].
+    #[arg(short = 'd', long, value_name = "TIME")]
+    duration: Option<String>,
+    /// Transfer this many bytes after the warm-up instead of a duration.
+    #[arg(long, value_name = "SIZE", conflicts_with = "duration")]
+    amount: Option<String>,
+    /// Time before the measurement, shown but left out of the averages;
+    /// without it the first interval is left out (vdbench's rule).
+    #[arg(short = 'w', long, value_name = "TIME")]
+    warmup: Option<String>,
+    /// Reporting interval [default: 1s].
+    #[arg(short = 'i', long, value_name = "TIME")]
+    interval: Option<String>,
+    /// Total I/Os per second, or `max` [default: max].
+    #[arg(long, value_name = "IOPS|max")]
+    rate: Option<String>,
+    /// Seed of the random draws (default: from the clock; the result
+    /// records it).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Stamp every written block with its offset and write generation and
+    /// check them on every read (slower; finds lost writes).
+    #[arg(long)]
+    verify: bool,
+    /// Run everything N times.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeat: u32,
+    /// Only the start and average lines (no interval lines).
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Keep the scratch data instead of removing it.
+    #[arg(long)]
+    keep: bool,
+}
+
+/// File name of the data file in flag and suite mode.
+const DATA_FILE: &str = "io.dat";
+const DEFAULT_SIZE: u64 = 1 << 30;
+const DEFAULT_DURATION: Duration = Duration::from_secs(30);
+const SUITE_DURATION: Duration = Duration::from_secs(5);
+/// Seed 003 ran vdbench with its defaults: 4k transfers, 8 threads.
+const SUITE_THREADS: u32 = 8;
+
+impl IoArgs {
+    /// The plan and the directory to run it in.
+    fn plan(&self) -> anyhow::Result<(Plan, Target)> {
+        if self.repeat == 0 {
+            return usage("--repeat 0: nothing to run (use at least 1)");
+        }
+        if let Some(path) = &self.vdbench {
+            return self.vdbench_plan(path);
+        }
+        let Some(target) = &self.target else {
+            return usage("give the directory to test (fsbench io DIR ...)");
+        };
+        let template = self.job()?;
+        let jobs = match self.suite {
+            Some(SuiteName::Patterns) => suite::jobs(&template),
+            None => vec![template],
+        };
+        let size = match &self.size {
+            Some(text) => parse_size(text, 1)?,
+            None => DEFAULT_SIZE,
+        };
+        let files = vec![FileSpec {
+            name: DATA_FILE.into(),
+            size,
+        }];
+        Ok((Plan { files, jobs }, Target::parse(target)?))
+    }
+
+    fn vdbench_plan(&self, path: &Path) -> anyhow::Result<(Plan, Target)> {
+        let parsed = ParmFile::read(path)?;
+        let overrides = Overrides {
+            elapsed: self.duration.as_deref().map(parse_time).transpose()?,
+            interval: self.interval.as_deref().map(parse_time).transpose()?,
+            warmup: self.warmup()?,
+            verify: self.verify || parsed.validate,
+            seed: self.seed(),
+        };
+        let (plan, lun_dir) = parsed.plan(&overrides)?;
+        let target = match &self.target {
+            Some(spec) => Target::parse(spec)?,
+            None => Target::parse(&lun_dir.display().to_string())?,
+        };
+        Ok((plan, target))
+    }
+
+    /// The job the flags describe (the template of a suite).
+    fn job(&self) -> anyhow::Result<Job> {
+        let suite = self.suite.is_some();
+        let duration = match &self.duration {
+            Some(text) => parse_time(text)?,
+            None if suite => SUITE_DURATION,
+            None => DEFAULT_DURATION,
+        };
+        let seek = parse_seek(self.seek.as_deref().unwrap_or("random"))?;
+        Ok(Job {
+            name: if suite { "suite".into() } else { "io".into() },
+            loops: Vec::new(),
+            file: 0,
+            xfer: parse_xfer(self.xfersize.as_deref().unwrap_or("4k"))?,
+            read_pct: self.read.unwrap_or(100.0),
+            seek,
+            threads: self
+                .threads
+                .unwrap_or(if suite { SUITE_THREADS } else { 1 }),
+            engine: match self.engine {
+                EngineArg::Sync => Engine::Sync,
+                EngineArg::IoUring => Engine::IoUring,
+            },
+            queue_depth: self.iodepth,
+            direct: self.direct,
+            sync: match self.sync {
+                None => SyncFlag::None,
+                Some(SyncArg::Dsync) => SyncFlag::Dsync,
+                Some(SyncArg::Sync) => SyncFlag::Sync,
+            },
+            fdatasync_every: self.fdatasync_every,
+            stop: match &self.amount {
+                Some(text) => Stop::Amount(parse_size(text, 1)?),
+                None => Stop::Duration(duration),
+            },
+            // An amount or a single pass counts from the start unless a
+            // warm-up is asked for; a timed run leaves out its first interval.
+            warmup: self
+                .warmup()?
+                .unwrap_or(if self.amount.is_some() || seek == Seek::Eof {
+                    Warmup::Time(Duration::ZERO)
+                } else {
+                    Warmup::FirstInterval
+                }),
+            interval: match &self.interval {
+                Some(text) => parse_time(text)?,
+                None => Duration::from_secs(1),
+            },
+            rate: parse_rate(self.rate.as_deref())?,
+            seed: self.seed(),
+            verify: self.verify,
+        })
+    }
+
+    fn warmup(&self) -> anyhow::Result<Option<Warmup>> {
+        Ok(self
+            .warmup
+            .as_deref()
+            .map(parse_time)
+            .transpose()?
+            .map(Warmup::Time))
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+    }
+}
+
+/// `4k` or `4k:30,64k:70`.
+fn parse_xfer(text: &str) -> anyhow::Result<XferSize> {
+    if !text.contains(':') {
+        return Ok(XferSize::Fixed(parse_size(text, 1)?));
+    }
+    text.split(',')
+        .map(|item| {
+            let Some((size, pct)) = item.split_once(':') else {
+                return usage(format!(
+                    "--xfersize {text}: write a mix as SIZE:PCT,SIZE:PCT (e.g. 4k:30,64k:70)"
+                ));
+            };
+            let pct: f64 = pct.parse().map_err(|_| {
+                crate::error::UsageError(format!("--xfersize {text}: '{pct}' is not a percentage"))
+            })?;
+            Ok((parse_size(size, 1)?, pct))
+        })
+        .collect::<anyhow::Result<_>>()
+        .map(XferSize::Mix)
+}
+
+fn parse_seek(text: &str) -> anyhow::Result<Seek> {
+    match text.to_ascii_lowercase().as_str() {
+        "seq" | "sequential" => Ok(Seek::Percent(0.0)),
+        "random" => Ok(Seek::Percent(100.0)),
+        "eof" => Ok(Seek::Eof),
+        other => match other.parse::<f64>() {
+            Ok(pct) => Ok(Seek::Percent(pct)),
+            Err(_) => usage(format!(
+                "--seek {text}: give a percentage, seq, random or eof"
+            )),
+        },
+    }
+}
+
+fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
+    match text {
+        None => Ok(None),
+        Some(t) if t.eq_ignore_ascii_case("max") => Ok(None),
+        Some(t) => match t.parse::<f64>() {
+            Ok(rate) => Ok(Some(rate)),
+            Err(_) => usage(format!("--rate {t}: give I/Os per second or max")),
+        },
+    }
+}
+
+/// Prints the workload's events as vdbench's report; remembers each job's
+/// average for the suite table.
+fn report_sink(to: Stream, quiet: bool, averages: Rc<RefCell<Vec<(String, Figures)>>>) -> Sink {
+    let mut current = String::new();
+    let mut lines = 0u32;
+    Box::new(move |event| match event {
+        Event::Start(job, file) => {
+            current = job.name.clone();
+            lines = 0;
+            let mut text = format!(
+                "\n{}\n{}\n",
+                start_line(job),
+                job_line(job, &file.name, file.size)
+            );
+            if !quiet {
+                text.push_str(&header(SystemTime::now()));
+            }
+            emit(to, &text)
+        }
+        Event::Interval(row) if !quiet => {
+            let mut text = String::new();
+            if lines > 0 && lines.is_multiple_of(HEADER_EVERY) {
+                text.push_str(&header(SystemTime::now()));
+            }
+            lines += 1;
+            text.push_str(&row_line(row));
+            emit(to, &text)
+        }
+        Event::Interval(_) => Ok(()),
+        Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
+        Event::Average(row) => {
+            averages
+                .borrow_mut()
+                .push((current.clone(), row.figures.clone()));
+            let text = if quiet {
+                format!("{}{}", header(SystemTime::now()), row_line(row))
+            } else {
+                row_line(row)
+            };
+            emit(to, &text)
+        }
+    })
+}
+
+pub fn run(args: IoArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    let (plan, target) = args.plan()?;
+    check_json_path(json)?;
+    let report_to = if json_to_stdout(json) {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
+    let averages = Rc::new(RefCell::new(Vec::new()));
+    let jobs_per_pass = plan.jobs.len();
+    let mut workload = IoWorkload::new(plan, report_sink(report_to, args.quiet, averages.clone()))?;
+    let run_id = new_run_id();
+    let mut record = new_run_result(&run_id);
+    let options = RunOptions {
+        repetitions: workload.steps(args.repeat),
+        keep: args.keep,
+        progress: Progress::new(args.quiet),
+    };
+    let target_result = run_on_target(&target, &mut workload, &run_id, &options, |_| Ok(()))?;
+    if args.suite.is_some() {
+        for pass in averages.borrow().chunks(jobs_per_pass) {
+            let rows = pass.iter().map(|(name, f)| (name.as_str(), f));
+            emit(report_to, &format!("\n{}", suite::summary_table(rows)))?;
+        }
+    }
+    record.targets.push(target_result);
+    record.finished = Some(chrono::Utc::now());
+    match json {
+        Some(path) => write_json(&record, path),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_mixes_seeks_and_rates() {
+        assert_eq!(parse_xfer("64k").unwrap(), XferSize::Fixed(65536));
+        assert_eq!(
+            parse_xfer("4k:30,64k:70").unwrap(),
+            XferSize::Mix(vec![(4096, 30.0), (65536, 70.0)])
+        );
+        assert!(parse_xfer("4k:30,64k").is_err());
+        assert_eq!(parse_seek("seq").unwrap(), Seek::Percent(0.0));
+        assert_eq!(parse_seek("25").unwrap(), Seek::Percent(25.0));
+        assert!(parse_seek("sometimes").is_err());
+        assert_eq!(parse_rate(Some("max")).unwrap(), None);
+        assert_eq!(parse_rate(Some("500")).unwrap(), Some(500.0));
+        assert!(parse_rate(Some("fast")).is_err());
+    }
+}

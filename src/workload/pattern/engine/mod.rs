@@ -1,0 +1,473 @@
+//! Running one job: worker threads issue the I/O, the calling thread
+//! prints one line per interval as soon as every worker has handed in its
+//! counters for it. The sync engine does one blocking pread/pwrite per I/O
+//! per thread, like vdbench and fio's psync; the io_uring engine keeps
+//! `queue_depth` I/Os in flight per thread.
+//!
+//! Sync response times come from one clock read per I/O: the time since the
+//! previous I/O of the thread completed (or since its scheduled start under
+//! a rate limit), so the tool's own per-I/O work is a few ns of it.
+#[cfg(feature = "io-uring")]
+mod uring;
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::access::{Decisions, Op, Picker, Stream};
+use super::board::{Board, Timeline};
+use super::data::{Payload, pread_full, pwrite_full};
+use super::hostcpu::CpuTicks;
+use super::job::{Engine, Job, Stop};
+use super::stats::{Counters, Figures, Row};
+use super::verify::KeyMap;
+use crate::measure::{LatencyRecorder, process_cpu_time};
+
+/// Longest sleep between checks for a stop signal while pacing.
+const MAX_NAP: Duration = Duration::from_millis(50);
+
+/// Everything one job measured.
+pub struct JobOutcome {
+    pub rows: Vec<Row>,
+    pub decisions: Decisions,
+    pub read_latency: LatencyRecorder,
+    pub write_latency: LatencyRecorder,
+    /// Process CPU time over the measured (non-warm-up) part, in %.
+    pub cpu_percent: f64,
+}
+
+/// What the threads of one job share.
+struct Shared<'a> {
+    job: &'a Job,
+    fd: BorrowedFd<'a>,
+    stream: Stream,
+    board: Board,
+    timeline: OnceLock<Timeline>,
+    /// Bytes left to transfer after the warm-up (`Stop::Amount`).
+    budget: Option<AtomicU64>,
+    keys: Option<&'a KeyMap>,
+}
+
+/// A thread's results.
+struct WorkerOutput {
+    decisions: Decisions,
+    read_latency: LatencyRecorder,
+    write_latency: LatencyRecorder,
+}
+
+/// Runs `job` on the open file `fd` of `file_size` bytes; `on_row` sees
+/// each interval line as it completes.
+pub fn run_job(
+    job: &Job,
+    fd: BorrowedFd<'_>,
+    file_size: u64,
+    keys: Option<&KeyMap>,
+    on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
+) -> anyhow::Result<JobOutcome> {
+    let shared = Shared {
+        job,
+        fd,
+        stream: Stream::new(job, file_size),
+        board: Board::new(job.threads as usize),
+        timeline: OnceLock::new(),
+        budget: match job.stop {
+            Stop::Amount(bytes) => Some(AtomicU64::new(bytes)),
+            Stop::Duration(_) => None,
+        },
+        keys,
+    };
+    let ready = Barrier::new(job.threads as usize + 1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..job.threads)
+            .map(|id| {
+                let (shared, ready) = (&shared, &ready);
+                scope.spawn(move || {
+                    ready.wait();
+                    match job.engine {
+                        Engine::Sync => sync_worker(shared, id),
+                        #[cfg(feature = "io-uring")]
+                        Engine::IoUring => uring::worker(shared, id),
+                        #[cfg(not(feature = "io-uring"))]
+                        Engine::IoUring => unreachable!("refused by uring_refusal"),
+                    }
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        let _ = shared.timeline.set(Timeline {
+            start,
+            interval: job.interval,
+            total: job.total_intervals(),
+            end: job.run_time().map(|t| start + t),
+            warmup: job.warmup_intervals(),
+        });
+        ready.wait();
+        let report = report_intervals(&shared, on_row);
+        if report.is_err() {
+            shared.board.stop_all();
+        }
+        let outputs: Vec<_> = workers
+            .into_iter()
+            .map(|w| w.join().expect("I/O worker thread panicked"))
+            .collect();
+        let (rows, cpu_percent) = report?;
+        let mut outcome = JobOutcome {
+            rows,
+            decisions: Decisions::default(),
+            read_latency: LatencyRecorder::new(),
+            write_latency: LatencyRecorder::new(),
+            cpu_percent,
+        };
+        for output in outputs {
+            let output = output?;
+            outcome.decisions.add(&output.decisions);
+            outcome.read_latency.merge(&output.read_latency);
+            outcome.write_latency.merge(&output.write_latency);
+        }
+        Ok(outcome)
+    })
+}
+
+/// The reporting loop: one row per interval, until every worker is done.
+/// Returns the rows and the process CPU % of the measured part.
+fn report_intervals(
+    shared: &Shared<'_>,
+    on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
+) -> anyhow::Result<(Vec<Row>, f64)> {
+    let timeline = shared.timeline.get().expect("set before the workers start");
+    let mut rows = Vec::new();
+    let mut cpu_before = CpuTicks::now();
+    let mut measured_from = (timeline.start, process_cpu_time());
+    for index in 0.. {
+        let boundary = timeline.boundary(index);
+        shared.board.sleep_until(boundary);
+        let cpu_now = CpuTicks::now();
+        let collected = shared.board.collect(index);
+        let begun = timeline.start + timeline.interval * index;
+        let ended = match collected.finished_at {
+            Some(at) if collected.done => at.min(boundary).max(begun),
+            _ => boundary,
+        };
+        let seconds = (ended - begun).as_secs_f64();
+        let cpu = cpu_before.zip(cpu_now).map(|(then, now)| now.since(&then));
+        cpu_before = cpu_now;
+        let row = Row {
+            label: (index + 1).to_string(),
+            at: SystemTime::now(),
+            start_s: (begun - timeline.start).as_secs_f64(),
+            seconds,
+            warmup: index < timeline.warmup,
+            counters: collected.counters,
+            figures: Figures::new(&collected.counters, seconds, cpu),
+        };
+        on_row(&row)?;
+        rows.push(row);
+        if index + 1 == timeline.warmup {
+            measured_from = (ended, process_cpu_time());
+        }
+        if collected.done {
+            let wall = ended
+                .saturating_duration_since(measured_from.0)
+                .as_secs_f64();
+            let cpu = process_cpu_time()
+                .saturating_sub(measured_from.1)
+                .as_secs_f64();
+            return Ok((rows, super::stats::ratio(100.0 * cpu, wall)));
+        }
+    }
+    unreachable!("the interval loop only ends by returning")
+}
+
+/// A thread's view of the current interval: its private counters, handed
+/// to the board at each boundary, and its latency histograms.
+struct Tally<'a> {
+    board: &'a Board,
+    timeline: &'a Timeline,
+    worker: usize,
+    index: u32,
+    boundary: Instant,
+    counters: Counters,
+    read_latency: LatencyRecorder,
+    write_latency: LatencyRecorder,
+}
+
+impl<'a> Tally<'a> {
+    fn new(board: &'a Board, timeline: &'a Timeline, worker: usize) -> Tally<'a> {
+        Tally {
+            board,
+            timeline,
+            worker,
+            index: 0,
+            boundary: timeline.boundary(0),
+            counters: Counters::default(),
+            read_latency: LatencyRecorder::new(),
+            write_latency: LatencyRecorder::new(),
+        }
+    }
+
+    fn measuring(&self) -> bool {
+        self.index >= self.timeline.warmup
+    }
+
+    /// Hands in every interval that ended before `now` (not the last one,
+    /// which the thread closes when it finishes).
+    #[inline]
+    fn advance(&mut self, now: Instant) {
+        while now >= self.boundary && !self.timeline.is_last(self.index) {
+            self.board.close(self.worker, self.index, &self.counters);
+            self.counters = Counters::default();
+            self.index += 1;
+            self.boundary = self.timeline.boundary(self.index);
+        }
+    }
+
+    /// True once the job's time is up.
+    #[inline]
+    fn over(&self, now: Instant) -> bool {
+        now >= self.boundary && self.timeline.is_last(self.index)
+    }
+
+    #[inline]
+    fn record(&mut self, op: &Op, ns: u64) {
+        self.counters.record(op.write, op.len, ns);
+        if self.measuring() {
+            let latency = if op.write {
+                &mut self.write_latency
+            } else {
+                &mut self.read_latency
+            };
+            latency.record_ns(ns);
+        }
+    }
+
+    fn finish(self, at: Instant, decisions: Decisions) -> WorkerOutput {
+        self.board
+            .finish(self.worker, self.index, &self.counters, at);
+        WorkerOutput {
+            decisions,
+            read_latency: self.read_latency,
+            write_latency: self.write_latency,
+        }
+    }
+}
+
+/// Stops the other workers and tells the reporting thread when a worker
+/// fails or panics, so nobody waits for it.
+struct FailGuard<'a> {
+    board: &'a Board,
+    worker: usize,
+    armed: bool,
+}
+
+impl FailGuard<'_> {
+    fn new(board: &Board, worker: u32) -> FailGuard<'_> {
+        FailGuard {
+            board,
+            worker: worker as usize,
+            armed: true,
+        }
+    }
+}
+
+impl Drop for FailGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.board.stop_all();
+            self.board.abandon(self.worker);
+        }
+    }
+}
+
+/// Spaces a thread's I/Os to its share of the rate (fixed gaps, vdbench's
+/// `distribution=deterministic`); threads are staggered within a gap.
+struct Pacer {
+    next_due: Instant,
+    gap: Duration,
+}
+
+impl Pacer {
+    fn new(job: &Job, start: Instant, thread: u32) -> Option<Pacer> {
+        let rate = job.rate?;
+        let gap = Duration::from_secs_f64(f64::from(job.threads) / rate);
+        Some(Pacer {
+            next_due: start + gap.mul_f64(f64::from(thread) / f64::from(job.threads)),
+            gap,
+        })
+    }
+
+    /// Sleeps until the next I/O is due or `boundary`, whichever is first;
+    /// returns the time read after waking and whether the I/O is due.
+    fn wait(&mut self, board: &Board, boundary: Instant) -> anyhow::Result<(Instant, bool)> {
+        loop {
+            let now = Instant::now();
+            if now >= self.next_due {
+                self.next_due += self.gap;
+                return Ok((now, true));
+            }
+            if now >= boundary || board.stopping() {
+                return Ok((now, false));
+            }
+            crate::interrupt::check()?;
+            std::thread::sleep((self.next_due.min(boundary) - now).min(MAX_NAP));
+        }
+    }
+}
+
+/// The I/O of one thread: a buffer and the fsync-every-N counter.
+struct SyncIo<'a> {
+    fd: BorrowedFd<'a>,
+    payload: Payload,
+    keys: Option<&'a KeyMap>,
+    sync_every: u32,
+    writes_since_sync: u32,
+}
+
+impl SyncIo<'_> {
+    #[inline]
+    fn execute(&mut self, op: &Op) -> anyhow::Result<()> {
+        let len = op.len as usize;
+        if let Some(keys) = self.keys {
+            return self.verified(keys, op);
+        }
+        if op.write {
+            pwrite_full(self.fd, self.payload.stamped(op.offset, len), op.offset)?;
+            self.after_write()
+        } else {
+            pread_full(self.fd, self.payload.space(len), op.offset)
+        }
+    }
+
+    /// With `--verify`: read and check the blocks (for a write too, before
+    /// overwriting them), then write the next generation.
+    fn verified(&mut self, keys: &KeyMap, op: &Op) -> anyhow::Result<()> {
+        let locked = keys.lock(op.offset, op.len)?;
+        let buf = self.payload.space(op.len as usize);
+        pread_full(self.fd, buf, op.offset)?;
+        keys.check(buf, op.offset)?;
+        if op.write {
+            locked.fill_next(buf, op.offset);
+            pwrite_full(self.fd, buf, op.offset)?;
+            locked.commit();
+            self.after_write()?;
+        }
+        Ok(())
+    }
+
+    fn after_write(&mut self) -> anyhow::Result<()> {
+        if self.sync_every == 0 {
+            return Ok(());
+        }
+        self.writes_since_sync += 1;
+        if self.writes_since_sync == self.sync_every {
+            self.writes_since_sync = 0;
+            rustix::fs::fdatasync(self.fd).map_err(|e| anyhow::anyhow!("fdatasync failed: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Takes up to `len` bytes from the amount left; 0 when it is used up.
+fn take_budget(budget: &AtomicU64, len: u64) -> u64 {
+    let mut left = budget.load(Ordering::Relaxed);
+    loop {
+        let take = left.min(len);
+        if take == 0 {
+            return 0;
+        }
+        match budget.compare_exchange_weak(left, left - take, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => return take,
+            Err(now) => left = now,
+        }
+    }
+}
+
+/// Why `job` cannot have its io_uring engine here (None: it can, or it
+/// does not ask for it).
+pub fn uring_refusal(job: &Job) -> Option<String> {
+    if job.engine != Engine::IoUring {
+        return None;
+    }
+    #[cfg(feature = "io-uring")]
+    return uring::new_ring(job.queue_depth)
+        .err()
+        .map(|e| format!("the kernel refuses io_uring ({e})"));
+    #[cfg(not(feature = "io-uring"))]
+    Some("this fsbench was built without the io-uring feature".into())
+}
+
+/// Takes the next I/O of a thread, within the amount left after warm-up;
+/// None when the job has no more I/O for it.
+#[inline]
+fn next_op(shared: &Shared<'_>, picker: &mut Picker, measuring: bool) -> Option<Op> {
+    let mut op = picker.next(&shared.stream)?;
+    if let (Some(budget), true) = (&shared.budget, measuring) {
+        op.len = take_budget(budget, op.len);
+        if op.len == 0 {
+            return None;
+        }
+    }
+    Some(op)
+}
+
+fn sync_worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
+    let job = shared.job;
+    let timeline = shared.timeline.get().expect("set before the workers start");
+    let mut guard = FailGuard::new(&shared.board, id);
+    let mut picker = Picker::new(job, &shared.stream, id);
+    let mut io = SyncIo {
+        fd: shared.fd,
+        payload: Payload::new(job.xfer.largest() as usize, job.seed, id),
+        keys: shared.keys,
+        sync_every: job.fdatasync_every,
+        writes_since_sync: 0,
+    };
+    let mut tally = Tally::new(&shared.board, timeline, id as usize);
+    let mut pacer = Pacer::new(job, timeline.start, id);
+    let mut last = timeline.start;
+    loop {
+        if shared.board.stopping() {
+            break;
+        }
+        crate::interrupt::check()?;
+        if let Some(pacer) = &mut pacer {
+            let (now, due) = pacer.wait(&shared.board, tally.boundary)?;
+            tally.advance(now);
+            if tally.over(now) {
+                break;
+            }
+            if !due {
+                continue;
+            }
+            last = now;
+        }
+        let Some(op) = next_op(shared, &mut picker, tally.measuring()) else {
+            break;
+        };
+        io.execute(&op)?;
+        let now = Instant::now();
+        let ns = now.saturating_duration_since(last).as_nanos() as u64;
+        last = now;
+        tally.advance(now);
+        tally.record(&op, ns);
+        if tally.over(now) {
+            break;
+        }
+    }
+    guard.armed = false;
+    Ok(tally.finish(last, picker.decisions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_shared_out_exactly() {
+        let budget = AtomicU64::new(10_000);
+        assert_eq!(take_budget(&budget, 4096), 4096);
+        assert_eq!(take_budget(&budget, 4096), 4096);
+        assert_eq!(take_budget(&budget, 4096), 1808);
+        assert_eq!(take_budget(&budget, 4096), 0);
+    }
+}

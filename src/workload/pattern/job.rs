@@ -1,0 +1,494 @@
+//! What one I/O run does: the job a `fsbench io` command line, a suite
+//! entry or one vdbench run definition (with its for-loop values) describes.
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+
+use crate::error::usage;
+use crate::size::format_bytes;
+
+/// Transfer sizes must be whole sectors (vdbench's rule); the data stamps
+/// and verification headers are per sector too.
+pub const SECTOR: u64 = 512;
+
+/// One I/O run on one file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    /// The run's name (vdbench's RD name).
+    pub name: String,
+    /// vdbench's "For loops" values of this run, e.g. `xfersize=4k threads=8`.
+    pub loops: Vec<(String, String)>,
+    /// Index of the file in the plan.
+    pub file: usize,
+    pub xfer: XferSize,
+    /// Chance (%) that an I/O is a read.
+    pub read_pct: f64,
+    pub seek: Seek,
+    /// Concurrent I/O streams sharing one sequential position.
+    pub threads: u32,
+    pub engine: Engine,
+    /// I/Os each thread keeps in flight (io_uring engine only).
+    pub queue_depth: u32,
+    /// O_DIRECT (aligned buffers, no page cache).
+    pub direct: bool,
+    pub sync: SyncFlag,
+    /// fdatasync after every N writes of a thread; 0 = never.
+    pub fdatasync_every: u32,
+    pub stop: Stop,
+    pub warmup: Warmup,
+    #[serde(serialize_with = "as_seconds")]
+    pub interval: Duration,
+    /// Total I/Os per second; None = as fast as possible (vdbench's max).
+    pub rate: Option<f64>,
+    pub seed: u64,
+    /// Stamp every written block with its offset and write generation and
+    /// check both on every read.
+    pub verify: bool,
+}
+
+/// Transfer size: fixed, or drawn per I/O from (size, %) pairs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XferSize {
+    Fixed(u64),
+    Mix(Vec<(u64, f64)>),
+}
+
+/// vdbench's seekpct.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seek {
+    /// Each I/O is random with this chance (%), else it continues where the
+    /// previous I/O of the job ended (0 = sequential, wrapping at the end).
+    Percent(f64),
+    /// Sequential, and the job ends at the end of the file (one pass).
+    Eof,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// One blocking pread/pwrite per I/O per thread (vdbench, fio psync).
+    Sync,
+    /// io_uring with `queue_depth` I/Os in flight per thread.
+    IoUring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncFlag {
+    None,
+    /// O_DSYNC (what vdbench's o_sync/o_dsync/o_rsync open on Linux).
+    Dsync,
+    /// O_SYNC.
+    Sync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// Measured time after the warm-up.
+    #[serde(serialize_with = "as_seconds")]
+    Duration(Duration),
+    /// Bytes transferred after the warm-up.
+    Amount(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    /// vdbench's default (warmup=0): the first interval is shown but left
+    /// out of the averages, and it is part of the duration.
+    FirstInterval,
+    /// This much time runs before the duration and is left out.
+    #[serde(serialize_with = "as_seconds")]
+    Time(Duration),
+}
+
+fn as_seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+impl XferSize {
+    pub fn sizes(&self) -> Vec<u64> {
+        match self {
+            XferSize::Fixed(size) => vec![*size],
+            XferSize::Mix(pairs) => pairs.iter().map(|(size, _)| *size).collect(),
+        }
+    }
+
+    pub fn largest(&self) -> u64 {
+        self.sizes().into_iter().max().unwrap_or(0)
+    }
+
+    pub fn smallest(&self) -> u64 {
+        self.sizes().into_iter().min().unwrap_or(0)
+    }
+
+    /// vdbench's spelling: `4k` or `(4k,30,64k,70)`.
+    pub fn describe(&self) -> String {
+        match self {
+            XferSize::Fixed(size) => short_size(*size),
+            XferSize::Mix(pairs) => {
+                let items: Vec<String> = pairs
+                    .iter()
+                    .map(|(size, pct)| format!("{},{pct}", short_size(*size)))
+                    .collect();
+                format!("({})", items.join(","))
+            }
+        }
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        for size in self.sizes() {
+            if size == 0 || !size.is_multiple_of(SECTOR) {
+                return usage(format!(
+                    "transfer size {size} must be a positive multiple of {SECTOR} bytes"
+                ));
+            }
+        }
+        if let XferSize::Mix(pairs) = self {
+            let total: f64 = pairs.iter().map(|(_, pct)| pct).sum();
+            if pairs.iter().any(|(_, pct)| *pct < 0.0) || (total - 100.0).abs() > 0.01 {
+                return usage(format!(
+                    "transfer size mix {}: the percentages must add up to 100 (they add up to {total})",
+                    self.describe()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `4096` → `4k`, `1048576` → `1m`: vdbench's way of printing sizes.
+pub fn short_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "t"),
+        (1 << 30, "g"),
+        (1 << 20, "m"),
+        (1 << 10, "k"),
+    ];
+    UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit))
+        .map(|(unit, suffix)| format!("{}{suffix}", bytes / unit))
+        .unwrap_or_else(|| bytes.to_string())
+}
+
+impl Seek {
+    /// vdbench's spelling: `0`, `50`, `100`, `eof`.
+    pub fn describe(&self) -> String {
+        match self {
+            Seek::Percent(pct) => format!("{pct}"),
+            Seek::Eof => "eof".into(),
+        }
+    }
+}
+
+impl Job {
+    /// How many leading intervals are warm-up (left out of the averages).
+    pub fn warmup_intervals(&self) -> u32 {
+        match self.warmup {
+            Warmup::FirstInterval => 1,
+            Warmup::Time(time) => intervals_in(time, self.interval),
+        }
+    }
+
+    /// All intervals of a duration-bound job (warm-up included); None when
+    /// the job ends by amount or at end of file.
+    pub fn total_intervals(&self) -> Option<u32> {
+        let Stop::Duration(duration) = self.stop else {
+            return None;
+        };
+        let measured = intervals_in(duration, self.interval);
+        Some(match self.warmup {
+            Warmup::FirstInterval => measured,
+            Warmup::Time(_) => self.warmup_intervals() + measured,
+        })
+    }
+
+    /// Total run time of a duration-bound job, warm-up included.
+    pub fn run_time(&self) -> Option<Duration> {
+        let Stop::Duration(duration) = self.stop else {
+            return None;
+        };
+        Some(match self.warmup {
+            Warmup::FirstInterval => duration,
+            Warmup::Time(warmup) => warmup + duration,
+        })
+    }
+
+    pub fn reads(&self) -> bool {
+        self.read_pct > 0.0
+    }
+
+    pub fn writes(&self) -> bool {
+        self.read_pct < 100.0
+    }
+
+    /// Refuses, with a one-line reason, a job that cannot run on a file of
+    /// `file_size` bytes.
+    pub fn check(&self, file_size: u64) -> anyhow::Result<()> {
+        self.xfer.check()?;
+        check_percent("read %", self.read_pct)?;
+        if let Seek::Percent(pct) = self.seek {
+            check_percent("seek %", pct)?;
+        }
+        if self.threads == 0 || self.threads > 4096 {
+            return usage(format!("{} threads: use 1 to 4096", self.threads));
+        }
+        self.check_engine()?;
+        if file_size < self.xfer.largest() {
+            return usage(format!(
+                "the file ({}) is smaller than the largest transfer size ({})",
+                format_bytes(file_size),
+                format_bytes(self.xfer.largest())
+            ));
+        }
+        self.check_timing()?;
+        if let Some(rate) = self.rate
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return usage(format!(
+                "rate {rate}: use a positive number of I/Os per second"
+            ));
+        }
+        if self.verify {
+            self.check_verify()?;
+        }
+        Ok(())
+    }
+
+    fn check_engine(&self) -> anyhow::Result<()> {
+        if self.queue_depth == 0 || self.queue_depth > 4096 {
+            return usage(format!("queue depth {}: use 1 to 4096", self.queue_depth));
+        }
+        if self.queue_depth > 1 && self.engine == Engine::Sync {
+            return usage(format!(
+                "queue depth {} needs --engine io_uring: the sync engine has one I/O in flight per thread (use --threads for more)",
+                self.queue_depth
+            ));
+        }
+        if self.engine == Engine::IoUring {
+            let sync_only = [
+                (self.verify, "--verify"),
+                (self.rate.is_some(), "a rate limit"),
+                (self.fdatasync_every > 0, "--fdatasync-every"),
+            ];
+            if let Some((_, what)) = sync_only.iter().find(|(asked, _)| *asked) {
+                return usage(format!("{what} runs on the sync engine only"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sync engine with as many threads as I/Os the io_uring job
+    /// would keep in flight: what runs when io_uring cannot.
+    pub fn sync_fallback(&self) -> Job {
+        Job {
+            engine: Engine::Sync,
+            threads: self.threads * self.queue_depth,
+            queue_depth: 1,
+            ..self.clone()
+        }
+    }
+
+    fn check_timing(&self) -> anyhow::Result<()> {
+        if self.interval < Duration::from_millis(10) {
+            return usage(format!("interval {:?}: use at least 10 ms", self.interval));
+        }
+        if let Warmup::Time(warmup) = self.warmup
+            && !is_multiple(warmup, self.interval)
+        {
+            return usage(format!(
+                "warm-up {} s must be a whole number of intervals ({} s)",
+                warmup.as_secs_f64(),
+                self.interval.as_secs_f64()
+            ));
+        }
+        match self.stop {
+            Stop::Duration(duration) if duration.is_zero() => {
+                usage("the duration must be positive")
+            }
+            Stop::Duration(duration)
+                if self.warmup == Warmup::FirstInterval && duration < 2 * self.interval =>
+            {
+                usage(format!(
+                    "duration {} s is under two intervals of {} s: the first interval is warm-up, so nothing would be measured (give --warmup 0 to count every interval)",
+                    duration.as_secs_f64(),
+                    self.interval.as_secs_f64()
+                ))
+            }
+            Stop::Amount(0) => usage("the amount to transfer must be positive"),
+            Stop::Amount(amount) if !amount.is_multiple_of(SECTOR) => {
+                usage(format!("amount {amount}: use a multiple of {SECTOR} bytes"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Verification tracks key blocks of the smallest transfer size, so
+    /// every transfer must cover whole key blocks.
+    fn check_verify(&self) -> anyhow::Result<()> {
+        let key = self.xfer.smallest();
+        if self.xfer.sizes().iter().any(|s| !s.is_multiple_of(key)) {
+            return usage(format!(
+                "--verify: every transfer size must be a multiple of the smallest ({})",
+                short_size(key)
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_percent(what: &str, value: f64) -> anyhow::Result<()> {
+    if (0.0..=100.0).contains(&value) {
+        Ok(())
+    } else {
+        usage(format!("{what} {value}: use 0 to 100"))
+    }
+}
+
+fn intervals_in(time: Duration, interval: Duration) -> u32 {
+    (time.as_secs_f64() / interval.as_secs_f64() - 1e-9)
+        .ceil()
+        .max(0.0) as u32
+}
+
+fn is_multiple(time: Duration, interval: Duration) -> bool {
+    time.as_nanos().is_multiple_of(interval.as_nanos())
+}
+
+/// Parses a time: `30` or `30s` (seconds), `500ms`, `10m` (minutes, as in
+/// vdbench), `1h`; decimals allowed (`0.5s`).
+pub fn parse_time(text: &str) -> anyhow::Result<Duration> {
+    let trimmed = text.trim().to_ascii_lowercase();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let scale = match unit {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return usage(format!(
+                "'{text}' is not a time (use e.g. 30, 30s, 500ms, 10m, 1h)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| crate::error::UsageError(format!("'{text}' is not a time (use e.g. 30s)")))?;
+    let seconds = value * scale;
+    if !seconds.is_finite() || seconds > 1e9 {
+        return usage(format!("'{text}' is too long"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small valid job for tests: 4k random reads, 1 s of 100 ms intervals.
+    pub fn job() -> Job {
+        Job {
+            name: "t".into(),
+            loops: Vec::new(),
+            file: 0,
+            xfer: XferSize::Fixed(4096),
+            read_pct: 100.0,
+            seek: Seek::Percent(100.0),
+            threads: 1,
+            engine: Engine::Sync,
+            queue_depth: 1,
+            direct: false,
+            sync: SyncFlag::None,
+            fdatasync_every: 0,
+            stop: Stop::Duration(Duration::from_secs(1)),
+            warmup: Warmup::FirstInterval,
+            interval: Duration::from_millis(100),
+            rate: None,
+            seed: 1,
+            verify: false,
+        }
+    }
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_time("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_time("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_time("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_time("0.5s").unwrap(), Duration::from_millis(500));
+        for bad in ["", "x", "5d", "1.2.3"] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_intervals_like_vdbench() {
+        let mut j = job();
+        assert_eq!(j.total_intervals(), Some(10));
+        assert_eq!(j.warmup_intervals(), 1);
+        j.warmup = Warmup::Time(Duration::from_millis(300));
+        assert_eq!(j.total_intervals(), Some(13));
+        assert_eq!(j.warmup_intervals(), 3);
+        assert_eq!(j.run_time(), Some(Duration::from_millis(1300)));
+    }
+
+    #[test]
+    fn refuses_bad_jobs() {
+        type Change = Box<dyn Fn(&mut Job)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (
+                Box::new(|j| j.xfer = XferSize::Fixed(1000)),
+                "multiple of 512",
+            ),
+            (
+                Box::new(|j| j.xfer = XferSize::Mix(vec![(4096, 50.0), (8192, 40.0)])),
+                "add up to 100",
+            ),
+            (Box::new(|j| j.read_pct = 101.0), "read %"),
+            (Box::new(|j| j.queue_depth = 8), "io_uring"),
+            (
+                Box::new(|j| j.stop = Stop::Duration(Duration::from_millis(150))),
+                "two intervals",
+            ),
+            (
+                Box::new(|j| j.warmup = Warmup::Time(Duration::from_millis(150))),
+                "whole number",
+            ),
+            (
+                Box::new(|j| j.xfer = XferSize::Fixed(1 << 20)),
+                "smaller than",
+            ),
+            (
+                Box::new(|j| {
+                    j.verify = true;
+                    j.xfer = XferSize::Mix(vec![(4096, 50.0), (6144, 50.0)]);
+                }),
+                "multiple of the smallest",
+            ),
+        ];
+        for (change, needle) in cases {
+            let mut j = job();
+            change(&mut j);
+            let err = j.check(64 << 10).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err} lacks {needle}");
+        }
+        job().check(64 << 10).unwrap();
+    }
+
+    #[test]
+    fn prints_sizes_like_vdbench() {
+        assert_eq!(short_size(4096), "4k");
+        assert_eq!(short_size(1 << 20), "1m");
+        assert_eq!(short_size(1536), "1536");
+        assert_eq!(
+            XferSize::Mix(vec![(4096, 30.0), (65536, 70.0)]).describe(),
+            "(4k,30,64k,70)"
+        );
+    }
+}

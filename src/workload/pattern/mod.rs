@@ -1,0 +1,367 @@
+//! I/O pattern workloads (vdbench / fio style): one file per storage
+//! definition, laid out once in the scratch directory, and jobs that read
+//! and write it with a given transfer size, read %, seek %, threads,
+//! O_DIRECT or page cache, for a duration or an amount, reporting one line
+//! per interval and latency histograms per direction.
+mod access;
+mod board;
+mod data;
+mod engine;
+mod hostcpu;
+pub mod job;
+mod rng;
+pub mod stats;
+pub mod suite;
+mod verify;
+
+use std::borrow::Cow;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use serde_json::json;
+
+pub use access::Decisions;
+pub use job::{Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize};
+pub use stats::Row;
+
+use super::{RunContext, Workload};
+use crate::error::usage;
+use crate::measure::LatencyRecorder;
+use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::size::format_bytes;
+use engine::JobOutcome;
+use verify::KeyMap;
+
+/// A file the jobs work on (vdbench's storage definition).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FileSpec {
+    /// Its name inside the scratch directory.
+    pub name: String,
+    pub size: u64,
+}
+
+/// Files and the jobs to run on them, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub files: Vec<FileSpec>,
+    pub jobs: Vec<Job>,
+}
+
+impl Plan {
+    /// Checks every job against its file, and that verification is on for
+    /// all jobs of a file or for none (a job without it would write blocks
+    /// the others cannot check).
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.jobs.is_empty() {
+            return usage("nothing to run: no jobs");
+        }
+        for job in &self.jobs {
+            let Some(file) = self.files.get(job.file) else {
+                return usage(format!("job {} names a file that does not exist", job.name));
+            };
+            job.check(file.size)
+                .map_err(|e| crate::error::UsageError(format!("{}: {e}", job.name)))?;
+        }
+        for (index, file) in self.files.iter().enumerate() {
+            let jobs: Vec<&Job> = self.jobs.iter().filter(|j| j.file == index).collect();
+            if jobs.iter().any(|j| j.verify) && !jobs.iter().all(|j| j.verify) {
+                return usage(format!(
+                    "{}: verification must be on for every job on the file or for none",
+                    file.name
+                ));
+            }
+            if let Some(key) = self.key_block(index)
+                && let Some(job) = jobs
+                    .iter()
+                    .find(|j| j.xfer.sizes().iter().any(|s| s % key != 0))
+            {
+                return usage(format!(
+                    "{}: --verify needs every transfer size to be a multiple of the smallest one used on the file ({key} bytes)",
+                    job.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The verification key block of file `index`: the smallest transfer
+    /// size of its jobs; None when they do not verify.
+    fn key_block(&self, index: usize) -> Option<u64> {
+        self.jobs
+            .iter()
+            .filter(|j| j.file == index && j.verify)
+            .map(|j| j.xfer.smallest())
+            .min()
+    }
+}
+
+/// What the workload tells its caller while it runs.
+pub enum Event<'a> {
+    /// A job is about to start.
+    Start(&'a Job, &'a FileSpec),
+    /// Something the user must know, e.g. a fallback to another engine.
+    Warning(&'a str),
+    /// An interval ended.
+    Interval(&'a Row),
+    /// The job ended: its average line (warm-up excluded).
+    Average(&'a Row),
+}
+
+pub type Sink = Box<dyn FnMut(Event<'_>) -> anyhow::Result<()>>;
+
+/// A file in the scratch directory, with its verification state.
+struct LaidOut {
+    keys: Option<KeyMap>,
+}
+
+/// Runs a plan's jobs, one per call of `run`: the runner's repetitions are
+/// the plan's steps (then its repeats), so every job shares one scratch
+/// directory and each file is laid out once.
+pub struct IoWorkload {
+    plan: Plan,
+    /// Each file once laid out.
+    laid_out: Vec<Option<LaidOut>>,
+    /// Marks verification data as this run's.
+    tag: u32,
+    sink: Sink,
+    calls: u64,
+    ram_bytes: u64,
+}
+
+impl IoWorkload {
+    pub fn new(plan: Plan, sink: Sink) -> anyhow::Result<IoWorkload> {
+        plan.check()?;
+        Ok(IoWorkload {
+            laid_out: plan.files.iter().map(|_| None).collect(),
+            tag: rng::Rng::new(plan.jobs[0].seed ^ u64::from(std::process::id())).next_u64() as u32,
+            plan,
+            sink,
+            calls: 0,
+            ram_bytes: crate::target::env::probe_host().ram_bytes,
+        })
+    }
+
+    /// Runner repetitions that run every job `repeats` times.
+    pub fn steps(&self, repeats: u32) -> u32 {
+        self.plan.jobs.len() as u32 * repeats
+    }
+
+    fn lay_out(&mut self, ctx: &RunContext<'_>, index: usize) -> anyhow::Result<()> {
+        if self.laid_out[index].is_some() {
+            return Ok(());
+        }
+        let file = &self.plan.files[index];
+        let keys = self
+            .plan
+            .key_block(index)
+            .map(|key| KeyMap::new(file.size, key, self.tag));
+        ctx.progress.start(&format!(
+            "Laying out {} ({})",
+            file.name,
+            format_bytes(file.size)
+        ));
+        let clock = std::time::Instant::now();
+        data::lay_out(
+            ctx.scratch.dir(),
+            &file.name,
+            file.size,
+            self.plan.jobs[0].seed,
+            keys.as_ref(),
+        )?;
+        ctx.progress.done(clock.elapsed().as_secs_f64());
+        self.laid_out[index] = Some(LaidOut { keys });
+        Ok(())
+    }
+}
+
+impl Workload for IoWorkload {
+    fn kind(&self) -> &'static str {
+        "io"
+    }
+
+    fn planned_bytes(&self) -> u64 {
+        self.plan.files.iter().map(|f| f.size).sum()
+    }
+
+    fn planned_files(&self) -> u64 {
+        self.plan.files.len() as u64
+    }
+
+    fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
+        let steps = self.plan.jobs.len() as u64;
+        let (step, repetition) = ((self.calls % steps) as usize, self.calls / steps);
+        self.calls += 1;
+        let index = self.plan.jobs[step].file;
+        self.lay_out(ctx, index)?;
+        let file = &self.plan.files[index];
+        let keys = self.laid_out[index].as_ref().and_then(|f| f.keys.as_ref());
+        let mut notes = Vec::new();
+        let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?;
+        let (outcome, average) = measure(ctx.scratch.dir(), &job, file, keys, &mut self.sink)?;
+        let fits_in_ram = !job.direct && job.reads() && file.size < self.ram_bytes;
+        notes.extend(job_notes(&job));
+        Ok(WorkloadResult {
+            workload: self.kind().to_string(),
+            repetition: repetition as u32,
+            params: params(&job, file, &outcome),
+            metrics: metrics(&average, &outcome, fits_in_ram),
+            notes,
+        })
+    }
+}
+
+/// The job as it will run: on the sync engine when io_uring is refused
+/// here, which a warning and a note say.
+fn usable<'a>(
+    job: &'a Job,
+    sink: &mut Sink,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Cow<'a, Job>> {
+    let Some(reason) = engine::uring_refusal(job) else {
+        return Ok(Cow::Borrowed(job));
+    };
+    let fallback = job.sync_fallback();
+    let warning = format!(
+        "{reason}: running the sync engine with {} threads instead",
+        fallback.threads
+    );
+    sink(Event::Warning(&warning))?;
+    notes.push(warning);
+    Ok(Cow::Owned(fallback))
+}
+
+/// Opens the file for `job`, runs it with its events going to `sink`, and
+/// returns what it measured and its average line.
+fn measure(
+    dir: BorrowedFd<'_>,
+    job: &Job,
+    file: &FileSpec,
+    keys: Option<&KeyMap>,
+    sink: &mut Sink,
+) -> anyhow::Result<(JobOutcome, Row)> {
+    data::check_direct_alignment(dir, &file.name, job)?;
+    let fd = data::open_for(dir, &file.name, job)?;
+    sink(Event::Start(job, file))?;
+    let outcome = engine::run_job(job, fd.as_fd(), file.size, keys, &mut |row| {
+        sink(Event::Interval(row))
+    })
+    .map_err(|e| data::explain_direct_error(e, job))?;
+    let Some(average) = stats::average(&outcome.rows) else {
+        return usage(format!(
+            "{}: the job ended during its warm-up, so nothing was measured (use --warmup 0 or a longer run)",
+            job.name
+        ));
+    };
+    sink(Event::Average(&average))?;
+    Ok((outcome, average))
+}
+
+fn params(job: &Job, file: &FileSpec, outcome: &JobOutcome) -> serde_json::Value {
+    let intervals: Vec<_> = outcome
+        .rows
+        .iter()
+        .zip(1..)
+        .map(|(row, index)| row.sample(index))
+        .collect();
+    json!({
+        "job": job,
+        "file": file,
+        "observed": outcome.decisions,
+        "intervals": intervals,
+    })
+}
+
+/// The average line as metrics; latency histograms on the response-time
+/// metrics (all I/Os, reads, writes).
+fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric> {
+    let f = &average.figures;
+    let c = &average.counters;
+    let mut all = LatencyRecorder::new();
+    all.merge(&outcome.read_latency);
+    all.merge(&outcome.write_latency);
+    let mut flags = Vec::new();
+    if average.seconds < MIN_PRECISE_SECONDS {
+        flags.push(Flag::TooShort);
+    }
+    if fits_in_ram {
+        flags.push(Flag::FitsInPageCache);
+    }
+    let metric = |name: &str,
+                  value: f64,
+                  unit: &str,
+                  direction,
+                  samples,
+                  latency: Option<&LatencyRecorder>| Metric {
+        name: name.into(),
+        value,
+        unit: unit.into(),
+        direction,
+        samples,
+        elapsed_s: average.seconds,
+        cpu_percent: Some(outcome.cpu_percent),
+        latency: latency.and_then(LatencyRecorder::summary),
+        flags: flags.clone(),
+    };
+    use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+    let mut metrics = vec![
+        metric("io_rate", f.io_rate, "IO/s", Higher, c.ops(), None),
+        metric("mib_per_s", f.mib_per_s, "MiB/s", Higher, c.bytes(), None),
+        metric("resp_ms", f.resp_ms, "ms", Lower, c.ops(), Some(&all)),
+    ];
+    let directions = [
+        (
+            "read_resp_ms",
+            f.read_resp_ms,
+            c.read.ops,
+            &outcome.read_latency,
+        ),
+        (
+            "write_resp_ms",
+            f.write_resp_ms,
+            c.write.ops,
+            &outcome.write_latency,
+        ),
+    ];
+    for (name, value, ops, latency) in directions {
+        if ops > 0 {
+            metrics.push(metric(name, value, "ms", Lower, ops, Some(latency)));
+        }
+    }
+    metrics.push(metric(
+        "resp_max_ms",
+        f.resp_max_ms(),
+        "ms",
+        Lower,
+        c.ops(),
+        None,
+    ));
+    metrics.push(metric(
+        "resp_stddev_ms",
+        f.resp_stddev_ms,
+        "ms",
+        Lower,
+        c.ops(),
+        None,
+    ));
+    metrics
+}
+
+fn job_notes(job: &Job) -> Vec<String> {
+    let mut notes = Vec::new();
+    if job.rate.is_some() {
+        notes.push(
+            "rate-limited: response times start when an I/O is issued; time an I/O waited behind schedule is not counted (as in vdbench)".into(),
+        );
+    }
+    if job.fdatasync_every > 0 {
+        notes.push(format!(
+            "every {}th write of a thread is followed by fdatasync, counted in that write's response time",
+            job.fdatasync_every
+        ));
+    }
+    if job.verify {
+        notes.push(
+            "verified: every write first reads and checks the blocks it overwrites; its response time includes that read".into(),
+        );
+    }
+    notes
+}

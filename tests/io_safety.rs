@@ -1,0 +1,232 @@
+//! `fsbench io` loses nothing and explains itself: the sentinel next to
+//! the scratch directory survives a normal end, a failure mid-run and
+//! SIGINT (with either engine); bad input exits 2 with one line and writes nothing; O_DIRECT
+//! with a transfer size the file system cannot align is refused clearly.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{
+    Running, Sentinel, TmpfsMount, assert_no_scratch_left, run, wait_for_scratch, wait_until,
+};
+
+/// Waits until the scratch dir's data file is laid out (full size) and the
+/// job has run a little.
+fn wait_for_job(scratch: &Path, size: u64, fsbench: &mut Running) -> PathBuf {
+    let file = scratch.join("io.dat");
+    wait_until(common::STARTUP_TIMEOUT, "the laid-out data file", || {
+        assert!(fsbench.is_running(), "the run ended too early");
+        std::fs::metadata(&file).is_ok_and(|m| m.len() == size)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    file
+}
+
+/// `fsbench io MNT` and `args` split at blanks.
+fn io_args(mnt_arg: &str, args: &str) -> Vec<String> {
+    let mut full = vec!["io".to_string(), mnt_arg.to_string()];
+    full.extend(args.split_whitespace().map(str::to_string));
+    full
+}
+
+/// Starts a minute-long run (`extra` added to its flags) and returns it
+/// once its data file is laid out and the job has run a little.
+fn start_long_run(mnt: &TmpfsMount, extra: &str) -> (Running, PathBuf) {
+    let args = format!("-s 16m --read 50 --duration 60s --interval 0.1s {extra}");
+    let mut fsbench = Running::spawn(&io_args(&mnt.arg(), &args));
+    let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
+    let file = wait_for_job(&scratch, 16 << 20, &mut fsbench);
+    (fsbench, file)
+}
+
+#[test]
+fn normal_end_removes_the_scratch_dir_and_nothing_else() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let out = run(&io_args(
+        &mnt.arg(),
+        "-s 4m --read 50 --duration 0.2s --interval 0.1s",
+    ));
+    out.assert_success().assert_no_panic();
+    assert_eq!(out.stderr, "", "{out}");
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+fn interrupted_mid_run(extra: &str) {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let (fsbench, _) = start_long_run(&mnt, extra);
+    fsbench.signal(libc::SIGINT);
+    let out = fsbench.wait();
+    out.assert_code(130).assert_no_panic();
+    let message = "interrupted by SIGINT; scratch data removed";
+    assert!(out.stderr.contains(message), "{out}");
+    assert!(out.stdout.contains("Starting RD=io"), "{out}");
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn sigint_mid_run_exits_130_after_cleanup() {
+    interrupted_mid_run("");
+}
+
+#[test]
+fn sigint_waits_for_the_io_uring_ios_in_flight_and_cleans_up() {
+    interrupted_mid_run("--engine io_uring --iodepth 32 -t 2");
+}
+
+#[test]
+fn a_failure_mid_run_is_one_line_and_cleans_up() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let (fsbench, file) = start_long_run(&mnt, "");
+    // Shrinking the file under the run: its next read ends early.
+    let data = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    data.set_len(0).unwrap();
+    let out = fsbench.wait();
+    out.assert_error(1, &["at offset", "end of file"]);
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// `fsbench io MNT ARGS` on a fresh tmpfs: exit 2, one line naming every
+/// needle, nothing written.
+fn usage_error(args: &str, needles: &[&str]) {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let out = run(&io_args(&mnt.arg(), args));
+    out.assert_error(2, needles);
+    assert_eq!(out.stdout, "", "{out}");
+    assert_eq!(std::fs::read_dir(mnt.path()).unwrap().count(), 0, "{out}");
+}
+
+#[test]
+fn bad_flags_are_one_line_usage_errors() {
+    usage_error("--read 150", &["read %", "0 to 100"]);
+    usage_error("-b 1000", &["multiple of 512"]);
+    usage_error("-b 4k:30,8k:30", &["add up to 100"]);
+    usage_error("--iodepth 8", &["io_uring"]);
+    usage_error(
+        "--duration 1s --interval 1s",
+        &["two intervals", "--warmup 0"],
+    );
+    usage_error("--seek sometimes", &["--seek"]);
+    usage_error("--rate fast", &["--rate"]);
+    usage_error("--rate 0", &["rate"]);
+    usage_error("-s 2k", &["smaller than"]);
+    usage_error("--duration soon", &["not a time"]);
+    usage_error("--warmup 1.5s", &["whole number of intervals"]);
+    usage_error("--repeat 0", &["--repeat"]);
+    usage_error("--json /nonexistent-dir/r.json", &["--json"]);
+    usage_error("--verify -b 4k:50,6k:50", &["multiple of the smallest"]);
+}
+
+#[test]
+fn missing_or_absent_targets_and_conflicting_modes() {
+    run(&["io"]).assert_error(2, &["directory to test"]);
+    run(&io_args("/nonexistent/fsbench-io", "-s 1m")).assert_error(2, &["does not exist"]);
+    let out = run(&io_args("/tmp", "--suite patterns --read 50"));
+    out.assert_code(2).assert_no_panic();
+    assert!(out.stderr.contains("cannot be used with"), "{out}");
+}
+
+/// An ext4 file system on a loop device with 4 KiB logical sectors (so
+/// O_DIRECT needs 4 KiB alignment), inside a tmpfs; torn down on Drop.
+struct Ext4Loop {
+    _backing: TmpfsMount,
+    device: String,
+    mnt: tempfile::TempDir,
+}
+
+impl Ext4Loop {
+    fn new() -> Option<Ext4Loop> {
+        let backing = TmpfsMount::new("96m")?;
+        let image = backing.join("ext4.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--sector-size", "4096"])
+            .arg(&image)
+            .output()
+            .expect("cannot run losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let mnt = tempfile::Builder::new()
+            .prefix("fsb-it-ext4-")
+            .tempdir()
+            .unwrap();
+        let fs = Ext4Loop {
+            _backing: backing,
+            device,
+            mnt,
+        };
+        sh(Command::new("mkfs.ext4").args(["-q", "-F", &fs.device]));
+        sh(Command::new("mount").arg(&fs.device).arg(fs.mnt.path()));
+        Some(fs)
+    }
+
+    fn arg(&self) -> String {
+        self.mnt.path().display().to_string()
+    }
+}
+
+fn sh(command: &mut Command) {
+    let out = command.output().expect("cannot run command");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Drop for Ext4Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+#[test]
+fn direct_io_with_sizes_the_file_system_cannot_align_is_refused_clearly() {
+    let Some(fs) = Ext4Loop::new() else {
+        return;
+    };
+    let sentinel = Sentinel::plant(fs.mnt.path());
+    let out = run(&io_args(
+        &fs.arg(),
+        "-s 4m -b 512 --direct --duration 0.2s --interval 0.1s",
+    ));
+    out.assert_error(2, &["O_DIRECT", "multiples of 4096 bytes", "512"]);
+    let out = run(&io_args(
+        &fs.arg(),
+        "-s 4m -b 4k --read 50 --direct --duration 0.2s --interval 0.1s",
+    ));
+    out.assert_success();
+    assert!(out.stdout.contains("O_DIRECT"), "{out}");
+    sentinel.assert_intact();
+    assert_no_scratch_left(fs.mnt.path());
+}
+
+#[test]
+fn sync_only_options_are_refused_with_io_uring() {
+    for extra in ["--verify", "--rate 100", "--fdatasync-every 4"] {
+        usage_error(&format!("--engine io_uring {extra}"), &["sync engine only"]);
+    }
+}
