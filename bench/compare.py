@@ -94,22 +94,26 @@ def fio(workdir, rw, mib, block):
     return kib / 1024
 
 
-def best(xs):
-    """The best rate of the rounds. Noise from other processes only ever
-    slows a run down, so for comparing the tools' own overhead the best
-    round of each is the steadiest estimate (as hyperfine's min time)."""
-    xs = [x for x in xs if x is not None]
-    return max(xs) if xs else None
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[len(xs) // 2] if xs else None
 
 
-def ratio(a, b):
-    return f"{a / b:6.2f}x" if a and b else "     -"
+def paired_ratio(a, b):
+    """Median over rounds of a/b, each round's two figures measured close
+    together in time: the machine's drift cancels out of each ratio."""
+    return median([x / y for x, y in zip(a, b) if x and y])
+
+
+def ratio_text(a, b):
+    r = paired_ratio(a, b)
+    return f"{r:6.2f}x" if r else "     -"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", help="file system to test (default: a fresh tmpfs)")
-    ap.add_argument("--rounds", type=int, default=3, help="repetitions; the best round of each tool is compared")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds; each ratio is the median of the per-round ratios")
     ap.add_argument("--files", type=int, default=100, help="-n for fsbench (x1024 files)")
     ap.add_argument("--bonnie-files", type=int, default=400,
                     help="-n for bonnie++ (large enough that it prints figures, not +++++)")
@@ -172,21 +176,22 @@ def report(floor, workdir, args):
         for job in jobs[shift:] + jobs[:shift]:
             job()
 
-    print(f"# {workdir}: best of {args.rounds} rounds (tools in rotating order)")
+    print(f"# {workdir}: {args.rounds} rounds, tools in rotating order; medians, and ratios as the median of per-round ratios")
     print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
     print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
     floor_of = {"seq_create": "create", "ran_create": "create", "seq_stat": "stat",
                 "ran_stat": "stat", "seq_del": "delete", "ran_del": "delete"}
     for k in META:
-        fs, fl = best(meta[k]["fsbench"]), best(floor_m[floor_of[k]])
-        fb, bo = best(meta[k]["fsbench_big"]), best(meta[k]["bonnie++"])
-        print(f"{k:<11}{fs or 0:>10.0f}{fl:>10.0f}{ratio(fs, fl):>9}  {fb or 0:>11.0f}{bo or 0:>10.0f}{ratio(fb, bo):>10}")
+        fs, fl = meta[k]["fsbench"], floor_m[floor_of[k]]
+        fb, bo = meta[k]["fsbench_big"], meta[k]["bonnie++"]
+        print(f"{k:<11}{median(fs) or 0:>10.0f}{median(fl):>10.0f}{ratio_text(fs, fl):>9}  "
+              f"{median(fb) or 0:>11.0f}{median(bo) or 0:>10.0f}{ratio_text(fb, bo):>10}")
     print(f"## block I/O, MiB/s ({args.mib} MiB file, 8 KiB blocks)")
     print(f"{'test':<11}{'fsbench':>10}{'fio psync':>10}{'vs fio':>8}{'bonnie++':>10}{'vs bonnie':>10}{'floor':>10}{'vs floor':>9}")
     for k in ["put_block", "get_block"]:
-        fs, fi = best(seq[k]["fsbench"]), best(seq[k]["fio"])
-        bo, fl = best(seq[k]["bonnie++"]), best(seq[k]["floor"])
-        print(f"{k:<11}{fs or 0:>10.0f}{fi:>10.0f}{ratio(fs, fi):>8}{bo or 0:>10.0f}{ratio(fs, bo):>10}{fl:>10.0f}{ratio(fs, fl):>9}")
+        fs, fi, bo, fl = seq[k]["fsbench"], seq[k]["fio"], seq[k]["bonnie++"], seq[k]["floor"]
+        print(f"{k:<11}{median(fs) or 0:>10.0f}{median(fi):>10.0f}{ratio_text(fs, fi):>8}"
+              f"{median(bo) or 0:>10.0f}{ratio_text(fs, bo):>10}{median(fl):>10.0f}{ratio_text(fs, fl):>9}")
     print("(floor's delete and create loops run in name order; ran_* phases use random names,")
     print(" so their 'vs floor' compares a harder job against the floor's easiest one)")
 
