@@ -10,6 +10,7 @@ Needs: bonnie++ and fio (Debian packages), a C compiler, cargo.
 """
 import argparse
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -170,13 +171,16 @@ def report(floor, workdir, args):
             lambda: meta_run("fsbench_big", "fsbench", args.bonnie_files),
             lambda: meta_run("bonnie++", "bonnie++", args.bonnie_files),
             lambda: data_run("fsbench"), lambda: data_run("bonnie++")]
-    for round_no in range(args.rounds):
-        # Rotate the order, so drift and warm-up do not favour one tool.
-        shift = round_no % len(jobs)
-        for job in jobs[shift:] + jobs[:shift]:
+    order = random.Random(1)
+    for _ in range(args.rounds):
+        # A new order every round: what ran just before (a metadata run
+        # leaves the allocator and slab caches in another state than a data
+        # run) and drift must not favour one tool.
+        order.shuffle(jobs)
+        for job in jobs:
             job()
 
-    print(f"# {workdir}: {args.rounds} rounds, tools in rotating order; medians, and ratios as the median of per-round ratios")
+    print(f"# {workdir}: {args.rounds} rounds, tools in a new random order each round; medians, and ratios as the median of per-round ratios")
     print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
     print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
     floor_of = {"seq_create": "create", "ran_create": "create", "seq_stat": "stat",
