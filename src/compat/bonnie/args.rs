@@ -10,9 +10,10 @@ pub const DEFAULT_SEEKS: u64 = 8192;
 pub const DEFAULT_SEEKERS: u32 = 5;
 pub const DEFAULT_BYTE_IO_MIB: u64 = 3;
 pub const DEFAULT_FILES_K: u64 = 16;
-/// A bound far beyond any real run (2^32 × 1024 files) that keeps every
-/// file count and size product inside u64.
-pub const MAX_FILES_K: u64 = 1 << 32;
+/// A bound far beyond any real run (2^30 × 1024 = 2^40 files): keeps every
+/// file count and size product inside u64, and every file index within the
+/// 10 hex digits of bonnie++'s names.
+pub const MAX_FILES_K: u64 = 1 << 30;
 /// bonnie++'s floor for the automatic data size.
 const MIN_AUTO_SIZE_MIB: u64 = 300;
 

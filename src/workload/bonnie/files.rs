@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use rustix::fs::{AtFlags, Dir, Mode, OFlags};
 
-use super::names::{NameArena, Order, dir_of, shuffle};
+use super::names::{NameArena, NameTable, Order, dir_of, shuffle};
 use super::rng::RandomSource;
 use super::{BonnieConfig, FileKind, Outcome, Test, announce};
 use crate::interrupt;
@@ -114,7 +114,7 @@ fn file_sizes(config: &BonnieConfig, count: u64, random: &mut RandomSource) -> V
 /// The files of one create/stat/delete round.
 struct FileSet<'a> {
     config: &'a BonnieConfig,
-    names: NameArena,
+    names: NameTable,
     sizes: Vec<u64>,
 }
 
@@ -142,7 +142,7 @@ pub(super) fn run_all(
     let mut report = CleanupReport::default();
     for order in [Order::Sequential, Order::Random] {
         let total = config.total_files();
-        let names = NameArena::generate(total, order, random);
+        let names = NameTable::generate(total, order, random);
         let sizes = file_sizes(config, total, random);
         let set = FileSet {
             config,

@@ -10,6 +10,18 @@ const NAME_CHARS: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL
 /// The random part is 0..=12 characters long (`rand() % 13`).
 const MAX_RANDOM_CHARS: u64 = 13;
 
+/// Bytes per generated name: 10 hex digits, at most 12 random characters
+/// and the NUL fit in 23.
+const SLOT: usize = 24;
+
+/// The generated names of one round, in fixed slots, so looking one up in
+/// random order touches a single cache line (as bonnie++'s own array does);
+/// with an offset table it would be two.
+pub struct NameTable {
+    bytes: Vec<u8>,
+}
+
+/// Names read back from a directory: any length, packed.
 #[derive(Default)]
 pub struct NameArena {
     bytes: Vec<u8>,
@@ -25,18 +37,13 @@ pub enum Order {
     Random,
 }
 
-impl NameArena {
-    pub fn with_capacity(names: usize, bytes: usize) -> Self {
-        NameArena {
-            bytes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(names),
-        }
-    }
-
+impl NameTable {
     /// bonnie++'s names: the index as 10 hex digits before (sequential) or
     /// after (random) 0–12 random alphanumerics.
     pub fn generate(count: u64, order: Order, random: &mut RandomSource) -> Self {
-        let mut arena = NameArena::with_capacity(count as usize, count as usize * 17);
+        let mut table = NameTable {
+            bytes: Vec::with_capacity(count as usize * SLOT),
+        };
         let mut suffix = Vec::with_capacity(MAX_RANDOM_CHARS as usize);
         for index in 0..count {
             suffix.clear();
@@ -49,11 +56,28 @@ impl NameArena {
                 Order::Sequential => [digits.as_bytes(), &suffix].concat(),
                 Order::Random => [&suffix, digits.as_bytes()].concat(),
             };
-            arena.push(&name);
+            table.bytes.extend_from_slice(&name);
+            table.bytes.resize(table.bytes.len() + SLOT - name.len(), 0);
         }
-        arena
+        table
     }
 
+    pub fn len(&self) -> usize {
+        self.bytes.len() / SLOT
+    }
+
+    pub fn get(&self, index: usize) -> &CStr {
+        let slot = &self.bytes[index * SLOT..(index + 1) * SLOT];
+        CStr::from_bytes_until_nul(slot).expect("every slot ends with NUL padding")
+    }
+
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = &CStr> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl NameArena {
     pub fn push(&mut self, name: &[u8]) {
         self.bytes.extend_from_slice(name);
         self.bytes.push(0);
@@ -107,8 +131,8 @@ mod tests {
     #[test]
     fn names_carry_the_index_in_hex_at_the_right_end() {
         let mut random = RandomSource::seeded(7);
-        let seq = NameArena::generate(300, Order::Sequential, &mut random);
-        let ran = NameArena::generate(300, Order::Random, &mut random);
+        let seq = NameTable::generate(300, Order::Sequential, &mut random);
+        let ran = NameTable::generate(300, Order::Random, &mut random);
         assert_eq!(seq.len(), 300);
         let name = seq.get(255).to_str().unwrap();
         assert!(name.starts_with("00000000ff"), "{name}");
@@ -124,13 +148,13 @@ mod tests {
     #[test]
     fn matches_bonnie_names_for_seed_1() {
         let mut random = RandomSource::seeded(1);
-        let seq = NameArena::generate(1024, Order::Sequential, &mut random);
+        let seq = NameTable::generate(1024, Order::Sequential, &mut random);
         let seq_first: Vec<_> = seq.iter().take(3).map(|n| n.to_str().unwrap()).collect();
         assert_eq!(
             seq_first,
             ["0000000000", "0000000001dhtNCmrRY", "0000000002SBZ"]
         );
-        let ran = NameArena::generate(1024, Order::Random, &mut random);
+        let ran = NameTable::generate(1024, Order::Random, &mut random);
         let ran_first: Vec<_> = ran.iter().take(3).map(|n| n.to_str().unwrap()).collect();
         assert_eq!(
             ran_first,
@@ -140,8 +164,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_names() {
-        let a = NameArena::generate(50, Order::Random, &mut RandomSource::seeded(1));
-        let b = NameArena::generate(50, Order::Random, &mut RandomSource::seeded(1));
+        let a = NameTable::generate(50, Order::Random, &mut RandomSource::seeded(1));
+        let b = NameTable::generate(50, Order::Random, &mut RandomSource::seeded(1));
         assert!(a.iter().eq(b.iter()));
     }
 
