@@ -136,7 +136,7 @@ fn rate_and_cpu(test: Test, metric: Option<&Metric>) -> [String; 2] {
     };
     let rate = match test {
         Test::Seeks => seeks_text(metric.value),
-        _ if metric.unit == "MiB/s" => format!("{}", (metric.value * 1024.0) as u64),
+        _ if test.moves_data() => format!("{}", (metric.value * 1024.0) as u64),
         _ => format!("{}", metric.value as u64),
     };
     [rate, cpu_text(metric)]
@@ -285,7 +285,7 @@ fn text_cell(test: Test, metric: Option<&Metric>) -> String {
     };
     let rate = match test {
         Test::Seeks if metric.value < 1000.0 => format!("{:.1}", metric.value),
-        _ if metric.unit == "MiB/s" => throughput_text(metric.value * 1024.0),
+        _ if test.moves_data() => throughput_text(metric.value * 1024.0),
         _ => count_rate_text(metric.value),
     };
     format!(" {rate:>5} {:>3}", cpu_text(metric))

@@ -119,6 +119,18 @@ pub(super) fn run_all(
     outcomes: &mut Vec<Outcome>,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<()> {
+    // Every block phase opens with O_DIRECT under -D, so any of them may
+    // be the one the file system refuses.
+    run_phases(config, ctx, random, outcomes, notes).map_err(|e| explain_direct_io(e, config))
+}
+
+fn run_phases(
+    config: &BonnieConfig,
+    ctx: &RunContext<'_>,
+    random: &mut RandomSource,
+    outcomes: &mut Vec<Outcome>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let file = DataFile {
         dir: ctx.scratch.dir(),
         name: format!("Bonnie.{}", std::process::id()),
@@ -131,8 +143,7 @@ pub(super) fn run_all(
     if per_char {
         announce(ctx, Test::PutChar, outcomes, || put_char(&file))?;
     }
-    announce(ctx, Test::PutBlock, outcomes, || put_block(&file))
-        .map_err(|e| explain_direct_io(e, config))?;
+    announce(ctx, Test::PutBlock, outcomes, || put_block(&file))?;
     announce(ctx, Test::Rewrite, outcomes, || rewrite(&file))?;
     if per_char {
         announce(ctx, Test::GetChar, outcomes, || get_char(&file))?;

@@ -157,11 +157,17 @@ impl Test {
         }
     }
 
+    /// The data tests measured in bytes (MiB/s), not in operations.
+    pub fn moves_data(self) -> bool {
+        matches!(
+            self,
+            Test::PutChar | Test::PutBlock | Test::Rewrite | Test::GetChar | Test::GetBlock
+        )
+    }
+
     pub fn unit(self) -> &'static str {
         match self {
-            Test::PutChar | Test::PutBlock | Test::Rewrite | Test::GetChar | Test::GetBlock => {
-                "MiB/s"
-            }
+            _ if self.moves_data() => "MiB/s",
             Test::Seeks => "seeks/s",
             _ => "files/s",
         }
@@ -202,7 +208,7 @@ impl Outcome {
         } else {
             0.0
         };
-        let value = if self.test.unit() == "MiB/s" {
+        let value = if self.test.moves_data() {
             per_second / MIB as f64
         } else {
             per_second
