@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{
-    Running, Sentinel, TmpfsMount, assert_no_scratch_left, run, wait_for_scratch, wait_until,
+    Frozen, Running, Sentinel, TmpfsMount, assert_no_scratch_left, run, wait_for_scratch,
+    wait_until,
 };
 
 /// The block the tests tamper with: the 4th of 16.
@@ -29,35 +30,6 @@ fn verified_run(mnt: &TmpfsMount) -> Running {
         mnt,
         "-s 64k -b 4k --read 50 --verify --rate 2000 --duration 30s --warmup 0 --interval 0.5s --seed 3",
     ))
-}
-
-/// The process frozen with SIGSTOP until dropped (then SIGCONT).
-struct Frozen<'a> {
-    run: &'a Running,
-}
-
-impl<'a> Frozen<'a> {
-    fn new(run: &'a Running) -> Frozen<'a> {
-        run.signal(libc::SIGSTOP);
-        let tasks = PathBuf::from(format!("/proc/{}/task", run.pid));
-        wait_until(common::STARTUP_TIMEOUT, "every thread stopped", || {
-            std::fs::read_dir(&tasks).unwrap().all(|task| {
-                let stat =
-                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
-                // The state follows the command name in parentheses.
-                stat.rsplit(") ")
-                    .next()
-                    .is_some_and(|rest| rest.starts_with('T'))
-            })
-        });
-        Frozen { run }
-    }
-}
-
-impl Drop for Frozen<'_> {
-    fn drop(&mut self) {
-        self.run.signal(libc::SIGCONT);
-    }
 }
 
 fn read_block(file: &Path) -> Vec<u8> {

@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use common::{
-    Running, STARTUP_TIMEOUT, Sentinel, TmpfsMount, assert_no_scratch_left, read_json,
+    Frozen, Running, STARTUP_TIMEOUT, Sentinel, TmpfsMount, assert_no_scratch_left, read_json,
     scratch_dirs, wait_for_scratch, wait_until,
 };
 use support::{location, subdir, write_config};
@@ -144,10 +144,12 @@ fn file_system_filled_from_outside_mid_run_fails_cleanly() {
     let scratch = wait_for_scratch(mnt.path(), &mut fsbench);
     wait_for_file(&scratch.join("1"), &mut fsbench);
     let filler = mnt.join("filler");
-    assert!(fsbench.is_running(), "the run ended before the fill");
-    // The run is in its creation phase for seconds; it fails (below) as
-    // soon as the space is gone.
-    let filled = fill_file_system(&filler);
+    // Frozen in its creation phase while the space goes, so it surely
+    // meets the full file system (below).
+    let filled = {
+        let _frozen = Frozen::new(&fsbench);
+        fill_file_system(&filler)
+    };
     let out = fsbench.wait();
     out.assert_error(1, &["No space left on device"]);
     assert_no_scratch_left(mnt.path());

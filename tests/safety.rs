@@ -11,9 +11,9 @@ use std::os::unix::fs::{OpenOptionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 use common::{
-    Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, assert_only_fsbench_entries,
-    bonnie_args, fsbench_entries, listing, quick_bonnie_args, read_json, run, scratch_dirs,
-    start_bonnie, tmpfs_with_sentinel, wait_until,
+    Frozen, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left,
+    assert_only_fsbench_entries, bonnie_args, fsbench_entries, listing, quick_bonnie_args,
+    read_json, run, scratch_dirs, start_bonnie, tmpfs_with_sentinel, wait_until,
 };
 
 /// Flags of a run that stays in its first phase (64 MiB written one byte
@@ -210,21 +210,23 @@ fn running_out_of_inodes_mid_run_fails_cleanly() {
         return;
     };
     let sentinel = Sentinel::plant(mnt.path());
-    let (mut fsbench, _) = start_bonnie(&mnt, &["-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "i"]);
+    let (mut fsbench, scratch) =
+        start_bonnie(&mnt, &["-s", "4", "-f4", "-n", "1", "-r", "0", "-m", "i"]);
+    // Frozen in its data tests, so the file tests surely come after the fill.
+    wait_for_data(&scratch, &mut fsbench);
     let filler = mnt.join("inode-filler");
     std::fs::create_dir(&filler).unwrap();
     let mut taken = 0;
-    loop {
-        match std::fs::File::create(filler.join(taken.to_string())) {
-            Ok(_) => taken += 1,
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
-            Err(e) => panic!("unexpected error filling inodes: {e}"),
+    {
+        let _frozen = Frozen::new(&fsbench);
+        loop {
+            match std::fs::File::create(filler.join(taken.to_string())) {
+                Ok(_) => taken += 1,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("unexpected error filling inodes: {e}"),
+            }
         }
     }
-    assert!(
-        fsbench.is_running(),
-        "the run ended before the inodes were taken: the test proves nothing"
-    );
     assert!(taken > 900, "only {taken} inodes were free");
     let out = fsbench.wait();
     out.assert_error(1, &["No space left on device"]);
@@ -254,17 +256,23 @@ fn file_system_filled_from_outside_mid_run_fails_cleanly() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("16m") else {
         return;
     };
-    // 8 MiB written one byte per syscall: seconds, plenty of time to fill.
-    let (mut fsbench, _) = start_bonnie(
+    // 8 MiB written one byte per syscall: seconds. The run is frozen while
+    // the file system fills, so it is surely mid-write when it meets ENOSPC.
+    let (mut fsbench, scratch) = start_bonnie(
         &mnt,
         &["-s", "8", "-f12", "-n", "0", "-r", "0", "-m", "full"],
     );
+    wait_for_data(&scratch, &mut fsbench);
     let filler = mnt.join("filler");
-    let filled = fill_file_system(&filler);
-    assert!(
-        fsbench.is_running(),
-        "the run ended before the file system was full: the test proves nothing"
-    );
+    let filled = {
+        let _frozen = Frozen::new(&fsbench);
+        let data = scratch.join(format!("Bonnie.{}", fsbench.pid));
+        assert!(
+            std::fs::metadata(&data).unwrap().len() < 8 << 20,
+            "the data file was complete before the fill: the test proves nothing"
+        );
+        fill_file_system(&filler)
+    };
     assert!(filled > 0);
     let out = fsbench.wait();
     let line = out.assert_error(1, &[]).to_lowercase();

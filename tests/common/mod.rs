@@ -516,3 +516,32 @@ pub fn require_tool(name: &str) -> PathBuf {
             panic!("{name} not found: install Debian's bonnie++ package (apt-get install bonnie++)")
         })
 }
+
+/// The process frozen with SIGSTOP until dropped (then SIGCONT).
+pub struct Frozen<'a> {
+    run: &'a Running,
+}
+
+impl<'a> Frozen<'a> {
+    pub fn new(run: &'a Running) -> Frozen<'a> {
+        run.signal(libc::SIGSTOP);
+        let tasks = PathBuf::from(format!("/proc/{}/task", run.pid));
+        wait_until(STARTUP_TIMEOUT, "every thread stopped", || {
+            std::fs::read_dir(&tasks).unwrap().all(|task| {
+                let stat =
+                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
+                // The state follows the command name in parentheses.
+                stat.rsplit(") ")
+                    .next()
+                    .is_some_and(|rest| rest.starts_with('T'))
+            })
+        });
+        Frozen { run }
+    }
+}
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        self.run.signal(libc::SIGCONT);
+    }
+}
