@@ -37,10 +37,15 @@ pub struct TargetResult {
     pub cleanup: Option<CleanupReport>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorkloadResult {
     /// Workload kind, e.g. "bonnie".
     pub workload: String,
+    /// What reports call this workload instance, unique within a run (a
+    /// suite may run one kind several times, e.g. ten I/O patterns);
+    /// empty means the kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
     /// 0-based repetition index.
     pub repetition: u32,
     /// The workload's parameters as it understood them.
@@ -48,9 +53,21 @@ pub struct WorkloadResult {
     pub metrics: Vec<Metric>,
     /// Things a reader must know to interpret the numbers.
     pub notes: Vec<String>,
+    /// The time series of a workload that reports over time (io).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalSample>,
 }
 
 impl WorkloadResult {
+    /// The label reports show: `label`, or the kind when it has none.
+    pub fn name(&self) -> &str {
+        if self.label.is_empty() {
+            &self.workload
+        } else {
+            &self.label
+        }
+    }
+
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.iter().find(|m| m.name == name)
     }

@@ -412,6 +412,7 @@ mod tests {
             params: serde_json::Value::Null,
             metrics,
             notes: vec![],
+            ..Default::default()
         }
     }
 

@@ -303,6 +303,7 @@ impl Workload for Bonnie {
             params: serde_json::to_value(config)?,
             metrics: outcomes.iter().map(|o| o.to_metric(config)).collect(),
             notes,
+            ..Default::default()
         })
     }
 }

@@ -205,6 +205,7 @@ impl Workload for IoWorkload {
             params: params(&job, file, &outcome),
             metrics: metrics(&average, &outcome, fits_in_ram),
             notes,
+            ..Default::default()
         })
     }
 }

@@ -138,6 +138,7 @@ impl RunSummary {
                 })
                 .collect(),
             notes: self.notes(),
+            ..Default::default()
         }
     }
 
