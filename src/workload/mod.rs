@@ -18,7 +18,12 @@ pub trait Workload {
     fn planned_bytes(&self) -> u64;
     /// The most files and directories it has at once, for the free-inode check.
     fn planned_files(&self) -> u64;
-    /// Runs one repetition inside the scratch directory.
+    /// How many results one repetition yields: `run` is called this many
+    /// times per repetition (an io plan runs one job per call).
+    fn steps(&self) -> u32 {
+        1
+    }
+    /// Runs one step of a repetition inside the scratch directory.
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult>;
 }
 
