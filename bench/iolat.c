@@ -1,7 +1,9 @@
 // The floor for `fsbench io`'s latency figures: a bare loop of one
 // pread/pwrite per I/O with a clock read before and after each, nothing
 // else, on a file it lays out itself. Ground truth for bench/io.py.
-//   iolat FILE SIZE_MIB BLOCK SECONDS randread|read|write
+//   iolat FILE SIZE_MIB BLOCK SECONDS randread|read|write [WARMUP_SECONDS]
+// I/Os in the first WARMUP_SECONDS (default 0) run but are not counted,
+// like fio's ramp_time and fsbench's --warmup.
 // Prints "iops N", "mib_per_s N", "p50_ns N", "p99_ns N".
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -32,7 +34,7 @@ static uint64_t draw(uint64_t *s) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6) { fprintf(stderr, "usage: iolat FILE SIZE_MIB BLOCK SECONDS randread|read|write\n"); return 2; }
+  if (argc != 6 && argc != 7) { fprintf(stderr, "usage: iolat FILE SIZE_MIB BLOCK SECONDS randread|read|write [WARMUP]\n"); return 2; }
   const char *path = argv[1];
   long size = atol(argv[2]) * 1048576L, block = atol(argv[3]);
   double seconds = atof(argv[4]);
@@ -47,8 +49,10 @@ int main(int argc, char **argv) {
   uint32_t *lat = malloc(MAX_SAMPLES * sizeof *lat);
   long n = 0, blocks = size / block, pos = 0;
   int random = !strcmp(mode, "randread"), writing = !strcmp(mode, "write");
-  uint64_t seed = 88172645463325252ULL, start = now_ns(), end = start + (uint64_t)(seconds * 1e9);
-  uint64_t t = start;
+  double warmup = argc == 7 ? atof(argv[6]) : 0;
+  uint64_t seed = 88172645463325252ULL, begun = now_ns();
+  uint64_t start = begun + (uint64_t)(warmup * 1e9), end = start + (uint64_t)(seconds * 1e9);
+  uint64_t t = begun;
   while (t < end && n < MAX_SAMPLES) {
     long off = random ? (long)(draw(&seed) % blocks) * block : pos * block;
     pos = (pos + 1) % blocks;
@@ -56,7 +60,7 @@ int main(int argc, char **argv) {
     ssize_t r = writing ? pwrite(fd, buf, block, off) : pread(fd, buf, block, off);
     t = now_ns();
     if (r != block) { perror("io"); return 1; }
-    lat[n++] = (uint32_t)(t - t0);
+    if (t0 >= start) lat[n++] = (uint32_t)(t - t0);
   }
   double elapsed = (t - start) / 1e9;
   qsort(lat, n, sizeof *lat, by_value);

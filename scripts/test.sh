@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 # e2fsprogs: mkfs.ext4 for loop-mounted test file systems. time: peak RSS.
 # python3-fusepy, fuse: a FUSE file system whose readdir skips entries after
 # unlinks, as NFS/SMB/AFP do (tests/fixtures/skipfs.py).
-packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse)
+# chromium: the HTML report is loaded in a real headless browser.
+# rsync, tar: the tree workload's --cmd is tested with the real tools.
+packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do

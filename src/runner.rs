@@ -74,6 +74,21 @@ pub fn run_on_target(
     })
 }
 
+/// Ends a single-target command: adds the target's result to the record,
+/// stamps the end, and writes the JSON when `--json` asked for it.
+pub fn finish_record(
+    mut record: RunResult,
+    target: TargetResult,
+    json: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    record.targets.push(target);
+    record.finished = Some(chrono::Utc::now());
+    match json {
+        Some(path) => write_json(&record, path),
+        None => Ok(()),
+    }
+}
+
 /// Writes the result as pretty JSON (`--json FILE`, `-` for stdout).
 pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context;

@@ -39,7 +39,7 @@ fn metric<'a>(workload: &'a Value, name: &str) -> &'a Value {
 
 /// The time series of one job's run.
 fn intervals(workload: &Value) -> &Vec<Value> {
-    workload["params"]["intervals"].as_array().unwrap()
+    workload["intervals"].as_array().unwrap()
 }
 
 fn observed(workload: &Value, field: &str) -> f64 {
@@ -70,6 +70,7 @@ fn every_suite_pattern_gets_the_mix_it_asks_for_cached_and_direct() {
     assert_eq!(jobs.len(), 18, "{out}");
     for job in jobs {
         let name = job["params"]["job"]["name"].as_str().unwrap();
+        assert_eq!(job["label"], name, "reports tell the patterns apart");
         let read_pct = job["params"]["job"]["read_pct"].as_f64().unwrap();
         let seek_pct = job["params"]["job"]["seek"]["percent"].as_f64().unwrap();
         assert_eq!(
@@ -129,6 +130,7 @@ fn interval_lines_and_the_average_leave_out_the_first_interval() {
     let labels: Vec<&str> = rows.iter().map(|f| f[1]).collect();
     assert_eq!(labels, ["1", "2", "3", "4", "5", "avg_2-5"], "{out}");
     let job = &workloads(&result)[0];
+    assert_eq!(job["label"], "4k-rand-read70", "{job:#}");
     let series = intervals(job);
     assert_eq!(series.len(), 5);
     assert_eq!(series[0]["warmup"], true);
@@ -189,7 +191,7 @@ fn a_rate_limit_is_kept() {
     };
     let (_, result) = io_json(
         &mnt,
-        "-s 4m --rate 400 -t 2 --duration 1s --warmup 0 --interval 0.25s",
+        "-s 4m --rate 400 --arrival fixed -t 2 --duration 1s --warmup 0 --interval 0.25s",
     );
     let job = &workloads(&result)[0];
     let rate = metric(job, "io_rate")["value"].as_f64().unwrap();
@@ -199,6 +201,61 @@ fn a_rate_limit_is_kept() {
     );
     let notes = job["notes"].to_string();
     assert!(notes.contains("rate-limited"), "{notes}");
+}
+
+/// Index of dispersion (variance / mean) of the I/Os per interval: about 1
+/// for Poisson arrivals (exponential gaps), about 1/3 for uniform gaps
+/// (a renewal process with CV² = 1/3), near 0 for fixed gaps. The variance
+/// is estimated robustly, (1.4826 × median absolute deviation)², because a
+/// stall of the VM moves I/Os into the next interval now and then.
+fn dispersion(job: &Value) -> f64 {
+    let mut counts: Vec<f64> = intervals(job)
+        .iter()
+        .map(|s| s["values"]["reads"].as_f64().unwrap())
+        .collect();
+    counts.pop(); // the last interval may be cut short
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let mid = median(&mut counts);
+    let mut deviations: Vec<f64> = counts.iter().map(|c| (c - mid).abs()).collect();
+    let sigma = 1.4826 * median(&mut deviations);
+    sigma * sigma / mid
+}
+
+#[test]
+fn arrivals_are_spaced_by_their_distribution() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let mut seen = Vec::new();
+    for arrival in ["exponential", "uniform", "fixed"] {
+        let (out, result) = io_json(
+            &mnt,
+            &format!(
+                "-s 4m --rate 4000 --arrival {arrival} --seed 9 --duration 4s --warmup 0 --interval 0.025s"
+            ),
+        );
+        let job = &workloads(&result)[0];
+        let rate = metric(job, "io_rate")["value"].as_f64().unwrap();
+        assert!(
+            (3600.0..=4400.0).contains(&rate),
+            "{arrival}: {rate} I/O/s for --rate 4000\n{out}"
+        );
+        seen.push((arrival, dispersion(job)));
+    }
+    // 160 intervals of ~100 I/Os: the MAD estimate of the variance has a
+    // relative σ of about 0.18 here, so 1 ± 0.18 for Poisson counts and
+    // 0.33 ± 0.06 for uniform gaps. Stalls of a loaded machine only add to
+    // it, so the upper bounds are loose; the lower ones are 3 σ away.
+    let [(_, exponential), (_, uniform), (_, fixed)] = seen[..] else {
+        unreachable!()
+    };
+    assert!((0.45..3.0).contains(&exponential), "{seen:?}");
+    assert!((0.12..0.9).contains(&uniform), "{seen:?}");
+    assert!(exponential > 1.5 * uniform, "{seen:?}");
+    assert!(fixed < 0.2, "{seen:?}");
 }
 
 #[test]

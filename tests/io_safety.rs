@@ -5,11 +5,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Running, Sentinel, TmpfsMount, assert_no_scratch_left, run, wait_for_scratch, wait_until,
+    LoopFs, Running, Sentinel, TmpfsMount, assert_no_scratch_left, run, wait_for_scratch,
+    wait_until,
 };
 
 /// Waits until the scratch dir's data file is laid out (full size) and the
@@ -143,72 +143,21 @@ fn missing_or_absent_targets_and_conflicting_modes() {
 
 /// An ext4 file system on a loop device with 4 KiB logical sectors (so
 /// O_DIRECT needs 4 KiB alignment), inside a tmpfs; torn down on Drop.
-struct Ext4Loop {
-    _backing: TmpfsMount,
-    device: String,
-    mnt: tempfile::TempDir,
-}
-
-impl Ext4Loop {
-    fn new() -> Option<Ext4Loop> {
-        let backing = TmpfsMount::new("96m")?;
-        let image = backing.join("ext4.img");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show", "--sector-size", "4096"])
-            .arg(&image)
-            .output()
-            .expect("cannot run losetup");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        let mnt = tempfile::Builder::new()
-            .prefix("fsb-it-ext4-")
-            .tempdir()
-            .unwrap();
-        let fs = Ext4Loop {
-            _backing: backing,
-            device,
-            mnt,
-        };
-        sh(Command::new("mkfs.ext4").args(["-q", "-F", &fs.device]));
-        sh(Command::new("mount").arg(&fs.device).arg(fs.mnt.path()));
-        Some(fs)
-    }
-
-    fn arg(&self) -> String {
-        self.mnt.path().display().to_string()
-    }
-}
-
-fn sh(command: &mut Command) {
-    let out = command.output().expect("cannot run command");
-    assert!(
-        out.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Drop for Ext4Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mnt.path()).status();
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
+fn ext4_4k_sectors() -> Option<LoopFs> {
+    LoopFs::with_losetup_args(
+        &["--sector-size", "4096"],
+        &["mkfs.ext4", "-q", "-F"],
+        "defaults",
+        64,
+    )
 }
 
 #[test]
 fn direct_io_with_sizes_the_file_system_cannot_align_is_refused_clearly() {
-    let Some(fs) = Ext4Loop::new() else {
+    let Some(fs) = ext4_4k_sectors() else {
         return;
     };
-    let sentinel = Sentinel::plant(fs.mnt.path());
+    let sentinel = Sentinel::plant(fs.path());
     let out = run(&io_args(
         &fs.arg(),
         "-s 4m -b 512 --direct --duration 0.2s --interval 0.1s",
@@ -221,7 +170,7 @@ fn direct_io_with_sizes_the_file_system_cannot_align_is_refused_clearly() {
     out.assert_success();
     assert!(out.stdout.contains("O_DIRECT"), "{out}");
     sentinel.assert_intact();
-    assert_no_scratch_left(fs.mnt.path());
+    assert_no_scratch_left(fs.path());
 }
 
 #[test]

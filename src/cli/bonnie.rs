@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::flags::{parse_flags, refuse_in_suite};
 use super::output::{Stream, check_json_path, emit, json_to_stdout};
 use crate::compat::bonnie::args::{
     DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, default_file_size_mib, parse_file_spec,
@@ -11,10 +12,10 @@ use crate::compat::bonnie::args::{
 };
 use crate::compat::bonnie::report::{CSV_HEADER, csv_line, text_report};
 use crate::error::usage;
-use crate::runner::{RunOptions, new_run_id, new_run_result, run_on_target, write_json};
+use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::target::Target;
-use crate::workload::Progress;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};
+use crate::workload::{Progress, Workload};
 
 const BONNIE_EXAMPLES: &str = "\
 Examples:
@@ -204,7 +205,7 @@ pub fn run(args: BonnieArgs, json: Option<&Path>) -> anyhow::Result<()> {
         emit(csv_to, &format!("{CSV_HEADER}\n"))?;
     }
     let run_id = new_run_id();
-    let mut record = new_run_result(&run_id);
+    let record = new_run_result(&run_id);
     let options = RunOptions {
         repetitions: runs,
         keep: args.keep,
@@ -217,12 +218,7 @@ pub fn run(args: BonnieArgs, json: Option<&Path>) -> anyhow::Result<()> {
         }
         emit(csv_to, &format!("{}\n", csv_line(&config, result)))
     })?;
-    record.targets.push(target_result);
-    record.finished = Some(chrono::Utc::now());
-    match json {
-        Some(path) => write_json(&record, path),
-        None => Ok(()),
-    }
+    finish_record(record, target_result, json)
 }
 
 /// `-u user[:group]`: switch group, then user, for the whole process,
@@ -293,4 +289,25 @@ fn resolve_group(group: &str) -> anyhow::Result<u32> {
     }
     // SAFETY: non-null entry from getgrnam.
     Ok(unsafe { (*entry).gr_gid })
+}
+
+/// A bonnie workload from a suite entry's flags (bonnie++'s, without the
+/// ones `fsbench run` decides: -d, -x, -q, -u, -g, --keep).
+pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload>> {
+    let args: BonnieArgs = parse_flags(args)?;
+    let run_decides = "fsbench run decides it";
+    refuse_in_suite(
+        "-d",
+        args.dir != ".",
+        "the targets are fsbench run's --target",
+    )?;
+    refuse_in_suite("-x", args.runs.is_some(), "use fsbench run --repeat")?;
+    refuse_in_suite("-q", args.quiet, run_decides)?;
+    refuse_in_suite(
+        "-u/-g",
+        args.user.is_some() || args.group.is_some(),
+        run_decides,
+    )?;
+    refuse_in_suite("--keep", args.keep, "use fsbench run --keep")?;
+    Ok(Box::new(Bonnie::new(args.config()?)?))
 }

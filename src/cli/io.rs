@@ -6,22 +6,22 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
-use clap::{Args, ValueEnum};
+use clap::{Args, Parser, ValueEnum};
 
 use super::output::{Stream, check_json_path, emit, json_to_stdout};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
 use crate::error::usage;
-use crate::runner::{RunOptions, new_run_id, new_run_result, run_on_target, write_json};
+use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
 use crate::target::Target;
-use crate::workload::Progress;
-use crate::workload::pattern::job::parse_time;
+use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
 use crate::workload::pattern::stats::Figures;
 use crate::workload::pattern::{
     Engine, Event, FileSpec, IoWorkload, Job, Plan, Seek, Sink, Stop, SyncFlag, Warmup, XferSize,
     suite,
 };
+use crate::workload::{Progress, Workload};
 
 const IO_EXAMPLES: &str = "\
 Examples:
@@ -46,6 +46,16 @@ enum EngineArg {
     Sync,
     #[value(name = "io_uring")]
     IoUring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ArrivalArg {
+    /// Exponential gaps (Poisson arrivals, bursty): vdbench's default.
+    Exponential,
+    /// Gaps uniform on [0, 2 × mean].
+    Uniform,
+    /// Equal gaps (vdbench's deterministic).
+    Fixed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,6 +127,9 @@ pub struct IoArgs {
     /// Total I/Os per second, or `max` [default: max].
     #[arg(long, value_name = "IOPS|max")]
     rate: Option<String>,
+    /// Spacing of the I/Os under --rate (vdbench's distribution=).
+    #[arg(long, value_enum, default_value = "exponential", requires = "rate")]
+    arrival: ArrivalArg,
     /// Seed of the random draws (default: from the clock; the result
     /// records it).
     #[arg(long, value_name = "N")]
@@ -125,6 +138,10 @@ pub struct IoArgs {
     /// check them on every read (slower; finds lost writes).
     #[arg(long)]
     verify: bool,
+    /// With --verify: stop a run after N bad blocks (vdbench's
+    /// data_errors); all of them are reported [default: 50].
+    #[arg(long, value_name = "N", requires = "verify")]
+    verify_errors: Option<u32>,
     /// Run everything N times.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: u32,
@@ -156,6 +173,11 @@ impl IoArgs {
         let Some(target) = &self.target else {
             return usage("give the directory to test (fsbench io DIR ...)");
         };
+        Ok((self.flag_plan()?, Target::parse(target)?))
+    }
+
+    /// The plan of the flags (and `--suite`): one data file.
+    fn flag_plan(&self) -> anyhow::Result<Plan> {
         let template = self.job()?;
         let jobs = match self.suite {
             Some(SuiteName::Patterns) => suite::jobs(&template),
@@ -169,7 +191,7 @@ impl IoArgs {
             name: DATA_FILE.into(),
             size,
         }];
-        Ok((Plan { files, jobs }, Target::parse(target)?))
+        Ok(Plan { files, jobs })
     }
 
     fn vdbench_plan(&self, path: &Path) -> anyhow::Result<(Plan, Target)> {
@@ -179,6 +201,10 @@ impl IoArgs {
             interval: self.interval.as_deref().map(parse_time).transpose()?,
             warmup: self.warmup()?,
             verify: self.verify || parsed.validate,
+            verify_errors: self
+                .verify_errors
+                .or(parsed.data_errors)
+                .unwrap_or(DEFAULT_VERIFY_ERRORS),
             seed: self.seed(),
         };
         let (plan, lun_dir) = parsed.plan(&overrides)?;
@@ -199,7 +225,11 @@ impl IoArgs {
         };
         let seek = parse_seek(self.seek.as_deref().unwrap_or("random"))?;
         Ok(Job {
-            name: if suite { "suite".into() } else { "io".into() },
+            name: if suite {
+                "suite".into()
+            } else {
+                FLAG_JOB.into()
+            },
             loops: Vec::new(),
             file: 0,
             xfer: parse_xfer(self.xfersize.as_deref().unwrap_or("4k"))?,
@@ -238,8 +268,14 @@ impl IoArgs {
                 None => Duration::from_secs(1),
             },
             rate: parse_rate(self.rate.as_deref())?,
+            arrival: match self.arrival {
+                ArrivalArg::Exponential => Arrival::Exponential,
+                ArrivalArg::Uniform => Arrival::Uniform,
+                ArrivalArg::Fixed => Arrival::Fixed,
+            },
             seed: self.seed(),
             verify: self.verify,
+            verify_errors: self.verify_errors.unwrap_or(DEFAULT_VERIFY_ERRORS),
         })
     }
 
@@ -308,6 +344,55 @@ fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
     }
 }
 
+/// The io workload of a suite entry (`fsbench run`): `args` are
+/// `fsbench io`'s flags without the target, e.g. `-b 4k --read 100
+/// --duration 5s` or `--suite patterns --duration 2s`. It runs one job per
+/// step; its interval lines are not printed (the suite reports), but
+/// warnings and bad blocks go to stderr.
+pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload>> {
+    let parsed =
+        SuiteIoArgs::try_parse_from(std::iter::once("io").chain(args.iter().map(String::as_str)))
+            .map_err(|e| crate::error::UsageError(format!("io: {}", first_line(&e.to_string()))))?;
+    let io = parsed.io;
+    let refused = [
+        (
+            io.target.is_some(),
+            "a target (the suite names the targets)",
+        ),
+        (io.vdbench.is_some(), "--vdbench (give the flags instead)"),
+        (io.repeat != 1, "--repeat (the suite's repetitions apply)"),
+        (io.keep, "--keep (a suite option)"),
+    ];
+    if let Some((_, what)) = refused.iter().find(|(given, _)| *given) {
+        return usage(format!("io: {what} is not allowed in a suite entry"));
+    }
+    let plan = io.flag_plan()?;
+    Ok(Box::new(IoWorkload::new(plan, stderr_sink())?))
+}
+
+/// `fsbench io`'s flags as a suite entry gives them.
+#[derive(Debug, Parser)]
+#[command(name = "io")]
+struct SuiteIoArgs {
+    #[command(flatten)]
+    io: IoArgs,
+}
+
+/// clap's message without its usage and help lines.
+fn first_line(message: &str) -> &str {
+    let line = message.lines().next().unwrap_or(message);
+    line.strip_prefix("error: ").unwrap_or(line)
+}
+
+/// Only what the user must see: warnings and bad blocks, on stderr.
+fn stderr_sink() -> Sink {
+    Box::new(|event| match event {
+        Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
+        Event::BadBlock(block) => emit(Stream::Stderr, &format!("fsbench: {block}\n")),
+        _ => Ok(()),
+    })
+}
+
 /// Prints the workload's events as vdbench's report; remembers each job's
 /// average for the suite table.
 fn report_sink(to: Stream, quiet: bool, averages: Rc<RefCell<Vec<(String, Figures)>>>) -> Sink {
@@ -338,6 +423,7 @@ fn report_sink(to: Stream, quiet: bool, averages: Rc<RefCell<Vec<(String, Figure
         }
         Event::Interval(_) => Ok(()),
         Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
+        Event::BadBlock(block) => emit(Stream::Stderr, &format!("fsbench: {block}\n")),
         Event::Average(row) => {
             averages
                 .borrow_mut()
@@ -364,9 +450,10 @@ pub fn run(args: IoArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let jobs_per_pass = plan.jobs.len();
     let mut workload = IoWorkload::new(plan, report_sink(report_to, args.quiet, averages.clone()))?;
     let run_id = new_run_id();
-    let mut record = new_run_result(&run_id);
+    let record = new_run_result(&run_id);
+    // run_on_target calls `run` once per repetition: one per job and repeat.
     let options = RunOptions {
-        repetitions: workload.steps(args.repeat),
+        repetitions: workload.steps() * args.repeat,
         keep: args.keep,
         progress: Progress::new(args.quiet),
     };
@@ -377,12 +464,7 @@ pub fn run(args: IoArgs, json: Option<&Path>) -> anyhow::Result<()> {
             emit(report_to, &format!("\n{}", suite::summary_table(rows)))?;
         }
     }
-    record.targets.push(target_result);
-    record.finished = Some(chrono::Utc::now());
-    match json {
-        Some(path) => write_json(&record, path),
-        None => Ok(()),
-    }
+    finish_record(record, target_result, json)
 }
 
 #[cfg(test)]
@@ -403,5 +485,35 @@ mod tests {
         assert_eq!(parse_rate(Some("max")).unwrap(), None);
         assert_eq!(parse_rate(Some("500")).unwrap(), Some(500.0));
         assert!(parse_rate(Some("fast")).is_err());
+    }
+
+    fn suite(args: &str) -> anyhow::Result<Box<dyn Workload>> {
+        let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+        suite_workload(&args)
+    }
+
+    #[test]
+    fn a_suite_entry_gives_one_step_per_job() {
+        let single = suite("-b 4k --read 100 --seek random --duration 5s").unwrap();
+        assert_eq!((single.kind(), single.steps()), ("io", 1));
+        assert_eq!(single.planned_bytes(), DEFAULT_SIZE);
+        let patterns = suite("--suite patterns --duration 2s -s 64m").unwrap();
+        assert_eq!(patterns.steps(), 18);
+        assert_eq!(patterns.planned_bytes(), 64 << 20);
+    }
+
+    #[test]
+    fn a_suite_entry_refuses_what_does_not_belong_there() {
+        let cases = [
+            ("--bogus 3", "'--bogus'"),
+            ("--vdbench parm.txt", "--vdbench"),
+            ("/mnt/x -b 4k", "a target"),
+            ("--repeat 3", "--repeat"),
+            ("-b 1000", "multiple of 512"),
+        ];
+        for (args, needle) in cases {
+            let err = suite(args).err().expect(args).to_string();
+            assert!(err.contains(needle) && !err.contains('\n'), "{args}: {err}");
+        }
     }
 }

@@ -2,10 +2,16 @@
 //! outcomes to exit codes (0 ok, 1 run failed, 2 bad usage, 128+N signal).
 mod bonnie;
 mod clean;
+mod compare;
+mod durability;
 mod env;
+mod flags;
 mod io;
 pub mod output;
 mod postmark;
+mod report;
+mod run;
+mod tree;
 
 use std::path::PathBuf;
 
@@ -15,12 +21,18 @@ use crate::error::{Interrupted, UsageError};
 
 const EXAMPLES: &str = "\
 Examples:
+  fsbench run                                the quick suite on the current directory (~1 min)
+  fsbench run --suite seeds --scale 0.02 --target xfs=/mnt/xfs --target ext4=/mnt/ext4
   fsbench bonnie -d . -s 1g -n 16            bonnie++'s tests on the current directory
   fsbench bonnie -d /mnt/nfs -s 0 -n 64:4k:1k:4 --json nfs.json
   fsbench postmark postmark.cfg              a PostMark configuration file, run unchanged
   fsbench io /mnt/ssd --suite patterns       seed 003's I/O patterns, page cache and O_DIRECT
+  fsbench tree /mnt/ssd --dataset photos     copy, rm -rf, untar, find, read a photo library
+  fsbench durability /mnt/hdd                 what a durable 4 KiB write costs, and is it durable
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
-  fsbench clean /mnt/ssd                     remove scratch data left by a killed run";
+  fsbench clean /mnt/ssd                     remove scratch data left by a killed run
+  fsbench report result.json --markdown      a saved run as Markdown tables (or --csv, --html FILE)
+  fsbench compare before.json after.json     relative change per metric, with significance";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,6 +55,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run a suite of workloads on one or more targets, side by side, and
+    /// report them with statistics (the quick suite on . by default).
+    Run(Box<run::RunArgs>),
     /// bonnie++'s tests, flags and CSV, timed with ns clocks (never "+++++").
     Bonnie(Box<bonnie::BonnieArgs>),
     /// PostMark's command language and workload (same files and operations
@@ -51,11 +66,23 @@ enum Command {
     /// vdbench/fio-style I/O patterns: transfer size, read %, seek %,
     /// threads, O_DIRECT; interval lines and latency percentiles.
     Io(Box<io::IoArgs>),
+    /// Real-world tree workloads: copy (rsync -a), rm -rf, untar, find,
+    /// read, concat, stream on a generated dataset or your own directory.
+    Tree(Box<tree::TreeArgs>),
+    /// fsync/fdatasync/O_SYNC/O_DSYNC cost of durable 4 KiB writes, with
+    /// a verdict on whether the stack really makes them durable.
+    Durability(durability::DurabilityArgs),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
     Env(env::EnvArgs),
     /// Remove scratch directories left by a killed run (and only those).
     Clean(clean::CleanArgs),
+    /// Re-render a saved result: terminal tables, Markdown, CSV, JSON or
+    /// HTML, with statistics and ratios to a baseline target.
+    Report(report::ReportArgs),
+    /// Relative change per metric between saved runs (before/after), with
+    /// confidence intervals and significance.
+    Compare(compare::CompareArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -72,11 +99,16 @@ pub fn main() -> i32 {
         return 1;
     }
     let outcome = match cli.command {
+        Command::Run(args) => run::run(*args, cli.json.as_deref()),
         Command::Bonnie(args) => bonnie::run(*args, cli.json.as_deref()),
         Command::Postmark(args) => postmark::run(*args, cli.json.as_deref()),
         Command::Io(args) => io::run(*args, cli.json.as_deref()),
+        Command::Tree(args) => tree::run(*args, cli.json.as_deref()),
+        Command::Durability(args) => durability::run(args, cli.json.as_deref()),
         Command::Env(args) => env::run(args, cli.json.as_deref()),
         Command::Clean(args) => clean::run(args, cli.json.as_deref()),
+        Command::Report(args) => report::run(args, cli.json.as_deref()),
+        Command::Compare(args) => compare::run(args, cli.json.as_deref()),
     };
     match outcome {
         Ok(()) => 0,

@@ -16,7 +16,10 @@ use crate::size::format_bytes;
 use crate::target::Target;
 use crate::target::env::probe_target;
 use crate::target::scratch::Scratch;
-use crate::workload::postmark::{self as workload, LocationDir, PostmarkConfig, RunSummary};
+use crate::workload::Workload;
+use crate::workload::postmark::{
+    self as workload, LocationDir, Postmark, PostmarkConfig, RunSummary,
+};
 
 const POSTMARK_EXAMPLES: &str = "\
 Examples:
@@ -283,4 +286,32 @@ fn check_memory(config: &PostmarkConfig, ram_bytes: u64) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A PostMark workload from a suite entry's `set` commands; it runs in
+/// each target's scratch directory (so `set location` is refused) and its
+/// `run` is implicit.
+pub(super) fn suite_workload(commands: &[String]) -> anyhow::Result<Box<dyn Workload>> {
+    let mut runner = NoRun;
+    let mut sink = std::io::sink();
+    let mut session = Session::new(&mut runner, &mut sink);
+    for line in commands {
+        session.execute(line)?;
+    }
+    let config = session.config.clone();
+    if !config.locations.is_empty() {
+        return usage("set location: in a suite, PostMark runs in each target; remove the line");
+    }
+    let ram_bytes = crate::target::env::probe_host().ram_bytes;
+    check_memory(&config, ram_bytes)?;
+    Ok(Box::new(Postmark::new(config, ram_bytes)))
+}
+
+/// Suites run PostMark themselves; a `run` among its commands is a mistake.
+struct NoRun;
+
+impl Runner for NoRun {
+    fn run(&mut self, _: &PostmarkConfig, _: &mut dyn Write) -> anyhow::Result<RunSummary> {
+        usage("'run' is implicit in a suite: list only set commands")
+    }
 }

@@ -1,6 +1,7 @@
 //! Clocks and counters: monotonic ns wall time, process CPU time per phase,
 //! and per-operation latency histograms.
 pub mod latency;
+pub mod stats;
 
 use std::time::{Duration, Instant};
 

@@ -52,6 +52,18 @@ impl CleanupReport {
         }
     }
 
+    /// Adds the report of a scratch directory that was nested in this one
+    /// (its foreign names prefixed with its directory name).
+    pub fn absorb(&mut self, nested: CleanupReport, dir_name: &str) {
+        self.removed += nested.removed;
+        self.foreign_count += nested.foreign_count;
+        let room = MAX_LISTED.saturating_sub(self.foreign.len());
+        let names = nested.foreign.into_iter().take(room);
+        self.foreign
+            .extend(names.map(|name| format!("{dir_name}/{name}")));
+        self.passes = self.passes.max(nested.passes);
+    }
+
     /// A one-line summary when something unusual happened, else None.
     pub fn unusual(&self) -> Option<String> {
         if self.foreign_count == 0 && self.passes <= 1 {

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::risk::{Risk, risks_of};
+
 /// Stands in for a text field the kernel left empty or we could not read.
 const UNKNOWN: &str = "unknown";
 
@@ -39,7 +41,7 @@ pub struct HostEnv {
 }
 
 /// The file system and device a benchmarked path lives on.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TargetEnv {
     /// Canonical path probed.
     pub path: String,
@@ -71,6 +73,9 @@ pub struct TargetEnv {
     pub free_bytes: u64,
     pub total_inodes: u64,
     pub free_inodes: u64,
+    /// What this configuration can lose on a crash (see `risk`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub risks: Vec<Risk>,
 }
 
 /// Describes this machine. Never fails: unknown fields become `None`,
@@ -113,7 +118,7 @@ pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
         .unwrap_or_default();
     let text_of = |field: fn(&MountEntry) -> &str| mount.map_or(UNKNOWN, field).to_string();
 
-    Ok(TargetEnv {
+    let mut env = TargetEnv {
         path: canonical.to_string_lossy().into_owned(),
         mount_point: mount.map_or(UNKNOWN.to_string(), |m| {
             m.mount_point.to_string_lossy().into_owned()
@@ -131,7 +136,10 @@ pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
         free_bytes: vfs.f_bavail.saturating_mul(vfs.f_frsize),
         total_inodes: vfs.f_files,
         free_inodes: vfs.f_ffree,
-    })
+        risks: Vec::new(),
+    };
+    env.risks = risks_of(&env, Path::new("/proc/fs/jbd2"));
+    Ok(env)
 }
 
 /// Human-readable report: one aligned "key: value" block for the host, then
@@ -591,7 +599,8 @@ fn host_rows(host: &HostEnv) -> Rows {
 
 fn target_rows(target: &TargetEnv) -> Rows {
     let rotational = target.rotational.map(|r| if r { "yes" } else { "no" });
-    vec![
+    let risks = target.risks.iter().map(|r| ("RISK", r.message.clone()));
+    let mut rows = vec![
         ("path", target.path.clone()),
         ("mount point", target.mount_point.clone()),
         ("fs type", target.fs_type.clone()),
@@ -610,7 +619,9 @@ fn target_rows(target: &TargetEnv) -> Rows {
         ("free size", human_bytes(target.free_bytes)),
         ("total inodes", target.total_inodes.to_string()),
         ("free inodes", target.free_inodes.to_string()),
-    ]
+    ];
+    rows.extend(risks);
+    rows
 }
 
 fn or_dash(value: Option<&str>) -> String {
@@ -879,6 +890,7 @@ mod tests {
             free_bytes: 16 * MIB - 512 * 1024,
             total_inodes: 1000,
             free_inodes: 999,
+            risks: Vec::new(),
         }
     }
 

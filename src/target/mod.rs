@@ -2,6 +2,7 @@
 //! works in, its cleanup, and the environment probe.
 pub mod cleanup;
 pub mod env;
+pub mod risk;
 pub mod scratch;
 
 use std::path::{Path, PathBuf};

@@ -36,6 +36,8 @@ pub struct Scratch {
     dir: OwnedFd,
     keep: bool,
     removed: bool,
+    /// Inside another scratch directory, which speaks for it when kept.
+    nested: bool,
 }
 
 impl Scratch {
@@ -56,9 +58,26 @@ impl Scratch {
             dir,
             keep,
             removed: false,
+            nested: false,
         };
         scratch.write_marker(run_id)?;
         Ok(scratch)
+    }
+
+    /// A marked scratch directory `fsbench-<id>` inside this one, for one
+    /// of several workloads that share a target: each gets a namespace of
+    /// its own (two io workloads both lay out `io.dat`). Removed on its own
+    /// drop, and with this one at the latest.
+    pub fn nested(&self, id: &str) -> anyhow::Result<Scratch> {
+        let mut child = Scratch::create(&self.path, id, self.keep)?;
+        child.nested = true;
+        Ok(child)
+    }
+
+    fn say_kept(&self) {
+        if !self.nested {
+            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+        }
     }
 
     fn write_marker(&self, run_id: &str) -> anyhow::Result<()> {
@@ -91,7 +110,7 @@ impl Scratch {
     pub fn finish(mut self) -> anyhow::Result<Option<CleanupReport>> {
         self.removed = true;
         if self.keep {
-            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+            self.say_kept();
             return Ok(None);
         }
         cleanup::remove_scratch(&self.path).map(Some)
@@ -106,7 +125,7 @@ impl Drop for Scratch {
             return;
         }
         if self.keep {
-            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+            self.say_kept();
         } else if let Err(e) = cleanup::remove_scratch(&self.path) {
             CLEANUP_FAILED.store(true, Ordering::Relaxed);
             eprintln!(

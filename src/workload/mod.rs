@@ -2,8 +2,10 @@
 //! how results are shown (`compat`, `report`). Each workload implements
 //! [`Workload`] and yields the common [`WorkloadResult`].
 pub mod bonnie;
+pub mod durability;
 pub mod pattern;
 pub mod postmark;
+pub mod tree;
 
 use std::io::{IsTerminal, Write};
 
@@ -35,29 +37,51 @@ pub struct RunContext<'a> {
 }
 
 /// Phase-by-phase progress on stderr, only when stderr is a terminal (and
-/// the user did not ask for quiet): logs and pipes stay clean.
+/// the user did not ask for quiet): logs and pipes stay clean. A
+/// single-workload command prints one line per phase; `fsbench run` shows
+/// a progress bar and the phase as its message.
 pub struct Progress {
-    enabled: bool,
+    display: Display,
+}
+
+enum Display {
+    Off,
+    Lines,
+    Bar(indicatif::ProgressBar),
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
+        let display = match !quiet && std::io::stderr().is_terminal() {
+            true => Display::Lines,
+            false => Display::Off,
+        };
+        Progress { display }
+    }
+
+    /// Phases show as the message of `bar` (which hides itself when stderr
+    /// is not a terminal).
+    pub fn with_bar(bar: indicatif::ProgressBar) -> Self {
         Progress {
-            enabled: !quiet && std::io::stderr().is_terminal(),
+            display: Display::Bar(bar),
         }
     }
 
     /// Announces a phase ("Writing intelligently...").
     pub fn start(&self, what: &str) {
-        if self.enabled {
-            eprint!("{what}...");
-            let _ = std::io::stderr().flush();
+        match &self.display {
+            Display::Off => {}
+            Display::Lines => {
+                eprint!("{what}...");
+                let _ = std::io::stderr().flush();
+            }
+            Display::Bar(bar) => bar.set_message(what.to_string()),
         }
     }
 
     /// Ends the line started by `start`.
     pub fn done(&self, seconds: f64) {
-        if self.enabled {
+        if let Display::Lines = self.display {
             eprintln!("done ({seconds:.3} s)");
         }
     }

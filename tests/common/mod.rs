@@ -545,3 +545,98 @@ impl Drop for Frozen<'_> {
         self.run.signal(libc::SIGCONT);
     }
 }
+
+/// `tree TARGET --scale 0.001 --ops find --cmd CMD`: the smallest tree run
+/// that also runs the user's command `cmd`.
+pub fn tree_cmd_args(target: &str, cmd: &str) -> Vec<String> {
+    [
+        "tree", target, "--scale", "0.001", "--ops", "find", "--cmd", cmd,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// A file system made by `mkfs` on a loop device over an image in a tmpfs,
+/// mounted with `options` in a temporary directory; torn down on Drop.
+/// None (with the reason printed) when not root.
+pub struct LoopFs {
+    _backing: TmpfsMount,
+    pub device: String,
+    mnt: tempfile::TempDir,
+}
+
+impl LoopFs {
+    pub fn new(mkfs: &[&str], options: &str, size_mib: u64) -> Option<LoopFs> {
+        Self::with_losetup_args(&[], mkfs, options, size_mib)
+    }
+
+    /// The same, with extra `losetup` arguments (e.g. `--sector-size 4096`).
+    pub fn with_losetup_args(
+        losetup: &[&str],
+        mkfs: &[&str],
+        options: &str,
+        size_mib: u64,
+    ) -> Option<LoopFs> {
+        let backing = TmpfsMount::new(&format!("{}m", size_mib + 16))?;
+        let image = backing.join("fs.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(size_mib << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .args(losetup)
+            .arg(&image)
+            .output()
+            .expect("cannot run losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let mnt = tempfile::Builder::new()
+            .prefix("fsb-it-loop-")
+            .tempdir()
+            .unwrap();
+        let fs = LoopFs {
+            _backing: backing,
+            device,
+            mnt,
+        };
+        let (program, args) = mkfs.split_first().expect("mkfs needs a program");
+        run_ok(Command::new(program).args(args).arg(&fs.device));
+        run_ok(
+            Command::new("mount")
+                .args(["-o", options])
+                .arg(&fs.device)
+                .arg(fs.mnt.path()),
+        );
+        Some(fs)
+    }
+
+    pub fn path(&self) -> &Path {
+        self.mnt.path()
+    }
+
+    pub fn arg(&self) -> String {
+        self.mnt.path().display().to_string()
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// Runs a setup command; panics with its stderr when it fails.
+pub fn run_ok(command: &mut Command) {
+    let out = command.output().expect("cannot run command");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

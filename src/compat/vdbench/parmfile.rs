@@ -1,7 +1,8 @@
-//! vdbench parameter files, the raw-I/O subset: general `validate=` and
-//! `messagescan=`; `sd=` with lun/size/threads/openflags; `wd=` with
-//! sd/xfersize/rdpct/seekpct/openflags; `rd=` with wd/iorate/elapsed/
-//! interval/warmup/openflags and the `forxfersize`/`forthreads`/`forrdpct`/
+//! vdbench parameter files, the raw-I/O subset: general `validate=`,
+//! `data_errors=` and `messagescan=`; `sd=` with lun/size/threads/openflags;
+//! `wd=` with sd/xfersize/rdpct/seekpct/openflags; `rd=` with wd/iorate/
+//! elapsed/interval/warmup/openflags/distribution and the
+//! `forxfersize`/`forthreads`/`forrdpct`/
 //! `forseekpct` loops (or their plain names). vdbench's lexical rules apply:
 //! comments (`*`, `#`, `/`), continuation lines (a trailing comma),
 //! `include=`, `eof`, keywords matched by prefix, `xxx=default` entries,
@@ -13,7 +14,8 @@ use std::time::Duration;
 use crate::error::{UsageError, usage};
 use crate::size::parse_size;
 use crate::workload::pattern::job::{
-    Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize, parse_time, short_size,
+    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize,
+    parse_time, short_size,
 };
 use crate::workload::pattern::{FileSpec, Plan};
 
@@ -30,6 +32,8 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParmFile {
     pub validate: bool,
+    /// `data_errors=N`: bad blocks before a verified run stops.
+    pub data_errors: Option<u32>,
     sds: Vec<Sd>,
     wds: Vec<Wd>,
     rds: Vec<Rd>,
@@ -64,6 +68,7 @@ struct Rd {
     interval: Option<Duration>,
     warmup: Option<Duration>,
     flags: Option<Flags>,
+    arrival: Option<Arrival>,
     /// For-loops in the order they appear (the first is outermost).
     loops: Vec<Loop>,
 }
@@ -84,13 +89,29 @@ struct Flags {
 }
 
 /// Run-wide settings the command line adds (vdbench's -e, -i, -w).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Overrides {
     pub elapsed: Option<Duration>,
     pub interval: Option<Duration>,
     pub warmup: Option<Warmup>,
     pub verify: bool,
+    /// Bad blocks before a verified job stops (`data_errors=` or the
+    /// command line).
+    pub verify_errors: u32,
     pub seed: u64,
+}
+
+impl Default for Overrides {
+    fn default() -> Self {
+        Overrides {
+            elapsed: None,
+            interval: None,
+            warmup: None,
+            verify: false,
+            verify_errors: DEFAULT_VERIFY_ERRORS,
+            seed: 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -117,7 +138,7 @@ impl Section {
             Section::General => &[
                 ("validate", true),
                 ("messagescan", true),
-                ("data_errors", false),
+                ("data_errors", true),
                 ("journal", false),
                 ("compratio", false),
                 ("dedupratio", false),
@@ -186,7 +207,7 @@ impl Section {
                 ("rdpct", true),
                 ("seekpct", true),
                 ("sd", false),
-                ("distribution", false),
+                ("distribution", true),
                 ("pause", false),
                 ("maxdata", false),
                 ("startcmd", false),
@@ -264,6 +285,7 @@ impl ParmFile {
         for (key, value) in &entry.params {
             match *key {
                 "validate" => self.validate = yes_no(key, value)?,
+                "data_errors" => self.data_errors = Some(count_value(key, value)?),
                 // fsbench never scans system logs; accepted so files run as is.
                 "messagescan" => {
                     yes_no(key, value)?;
@@ -441,8 +463,10 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         warmup,
         interval: o.interval.or(rd.interval).unwrap_or(DEFAULT_INTERVAL),
         rate: None,
+        arrival: rd.arrival.unwrap_or_default(),
         seed: o.seed,
         verify: o.verify,
+        verify_errors: o.verify_errors,
     })
 }
 
@@ -543,6 +567,7 @@ fn rd(entry: &Entry, default: &Rd) -> anyhow::Result<Rd> {
             "interval" => rd.interval = Some(time_value(key, value)?),
             "warmup" => rd.warmup = Some(time_value(key, value)?),
             "openflags" => rd.flags = Some(flags_value(value)?),
+            "distribution" => rd.arrival = Some(arrival_value(value)?),
             "forxfersize" | "xfersize" => rd
                 .loops
                 .push(Loop::Xfer(number_list(value, |v| parse_size(v, 1))?)),
@@ -793,6 +818,18 @@ fn single<'a>(key: &str, value: &'a str) -> anyhow::Result<&'a str> {
 
 fn name_value(key: &str, value: &str) -> anyhow::Result<String> {
     Ok(single(key, value)?.to_string())
+}
+
+/// `distribution=`: the inter-arrival times of a controlled rate.
+fn arrival_value(value: &str) -> anyhow::Result<Arrival> {
+    match value.to_ascii_lowercase().as_str() {
+        "exponential" => Ok(Arrival::Exponential),
+        "uniform" => Ok(Arrival::Uniform),
+        "deterministic" => Ok(Arrival::Fixed),
+        _ => usage(format!(
+            "distribution={value}: fsbench supports exponential, uniform and deterministic"
+        )),
+    }
 }
 
 fn yes_no(key: &str, value: &str) -> anyhow::Result<bool> {
@@ -1108,17 +1145,34 @@ rd=rd1,wd=wd1,iorate=max,el=10,in=1,warmup=2
             interval: Some(Duration::from_millis(100)),
             warmup: Some(Warmup::Time(Duration::ZERO)),
             verify: true,
+            verify_errors: 7,
             seed: 5,
         };
         let (plan, _) = parsed.plan(&overrides).unwrap();
         let job = &plan.jobs[0];
         assert_eq!(job.stop, Stop::Duration(Duration::from_millis(300)));
         assert_eq!(job.warmup, Warmup::Time(Duration::ZERO));
-        assert!(job.verify && job.seed == 5);
-        assert!(
-            parse("validate=yes\nsd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n")
-                .unwrap()
-                .validate
-        );
+        assert!(job.verify && job.seed == 5 && job.verify_errors == 7);
+        let parsed = parse(
+            "validate=yes\ndata_errors=3\nsd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n",
+        )
+        .unwrap();
+        assert!(parsed.validate);
+        assert_eq!(parsed.data_errors, Some(3));
+    }
+
+    #[test]
+    fn distribution_sets_the_arrival_times() {
+        let job = |extra: &str| {
+            plan(&format!(
+                "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=100{extra}\n"
+            ))
+            .map(|(plan, _)| plan.jobs[0].arrival)
+        };
+        assert_eq!(job("").unwrap(), Arrival::Exponential);
+        assert_eq!(job(",distribution=uniform").unwrap(), Arrival::Uniform);
+        assert_eq!(job(",distribution=deterministic").unwrap(), Arrival::Fixed);
+        let err = job(",distribution=spike").unwrap_err().to_string();
+        assert!(err.contains("distribution=spike"), "{err}");
     }
 }

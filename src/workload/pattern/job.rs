@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
+use super::rng::Rng;
 use crate::error::usage;
 use crate::size::format_bytes;
 
@@ -40,10 +41,35 @@ pub struct Job {
     pub interval: Duration,
     /// Total I/Os per second; None = as fast as possible (vdbench's max).
     pub rate: Option<f64>,
+    /// How I/Os are spaced under a rate limit.
+    pub arrival: Arrival,
     pub seed: u64,
     /// Stamp every written block with its offset and write generation and
     /// check both on every read.
     pub verify: bool,
+    /// With `verify`: stop the job after this many bad blocks (vdbench's
+    /// `data_errors`); every one found is reported.
+    pub verify_errors: u32,
+}
+
+/// The name of the job a `fsbench io` command line (not a suite or a
+/// parameter file) describes; its label is a description instead.
+pub const FLAG_JOB: &str = "io";
+
+/// vdbench's default `data_errors=50`.
+pub const DEFAULT_VERIFY_ERRORS: u32 = 50;
+
+/// Inter-arrival times of a rate-limited job (vdbench's `distribution=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Exponential gaps (Poisson arrivals, bursty): vdbench's default.
+    #[default]
+    Exponential,
+    /// Gaps uniform on [0, 2 × mean].
+    Uniform,
+    /// Every gap the mean (vdbench's `deterministic`).
+    Fixed,
 }
 
 /// Transfer size: fixed, or drawn per I/O from (size, %) pairs.
@@ -103,6 +129,18 @@ pub enum Warmup {
     /// This much time runs before the duration and is left out.
     #[serde(serialize_with = "as_seconds")]
     Time(Duration),
+}
+
+impl Arrival {
+    /// The time to the next I/O, in seconds, for a mean gap of `mean`.
+    pub fn gap(self, mean: f64, rng: &mut Rng) -> f64 {
+        match self {
+            // Inverse transform; 1 - u is in (0, 1], so the log is finite.
+            Arrival::Exponential => -mean * (1.0 - rng.unit()).ln(),
+            Arrival::Uniform => 2.0 * mean * rng.unit(),
+            Arrival::Fixed => mean,
+        }
+    }
 }
 
 fn as_seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -226,6 +264,47 @@ impl Job {
         self.read_pct < 100.0
     }
 
+    /// What reports call this run: the run's name with its loop values
+    /// (`rd1 threads=8`), or for a job from flags a short description
+    /// (`4k-rand-read-direct`).
+    pub fn label(&self) -> String {
+        if self.name == FLAG_JOB {
+            return self.description();
+        }
+        let loops = self.loops.iter().map(|(k, v)| format!(" {k}={v}"));
+        std::iter::once(self.name.clone()).chain(loops).collect()
+    }
+
+    /// `4k-rand-read`, `1m-seq-write-direct`, `4k-seek50-read70-t8-qd32`.
+    fn description(&self) -> String {
+        let xfer = match &self.xfer {
+            XferSize::Fixed(size) => short_size(*size),
+            XferSize::Mix(_) => "mix".into(),
+        };
+        let seek = match self.seek {
+            Seek::Percent(0.0) => "seq".into(),
+            Seek::Percent(100.0) => "rand".into(),
+            Seek::Percent(pct) => format!("seek{pct}"),
+            Seek::Eof => "eof".into(),
+        };
+        let direction = match self.read_pct {
+            100.0 => "read".into(),
+            0.0 => "write".into(),
+            pct => format!("read{pct}"),
+        };
+        let mut parts = vec![xfer, seek, direction];
+        if self.threads > 1 {
+            parts.push(format!("t{}", self.threads));
+        }
+        if self.engine == Engine::IoUring {
+            parts.push(format!("qd{}", self.queue_depth));
+        }
+        if self.direct {
+            parts.push("direct".into());
+        }
+        parts.join("-")
+    }
+
     /// Refuses, with a one-line reason, a job that cannot run on a file of
     /// `file_size` bytes.
     pub fn check(&self, file_size: u64) -> anyhow::Result<()> {
@@ -255,6 +334,9 @@ impl Job {
         }
         if self.verify {
             self.check_verify()?;
+        }
+        if self.verify_errors == 0 {
+            return usage("the bad-block limit must be at least 1");
         }
         Ok(())
     }
@@ -411,9 +493,65 @@ pub(crate) mod tests {
             warmup: Warmup::FirstInterval,
             interval: Duration::from_millis(100),
             rate: None,
+            arrival: Arrival::Exponential,
             seed: 1,
             verify: false,
+            verify_errors: DEFAULT_VERIFY_ERRORS,
         }
+    }
+
+    /// Mean, coefficient of variation and share below the mean of 200 000
+    /// gaps of mean 1.
+    fn gap_statistics(arrival: Arrival) -> (f64, f64, f64) {
+        let mut rng = Rng::new(42);
+        let gaps: Vec<f64> = (0..200_000).map(|_| arrival.gap(1.0, &mut rng)).collect();
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let below = gaps.iter().filter(|&&g| g < 1.0).count() as f64 / n;
+        (mean, var.sqrt() / mean, below)
+    }
+
+    #[test]
+    fn arrival_gaps_have_their_distributions() {
+        // Exponential: CV 1, P(gap < mean) = 1 - 1/e.
+        let (mean, cv, below) = gap_statistics(Arrival::Exponential);
+        assert!((mean - 1.0).abs() < 0.01, "{mean}");
+        assert!((cv - 1.0).abs() < 0.01, "{cv}");
+        assert!((below - (1.0 - (-1.0f64).exp())).abs() < 0.005, "{below}");
+        // Uniform on [0, 2]: CV 1/sqrt(3), half below the mean.
+        let (mean, cv, below) = gap_statistics(Arrival::Uniform);
+        assert!((mean - 1.0).abs() < 0.01, "{mean}");
+        assert!((cv - 1.0 / 3f64.sqrt()).abs() < 0.01, "{cv}");
+        assert!((below - 0.5).abs() < 0.005, "{below}");
+        assert_eq!(gap_statistics(Arrival::Fixed), (1.0, 0.0, 0.0));
+        // Seeded: the same seed gives the same gaps.
+        let draw = |seed| Arrival::Exponential.gap(1.0, &mut Rng::new(seed));
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+    }
+
+    #[test]
+    fn labels_name_the_run_or_describe_it() {
+        let mut j = job();
+        assert_eq!(j.label(), "t");
+        j.loops = vec![("threads".into(), "8".into())];
+        assert_eq!(j.label(), "t threads=8");
+        j.name = FLAG_JOB.into();
+        assert_eq!(j.label(), "4k-rand-read");
+        j.direct = true;
+        assert_eq!(j.label(), "4k-rand-read-direct");
+        j.seek = Seek::Percent(50.0);
+        j.read_pct = 70.0;
+        j.threads = 8;
+        j.engine = Engine::IoUring;
+        j.queue_depth = 32;
+        j.direct = false;
+        assert_eq!(j.label(), "4k-seek50-read70-t8-qd32");
+        j.xfer = XferSize::Fixed(1 << 20);
+        j.seek = Seek::Percent(0.0);
+        j.read_pct = 0.0;
+        assert_eq!(j.label(), "1m-seq-write-t8-qd32");
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod data;
 mod engine;
 mod hostcpu;
 pub mod job;
-mod rng;
+pub mod rng;
 pub mod stats;
 pub mod suite;
 mod verify;
@@ -26,9 +26,10 @@ pub use stats::Row;
 use super::{RunContext, Workload};
 use crate::error::usage;
 use crate::measure::LatencyRecorder;
-use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::result::{Direction, Flag, IntervalSample, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
 use crate::size::format_bytes;
 use engine::JobOutcome;
+pub use verify::BadBlock;
 use verify::KeyMap;
 
 /// A file the jobs work on (vdbench's storage definition).
@@ -104,6 +105,8 @@ pub enum Event<'a> {
     Interval(&'a Row),
     /// The job ended: its average line (warm-up excluded).
     Average(&'a Row),
+    /// `--verify` found a bad block (all are told after the job).
+    BadBlock(&'a BadBlock),
 }
 
 pub type Sink = Box<dyn FnMut(Event<'_>) -> anyhow::Result<()>>;
@@ -138,11 +141,6 @@ impl IoWorkload {
             calls: 0,
             ram_bytes: crate::target::env::probe_host().ram_bytes,
         })
-    }
-
-    /// Runner repetitions that run every job `repeats` times.
-    pub fn steps(&self, repeats: u32) -> u32 {
-        self.plan.jobs.len() as u32 * repeats
     }
 
     fn lay_out(&mut self, ctx: &RunContext<'_>, index: usize) -> anyhow::Result<()> {
@@ -186,6 +184,11 @@ impl Workload for IoWorkload {
         self.plan.files.len() as u64
     }
 
+    /// One job per call of `run`.
+    fn steps(&self) -> u32 {
+        self.plan.jobs.len() as u32
+    }
+
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         let steps = self.plan.jobs.len() as u64;
         let (step, repetition) = ((self.calls % steps) as usize, self.calls / steps);
@@ -201,11 +204,12 @@ impl Workload for IoWorkload {
         notes.extend(job_notes(&job));
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
+            label: job.label(),
             repetition: repetition as u32,
             params: params(&job, file, &outcome),
             metrics: metrics(&average, &outcome, fits_in_ram),
             notes,
-            ..Default::default()
+            intervals: intervals(&outcome.rows),
         })
     }
 }
@@ -246,29 +250,63 @@ fn measure(
         sink(Event::Interval(row))
     })
     .map_err(|e| data::explain_direct_error(e, job))?;
-    let Some(average) = stats::average(&outcome.rows) else {
+    let average = stats::average(&outcome.rows);
+    if let Some(average) = &average {
+        sink(Event::Average(average))?;
+    }
+    if !outcome.bad_blocks.is_empty() {
+        return verify_failure(job, &outcome.bad_blocks, sink);
+    }
+    let Some(average) = average else {
         return usage(format!(
             "{}: the job ended during its warm-up, so nothing was measured (use --warmup 0 or a longer run)",
             job.name
         ));
     };
-    sink(Event::Average(&average))?;
     Ok((outcome, average))
 }
 
+/// Tells every bad block, then fails the run with a summary (vdbench
+/// stops at the end of the run definition that found any).
+fn verify_failure(
+    job: &Job,
+    bad: &[BadBlock],
+    sink: &mut Sink,
+) -> anyhow::Result<(JobOutcome, Row)> {
+    for block in bad {
+        sink(Event::BadBlock(block))?;
+    }
+    let limit = if bad.len() >= job.verify_errors as usize {
+        format!(
+            ", the limit (--verify-errors {}); the run stopped there",
+            job.verify_errors
+        )
+    } else {
+        String::new()
+    };
+    anyhow::bail!(
+        "verify: {} bad block{} in run {}{limit}; the first: {}",
+        bad.len(),
+        if bad.len() == 1 { "" } else { "s" },
+        job.name,
+        bad[0].describe()
+    )
+}
+
 fn params(job: &Job, file: &FileSpec, outcome: &JobOutcome) -> serde_json::Value {
-    let intervals: Vec<_> = outcome
-        .rows
-        .iter()
-        .zip(1..)
-        .map(|(row, index)| row.sample(index))
-        .collect();
     json!({
         "job": job,
         "file": file,
         "observed": outcome.decisions,
-        "intervals": intervals,
     })
+}
+
+/// Every interval line, the warm-up included (marked), as the time series.
+fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
+    rows.iter()
+        .zip(1..)
+        .map(|(row, index)| row.sample(index))
+        .collect()
 }
 
 /// The average line as metrics; latency histograms on the response-time

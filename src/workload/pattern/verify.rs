@@ -21,6 +21,7 @@
 //! overwrite (vdbench's pre-read). A key block has at most one I/O in
 //! flight, so its expected generation is always known.
 use std::fmt;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 
@@ -31,8 +32,10 @@ const SECTOR_LEN: usize = SECTOR as usize;
 const HEADER: usize = 32;
 /// Marks a key block with an I/O in flight.
 const BUSY: u32 = 1 << 31;
+/// Marks a key block found bad: reported once, not checked again (vdbench).
+const BAD: u32 = 1 << 30;
 /// Generations count 1..=LAST_GENERATION, then start over at 1.
-const LAST_GENERATION: u32 = BUSY - 1;
+const LAST_GENERATION: u32 = BAD - 1;
 
 /// Expected write generation of every key block.
 pub struct KeyMap {
@@ -70,12 +73,23 @@ pub struct BadBlock {
 
 impl fmt::Display for BadBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "verify: bad block at offset {} ({} bytes): ",
-            self.offset, self.len
-        )?;
-        match &self.damage {
+        write!(f, "verify: {}", self.describe())
+    }
+}
+
+impl BadBlock {
+    /// `bad block at offset N (L bytes): what is wrong`.
+    pub fn describe(&self) -> String {
+        format!(
+            "bad block at offset {} ({} bytes): {}",
+            self.offset, self.len, self.damage
+        )
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Damage::Zeroed { sector } => write!(
                 f,
                 "zeroed sector at offset {sector} (the data was never written or was lost)"
@@ -108,7 +122,33 @@ impl fmt::Display for BadBlock {
     }
 }
 
-impl std::error::Error for BadBlock {}
+/// The bad blocks a job found, up to its limit (vdbench's `data_errors`).
+pub struct BadBlocks {
+    limit: usize,
+    found: Mutex<Vec<BadBlock>>,
+}
+
+impl BadBlocks {
+    pub fn new(limit: u32) -> BadBlocks {
+        BadBlocks {
+            limit: limit as usize,
+            found: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Keeps `bad` (up to the limit); true once the limit is reached, when
+    /// the job should stop.
+    pub fn add(&self, bad: Vec<BadBlock>) -> bool {
+        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        let room = self.limit.saturating_sub(found.len());
+        found.extend(bad.into_iter().take(room));
+        found.len() >= self.limit
+    }
+
+    pub fn into_found(self) -> Vec<BadBlock> {
+        self.found.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// Key blocks of one I/O, marked busy until dropped (or committed).
 pub struct Locked<'a> {
@@ -189,22 +229,34 @@ impl KeyMap {
     }
 
     fn expected(&self, block: usize) -> u32 {
-        self.generations[block].load(Ordering::Acquire) & !BUSY
+        self.generations[block].load(Ordering::Acquire) & LAST_GENERATION
     }
 
-    /// Checks data read at `offset` against the expected generations.
-    pub fn check(&self, buf: &[u8], offset: u64) -> Result<(), BadBlock> {
+    fn is_bad(&self, block: usize) -> bool {
+        self.generations[block].load(Ordering::Acquire) & BAD != 0
+    }
+
+    /// Checks data read at `offset` against the expected generations and
+    /// returns the key blocks newly found bad; those are marked, so each
+    /// is reported once and not checked again.
+    pub fn check(&self, buf: &[u8], offset: u64) -> Vec<BadBlock> {
+        let mut bad = Vec::new();
         for (i, block) in buf.chunks(self.key_block as usize).enumerate() {
             let at = offset + i as u64 * self.key_block;
-            let expected = self.expected(self.block_of(at));
-            self.check_block(block, at, expected)
-                .map_err(|damage| BadBlock {
+            let index = self.block_of(at);
+            if self.is_bad(index) {
+                continue;
+            }
+            if let Err(damage) = self.check_block(block, at, self.expected(index)) {
+                self.generations[index].fetch_or(BAD, Ordering::AcqRel);
+                bad.push(BadBlock {
                     offset: at,
                     len: block.len() as u64,
                     damage,
-                })?;
+                });
+            }
         }
-        Ok(())
+        bad
     }
 
     fn check_block(&self, block: &[u8], offset: u64, expected: u32) -> Result<(), Damage> {
@@ -252,8 +304,9 @@ impl Locked<'_> {
     /// After a successful write: the blocks are now one generation newer.
     pub fn commit(self) {
         for cell in &self.keys.generations[self.first..self.first + self.count] {
-            let generation = next(cell.load(Ordering::Acquire) & !BUSY);
-            cell.store(generation | BUSY, Ordering::Release);
+            let current = cell.load(Ordering::Acquire);
+            let generation = next(current & LAST_GENERATION);
+            cell.store(generation | (current & BAD) | BUSY, Ordering::Release);
         }
         // Drop clears BUSY.
     }
@@ -378,20 +431,19 @@ mod tests {
 
     fn damage(keys: &KeyMap, file: &[u8], block: u64) -> Damage {
         let at = (block * KEY) as usize;
-        let bad = keys
-            .check(&file[at..at + KEY as usize], block * KEY)
-            .unwrap_err();
-        assert_eq!(bad.offset, block * KEY);
-        bad.damage
+        let bad = keys.check(&file[at..at + KEY as usize], block * KEY);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].offset, block * KEY);
+        bad[0].damage.clone()
     }
 
     #[test]
     fn good_data_passes_and_generations_advance() {
         let (keys, mut file) = setup();
-        keys.check(&file, 0).unwrap();
+        assert!(keys.check(&file, 0).is_empty());
         write(&keys, &mut file, 3);
         write(&keys, &mut file, 3);
-        keys.check(&file, 0).unwrap();
+        assert!(keys.check(&file, 0).is_empty());
         assert_eq!(keys.expected(3), 3);
         assert_eq!(u32::from_le_bytes(field(&file[3 * 4096..], 8)), 3);
     }
@@ -403,18 +455,47 @@ mod tests {
         let old = file[5 * 4096..6 * 4096].to_vec();
         write(&keys, &mut file, 5);
         file[5 * 4096..6 * 4096].copy_from_slice(&old);
+        let bad = keys.check(&file, 0);
+        assert_eq!(bad.len(), 1, "{bad:?}");
         assert_eq!(
-            damage(&keys, &file, 5),
+            bad[0].damage,
             Damage::Stale {
                 expected: 3,
                 found: 2
             }
         );
-        let text = keys.check(&file, 0).unwrap_err().to_string();
+        let text = bad[0].to_string();
         assert!(
             text.contains("offset 20480") && text.contains("lost write"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn every_bad_block_is_reported_once() {
+        let (keys, mut file) = setup();
+        for block in [1, 7, 12] {
+            file[block * 4096 + 100] ^= 1;
+        }
+        let offsets: Vec<u64> = keys.check(&file, 0).iter().map(|b| b.offset).collect();
+        assert_eq!(offsets, [4096, 7 * 4096, 12 * 4096]);
+        assert!(keys.check(&file, 0).is_empty(), "reported twice");
+        write(&keys, &mut file, 7);
+        assert_eq!(keys.expected(7), 2, "a bad block still counts its writes");
+        assert!(keys.check(&file, 0).is_empty());
+    }
+
+    #[test]
+    fn the_list_stops_at_the_limit() {
+        let (keys, mut file) = setup();
+        for block in 0..16 {
+            file[block * 4096 + 100] ^= 1;
+        }
+        let found = BadBlocks::new(5);
+        assert!(!found.add(keys.check(&file[..4 * 4096], 0)));
+        assert!(found.add(keys.check(&file[4 * 4096..], 4 * 4096)));
+        let offsets: Vec<u64> = found.into_found().iter().map(|b| b.offset).collect();
+        assert_eq!(offsets, [0, 4096, 2 * 4096, 3 * 4096, 4 * 4096]);
     }
 
     #[test]

@@ -11,12 +11,14 @@ mod pool;
 pub mod rng;
 mod run;
 mod stdio;
+mod suite;
 mod summary;
 
 use serde::Serialize;
 
 pub use engine::{Counts, Op};
 pub use run::{LocationDir, run};
+pub use suite::Postmark;
 pub use summary::{RunSummary, Timing, per_second};
 
 /// PostMark's file sizes are C `int`s; seeds and counts too.

@@ -4,9 +4,10 @@
 //! per thread, like vdbench and fio's psync; the io_uring engine keeps
 //! `queue_depth` I/Os in flight per thread.
 //!
-//! Sync response times come from one clock read per I/O: the time since the
-//! previous I/O of the thread completed (or since its scheduled start under
-//! a rate limit), so the tool's own per-I/O work is a few ns of it.
+//! Sync response times are read around the I/O's system calls (a clock
+//! read right before and right after), as vdbench and fio's clat do: the
+//! tool's own per-I/O work (draws, counters, histograms), and whatever
+//! interrupts the thread while it does that work, stays outside.
 #[cfg(feature = "io-uring")]
 mod uring;
 use std::os::fd::BorrowedFd;
@@ -18,10 +19,14 @@ use super::access::{Decisions, Op, Picker, Stream};
 use super::board::{Board, Timeline};
 use super::data::{Payload, pread_full, pwrite_full};
 use super::hostcpu::CpuTicks;
-use super::job::{Engine, Job, Stop};
+use super::job::{Arrival, Engine, Job, Stop};
+use super::rng::Rng;
 use super::stats::{Counters, Figures, Row};
-use super::verify::KeyMap;
+use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::{LatencyRecorder, process_cpu_time};
+
+/// Keeps the pacing draws apart from the access-pattern draws of a seed.
+const PACER_SALT: u64 = 0x5041_4345_5253_4545;
 
 /// Longest sleep between checks for a stop signal while pacing.
 const MAX_NAP: Duration = Duration::from_millis(50);
@@ -34,6 +39,8 @@ pub struct JobOutcome {
     pub write_latency: LatencyRecorder,
     /// Process CPU time over the measured (non-warm-up) part, in %.
     pub cpu_percent: f64,
+    /// What `--verify` found, in the order found (at most the job's limit).
+    pub bad_blocks: Vec<BadBlock>,
 }
 
 /// What the threads of one job share.
@@ -46,6 +53,7 @@ struct Shared<'a> {
     /// Bytes left to transfer after the warm-up (`Stop::Amount`).
     budget: Option<AtomicU64>,
     keys: Option<&'a KeyMap>,
+    bad_blocks: BadBlocks,
 }
 
 /// A thread's results.
@@ -75,9 +83,10 @@ pub fn run_job(
             Stop::Duration(_) => None,
         },
         keys,
+        bad_blocks: BadBlocks::new(job.verify_errors),
     };
     let ready = Barrier::new(job.threads as usize + 1);
-    std::thread::scope(|scope| {
+    let mut outcome = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..job.threads)
             .map(|id| {
                 let (shared, ready) = (&shared, &ready);
@@ -117,6 +126,7 @@ pub fn run_job(
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
             cpu_percent,
+            bad_blocks: Vec::new(),
         };
         for output in outputs {
             let output = output?;
@@ -124,8 +134,10 @@ pub fn run_job(
             outcome.read_latency.merge(&output.read_latency);
             outcome.write_latency.merge(&output.write_latency);
         }
-        Ok(outcome)
-    })
+        anyhow::Ok(outcome)
+    })?;
+    outcome.bad_blocks = shared.bad_blocks.into_found();
+    Ok(outcome)
 }
 
 /// The reporting loop: one row per interval, until every worker is done.
@@ -278,20 +290,36 @@ impl Drop for FailGuard<'_> {
     }
 }
 
-/// Spaces a thread's I/Os to its share of the rate (fixed gaps, vdbench's
-/// `distribution=deterministic`); threads are staggered within a gap.
+/// Spaces a thread's I/Os to its share of the rate, with gaps drawn from
+/// the job's arrival distribution (a seeded stream per thread). Each thread
+/// of N paces rate/N: N independent Poisson streams add up to one Poisson
+/// stream of the whole rate, as vdbench's single generator makes. Due times
+/// follow the schedule, not the completions, so a thread that falls
+/// behind issues back to back until it catches up (open loop).
 struct Pacer {
     next_due: Instant,
-    gap: Duration,
+    /// Mean gap of this thread, in seconds.
+    mean: f64,
+    arrival: Arrival,
+    rng: Rng,
 }
 
 impl Pacer {
     fn new(job: &Job, start: Instant, thread: u32) -> Option<Pacer> {
         let rate = job.rate?;
-        let gap = Duration::from_secs_f64(f64::from(job.threads) / rate);
+        let mean = f64::from(job.threads) / rate;
+        let mut rng = Rng::for_stream(job.seed ^ PACER_SALT, u64::from(thread));
+        // Fixed gaps are staggered across the threads; drawn ones start
+        // with a draw.
+        let first = match job.arrival {
+            Arrival::Fixed => mean * f64::from(thread) / f64::from(job.threads),
+            arrival => arrival.gap(mean, &mut rng),
+        };
         Some(Pacer {
-            next_due: start + gap.mul_f64(f64::from(thread) / f64::from(job.threads)),
-            gap,
+            next_due: start + Duration::from_secs_f64(first),
+            mean,
+            arrival: job.arrival,
+            rng,
         })
     }
 
@@ -301,7 +329,8 @@ impl Pacer {
         loop {
             let now = Instant::now();
             if now >= self.next_due {
-                self.next_due += self.gap;
+                let gap = self.arrival.gap(self.mean, &mut self.rng);
+                self.next_due += Duration::from_secs_f64(gap);
                 return Ok((now, true));
             }
             if now >= boundary || board.stopping() {
@@ -318,6 +347,9 @@ struct SyncIo<'a> {
     fd: BorrowedFd<'a>,
     payload: Payload,
     keys: Option<&'a KeyMap>,
+    /// Where `--verify` keeps what it finds; full means stop the job.
+    bad_blocks: &'a BadBlocks,
+    board: &'a Board,
     sync_every: u32,
     writes_since_sync: u32,
 }
@@ -343,7 +375,10 @@ impl SyncIo<'_> {
         let locked = keys.lock(op.offset, op.len)?;
         let buf = self.payload.space(op.len as usize);
         pread_full(self.fd, buf, op.offset)?;
-        keys.check(buf, op.offset)?;
+        let bad = keys.check(buf, op.offset);
+        if !bad.is_empty() && self.bad_blocks.add(bad) {
+            self.board.stop_all();
+        }
         if op.write {
             locked.fill_next(buf, op.offset);
             pwrite_full(self.fd, buf, op.offset)?;
@@ -419,6 +454,8 @@ fn sync_worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
         fd: shared.fd,
         payload: Payload::new(job.xfer.largest() as usize, job.seed, id),
         keys: shared.keys,
+        bad_blocks: &shared.bad_blocks,
+        board: &shared.board,
         sync_every: job.fdatasync_every,
         writes_since_sync: 0,
     };
@@ -444,9 +481,10 @@ fn sync_worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
         let Some(op) = next_op(shared, &mut picker, tally.measuring()) else {
             break;
         };
+        let issued = Instant::now();
         io.execute(&op)?;
         let now = Instant::now();
-        let ns = now.saturating_duration_since(last).as_nanos() as u64;
+        let ns = now.saturating_duration_since(issued).as_nanos() as u64;
         last = now;
         tally.advance(now);
         tally.record(&op, ns);

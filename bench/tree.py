@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Compare `fsbench tree`'s built-in operations with the tools they
+replace, on the same tree, in one run, and print speed ratios (> 1: fsbench
+is faster):
+
+    find      vs  find DIR >/dev/null
+    read      vs  find DIR -type f -print0 | xargs -0 cat >/dev/null
+    copy      vs  rsync -a DIR/ DST/     and   cp -a DIR/. DST/
+    delete    vs  rm -rf DST
+    untar     vs  tar xf TAR -C DST
+    generate  vs  dd if=/dev/zero of=FILE bs=1M (the same bytes; photos)
+
+Each round runs every job once, in a new random order; each ratio is the
+median of the per-round ratios (the machine is noisy). Caches stay warm
+for both sides (the dataset fits in RAM); the C tools are timed around
+their process, fsbench's operations by fsbench itself.
+
+    sudo python3 bench/tree.py                        # mounts its own tmpfs
+    sudo python3 bench/tree.py --dir /lab/ext4 --rounds 5
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+FSBENCH = TARGET_DIR / "release" / "fsbench"
+
+# (fsbench operation, the tool's job, what the issue asks of the ratio)
+PAIRS = [
+    ("find", "find", 1.0),
+    ("read", "xargs cat", 1.0),
+    ("copy", "rsync -a", 1.0),
+    ("copy", "cp -a", 1 / 1.5),
+    ("delete", "rm -rf", 1.0),
+    ("untar", "tar xf", 1.0),
+    ("generate", "dd", 0.5),
+]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, check=True, capture_output=True, text=True, **kw)
+
+
+def timed(cmd):
+    """Seconds one shell command takes (after a sync, so no earlier dirty
+    data is written back during it)."""
+    os.sync()
+    start = time.perf_counter()
+    sh(cmd)
+    return time.perf_counter() - start
+
+
+def fsbench_json(args):
+    out = subprocess.run([str(FSBENCH), "tree", *args, "-q", "--no-drop-caches", "--json", "-"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["targets"][0]["workloads"][0]
+
+
+def elapsed(workload, op):
+    return next(m["value"] for m in workload["metrics"] if m["name"] == f"{op}_s")
+
+
+class Bench:
+    def __init__(self, root, dataset, scale):
+        self.root = root
+        self.data = root / "data"
+        self.target = root / "target"
+        self.dst = root / "dst"
+        self.tar = root / "data.tar"
+        self.target.mkdir()
+        self.make_dataset(dataset, scale)
+        sh(f"tar cf {self.tar} -C {self.data} .")
+
+    def make_dataset(self, dataset, scale):
+        """fsbench's generator, kept, moved out of its scratch directory."""
+        subprocess.run([str(FSBENCH), "tree", str(self.target), "--dataset", dataset, "--scale",
+                        str(scale), "--ops", "find", "--keep", "-q", "--no-drop-caches"],
+                       check=True, capture_output=True)
+        scratch = next(self.target.glob("fsbench-*"))
+        (scratch / "r0" / "src").rename(self.data)
+        shutil.rmtree(scratch)
+
+    def clean_dst(self):
+        if self.dst.exists():
+            sh(f"rm -rf {self.dst}")
+
+    def fsbench(self):
+        w = fsbench_json([str(self.target), "--source", str(self.data),
+                          "--ops", "find,read,copy,untar,delete"])
+        return {op: elapsed(w, op) for op in ["find", "read", "copy", "untar", "delete"]}
+
+    def tool(self, name):
+        self.clean_dst()
+        if name == "rm -rf":
+            sh(f"cp -a {self.data} {self.dst}")
+            return timed(f"rm -rf {self.dst}")
+        commands = {
+            "find": f"find {self.data} >/dev/null",
+            "xargs cat": f"find {self.data} -type f -print0 | xargs -0 cat >/dev/null",
+            "rsync -a": f"rsync -a {self.data}/ {self.dst}/",
+            "cp -a": f"mkdir {self.dst} && cp -a {self.data}/. {self.dst}/",
+            "tar xf": f"mkdir {self.dst} && tar xf {self.tar} -C {self.dst}",
+        }
+        seconds = timed(commands[name])
+        self.clean_dst()
+        return seconds
+
+
+def generation(root, scale):
+    """fsbench's photos generator vs dd writing the same bytes."""
+    w = fsbench_json([str(root / "target"), "--dataset", "photos", "--scale", str(scale), "--ops", "find"])
+    megabytes = w["params"]["description"]["bytes"] // (1 << 20)
+    out = root / "target" / "dd.out"
+    seconds = timed(f"dd if=/dev/zero of={out} bs=1M count={megabytes} 2>/dev/null")
+    out.unlink()
+    return elapsed(w, "generate"), seconds
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", help="file system to test (default: a fresh tmpfs)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dataset", default="small", help="dataset of the tree jobs (default: small)")
+    ap.add_argument("--scale", type=float, default=0.02, help="its scale (default: 0.02, ~210 MB)")
+    ap.add_argument("--photos-scale", type=float, default=0.1, help="scale of the generation job")
+    ap.add_argument("--no-build", action="store_true")
+    args = ap.parse_args()
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+    mount = None
+    if args.dir:
+        root = Path(tempfile.mkdtemp(prefix="tree-bench-", dir=args.dir))
+    else:
+        mount = Path(tempfile.mkdtemp(prefix="tree-bench-mnt-"))
+        sh(f"mount -t tmpfs -o size=6g tmpfs {mount}")
+        root = mount / "bench"
+        root.mkdir()
+    try:
+        report(Bench(root, args.dataset, args.scale), root, args)
+    finally:
+        if mount:
+            sh(f"umount -l {mount}")
+            mount.rmdir()
+        else:
+            shutil.rmtree(root)
+
+
+def report(bench, root, args):
+    ratios = {pair: [] for pair in PAIRS}
+    tools = sorted({tool for _, tool, _ in PAIRS if tool != "dd"})
+    for rnd in range(args.rounds):
+        jobs = ["fsbench", "generation"] + tools
+        random.shuffle(jobs)
+        results = {}
+        for job in jobs:
+            if job == "fsbench":
+                results.update({("fsbench", op): s for op, s in bench.fsbench().items()})
+            elif job == "generation":
+                results[("fsbench", "generate")], results["dd"] = generation(root, args.photos_scale)
+            else:
+                results[job] = bench.tool(job)
+        for pair in PAIRS:
+            op, tool, _ = pair
+            ratios[pair].append(results[tool] / results[("fsbench", op)])
+        print(f"round {rnd + 1}: " + ", ".join(f"{k if isinstance(k, str) else k[1]} {v:.3f}s"
+                                                for k, v in sorted(results.items(), key=str)),
+              file=sys.stderr)
+    print(f"\n{args.dataset} at scale {args.scale} ({size_of(bench.data)}) on {fs_of(root)}, "
+          f"{args.rounds} rounds; ratio = tool time / fsbench time (> 1: fsbench faster)\n")
+    print(f"{'fsbench':<10} {'vs':<10} {'ratio':>7} {'target':>7}  ok")
+    for pair in PAIRS:
+        op, tool, want = pair
+        r = median(ratios[pair])
+        print(f"{op:<10} {tool:<10} {r:6.2f}x {want:6.2f}x  {'yes' if r >= want else 'NO'}")
+
+
+def size_of(path):
+    return sh(f"du -sh {path} | cut -f1").stdout.strip() + "B, " + \
+        sh(f"find {path} | wc -l").stdout.strip() + " entries"
+
+
+def fs_of(path):
+    return sh(f"stat -f -c %T {path}").stdout.strip()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+//! `fsbench compare A.json B.json [C.json ...]`: relative change per metric
+//! of each later run against the first, as a table and, with `--svg`, as a
+//! diverging bar chart.
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::output::{Stream, emit};
+use crate::error::usage;
+use crate::report::charts::relative_change;
+use crate::report::compare::{Comparisons, Input};
+use crate::report::{load, save};
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results written by `--json`; the first is the reference.
+    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    results: Vec<PathBuf>,
+    /// Also write the chart of relative change (SVG) to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    if json.is_some() {
+        return usage("--json: compare writes no result; save its table or --svg instead");
+    }
+    let names = short_names(&args.results);
+    let inputs = args
+        .results
+        .iter()
+        .zip(names)
+        .map(|(path, name)| {
+            Ok(Input {
+                name,
+                run: load(path)?,
+            })
+        })
+        .collect::<anyhow::Result<Vec<Input>>>()?;
+    let comparisons = Comparisons::of(&inputs);
+    if let Some(path) = &args.svg {
+        save(path, &relative_change(&comparisons.rows())?)?;
+    }
+    emit(Stream::Stdout, &comparisons.render_text())
+}
+
+/// What tables call each run: its file name, or the path as given when two
+/// runs have the same file name.
+fn short_names(paths: &[PathBuf]) -> Vec<String> {
+    let file_name = |p: &PathBuf| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let names: Vec<String> = paths.iter().map(file_name).collect();
+    let unique = names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| !names[..i].contains(n));
+    match unique {
+        true => names,
+        false => paths.iter().map(|p| p.display().to_string()).collect(),
+    }
+}

@@ -1,0 +1,88 @@
+//! `fsbench report RESULT.json [--markdown|--csv|--html FILE]`: re-renders
+//! a saved run in any format (terminal tables by default).
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::output::{Stream, emit, json_to_stdout};
+use crate::error::usage;
+use crate::report::csv::Csv;
+use crate::report::html::Html;
+use crate::report::json::Json;
+use crate::report::markdown::Markdown;
+use crate::report::terminal::Terminal;
+use crate::report::{Reporter, Summary, load, save};
+use crate::result::RunResult;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result written by `--json` (any subcommand).
+    #[arg(value_name = "RESULT.json")]
+    result: PathBuf,
+    /// Markdown tables and the warnings, for a blog post or a README.
+    #[arg(long, group = "format")]
+    markdown: bool,
+    /// CSV, long format: one row per target × workload × metric.
+    #[arg(long, group = "format")]
+    csv: bool,
+    /// With --csv: one row per repetition instead (the raw values).
+    #[arg(long, requires = "csv")]
+    repetitions: bool,
+    /// A self-contained HTML report (charts, environment, profiles) in FILE.
+    #[arg(long, group = "format", value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// The target ratios are taken against (default: the first).
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    let run = load(&args.result)?;
+    let summary = Summary::with_baseline(&run, baseline_index(&run, args.baseline.as_deref())?);
+    if let Some(path) = json {
+        let text = Json.render(&run, &summary)?;
+        if json_to_stdout(Some(path)) {
+            return emit(Stream::Stdout, &text);
+        }
+        save(path, &text)?;
+    }
+    if let Some(path) = &args.html {
+        return save(path, &Html.render(&run, &summary)?);
+    }
+    let reporter: Box<dyn Reporter> = if args.markdown {
+        Box::new(Markdown)
+    } else if args.csv {
+        Box::new(Csv {
+            per_repetition: args.repetitions,
+        })
+    } else {
+        Box::new(Terminal::for_stdout())
+    };
+    let text = reporter.render(&run, &summary)?;
+    match &args.output {
+        Some(path) => save(path, &text),
+        None if json_to_stdout(json) => emit(Stream::Stderr, &text),
+        None => emit(Stream::Stdout, &text),
+    }
+}
+
+/// Index of the `--baseline` target; a name the run lacks is a usage error
+/// that lists the names it has.
+pub fn baseline_index(run: &RunResult, name: Option<&str>) -> anyhow::Result<usize> {
+    let Some(name) = name else {
+        return Ok(0);
+    };
+    match Summary::target_index(run, name) {
+        Some(index) => Ok(index),
+        None => {
+            let names: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+            usage(format!(
+                "--baseline {name}: no such target (the run has: {})",
+                names.join(", ")
+            ))
+        }
+    }
+}

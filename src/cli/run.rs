@@ -1,0 +1,293 @@
+//! `fsbench run`: a suite on one or more targets, repeated and interleaved,
+//! then the side-by-side report. With no arguments: the quick suite on the
+//! current directory.
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use crate::error::usage;
+use crate::report::terminal::Terminal;
+use crate::report::{Reporter, Summary};
+use crate::result::RunResult;
+use crate::runner::{new_run_id, new_run_result, write_json};
+use crate::suite::run::{Overhead, SuiteOptions, run_suite};
+use crate::suite::{Entry, Suite, builtin_names, builtin_text};
+use crate::target::Target;
+use crate::workload::Workload;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  fsbench run                                     the quick suite on the current directory
+  fsbench run --target xfs=/mnt/xfs --target ext4=/mnt/ext4 --repeat 3
+  fsbench run --suite seeds --scale 0.02 --target a=/mnt/a --target b=/mnt/b
+  fsbench run --suite my-suite.toml --target /mnt/nas
+  fsbench run --show-suite quick > my-suite.toml  start a suite of your own
+
+Built-in suites: quick (about a minute), seeds (the seed articles' battery,
+sized by --scale), metadata, throughput. The result is saved as JSON in
+./fsbench-results/ (re-render it with `fsbench report`).";
+
+/// The most a scale may grow the suites' sizes: more is surely a typo.
+const MAX_SCALE: f64 = 1000.0;
+
+#[derive(Debug, Args)]
+#[command(after_help = RUN_EXAMPLES)]
+pub struct RunArgs {
+    /// A built-in suite (quick, seeds, metadata, throughput) or a TOML file.
+    #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
+    suite: String,
+    /// A directory to benchmark, `name=path` to name it in reports;
+    /// repeat for side-by-side runs. The first is the baseline.
+    #[arg(short = 't', long = "target", value_name = "[NAME=]PATH")]
+    targets: Vec<String>,
+    /// Repetitions of the whole suite on every target [default: the suite's].
+    #[arg(short = 'r', long, value_name = "N")]
+    repeat: Option<u32>,
+    /// Multiplies the sizes and counts the suite marks as scalable.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    scale: f64,
+    /// The target others are compared with [default: the first].
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// Keep the scratch directories.
+    #[arg(long)]
+    keep: bool,
+    /// Directory the result is saved in.
+    #[arg(long, value_name = "DIR", default_value = "fsbench-results")]
+    save_dir: PathBuf,
+    /// Do not save the result (only --json, if given).
+    #[arg(long, conflicts_with = "save_dir")]
+    no_save: bool,
+    /// Print each result as it is measured, and where the time went.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// List the built-in suites and exit.
+    #[arg(long)]
+    list_suites: bool,
+    /// Print a built-in suite's TOML and exit.
+    #[arg(long, value_name = "NAME")]
+    show_suite: Option<String>,
+}
+
+pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    if args.list_suites {
+        return list_suites();
+    }
+    if let Some(name) = &args.show_suite {
+        return show_suite(name);
+    }
+    let started = Instant::now();
+    let suite = Suite::load(&args.suite)?;
+    let options = options(&args, &suite)?;
+    let targets = targets(&args.targets)?;
+    let baseline = baseline_index(&targets, args.baseline.as_deref())?;
+    check_json_path(json)?;
+    let save_path = (!args.no_save).then(|| save_path(&args.save_dir));
+
+    let mut record = new_run_result(&new_run_id());
+    let verbose = args.verbose;
+    let overhead = run_suite(
+        &suite,
+        &targets,
+        &build_workload,
+        &options,
+        &mut record,
+        |target, result| {
+            if verbose {
+                eprintln!("fsbench: {target}: {} done", result.name());
+            }
+        },
+    )?;
+    record.finished = Some(chrono::Utc::now());
+
+    let report_clock = Instant::now();
+    let summary = Summary::with_baseline(&record, baseline);
+    let table = Terminal::for_stdout().render(&record, &summary)?;
+    let saved = match &save_path {
+        Some(path) => Some(save(&record, path)?),
+        None => None,
+    };
+    if let Some(path) = json {
+        write_json(&record, path)?;
+    }
+    let report_time = report_clock.elapsed();
+    let out = match json_to_stdout(json) {
+        true => Stream::Stderr,
+        false => Stream::Stdout,
+    };
+    emit(out, &table)?;
+    if let Some(path) = saved {
+        emit(
+            Stream::Stderr,
+            &format!("fsbench: result saved to {}\n", path.display()),
+        )?;
+    }
+    if verbose {
+        emit(
+            Stream::Stderr,
+            &breakdown(&overhead, report_time, started.elapsed()),
+        )?;
+    }
+    Ok(())
+}
+
+fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
+    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= MAX_SCALE) {
+        return usage(format!(
+            "--scale {}: must be above 0 and at most {MAX_SCALE}",
+            args.scale
+        ));
+    }
+    let repeat = args.repeat.unwrap_or(suite.repeat);
+    if repeat == 0 {
+        return usage("--repeat 0: nothing to run (use at least 1)");
+    }
+    Ok(SuiteOptions {
+        repeat,
+        scale: args.scale,
+        keep: args.keep,
+        bar: progress_bar(),
+    })
+}
+
+/// The targets, the current directory when none is given; names must
+/// tell them apart in reports.
+fn targets(specs: &[String]) -> anyhow::Result<Vec<Target>> {
+    let specs = match specs {
+        [] => &[".".to_string()][..],
+        specs => specs,
+    };
+    let targets = specs
+        .iter()
+        .map(|spec| Target::parse(spec))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for (index, target) in targets.iter().enumerate() {
+        if targets[..index].iter().any(|t| t.name == target.name) {
+            return usage(format!(
+                "two targets are named '{}': name them, e.g. --target a=PATH",
+                target.name
+            ));
+        }
+    }
+    Ok(targets)
+}
+
+fn baseline_index(targets: &[Target], name: Option<&str>) -> anyhow::Result<usize> {
+    let Some(name) = name else {
+        return Ok(0);
+    };
+    match targets.iter().position(|t| t.name == name) {
+        Some(index) => Ok(index),
+        None => usage(format!(
+            "--baseline {name}: no such target (targets: {})",
+            targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Builds a suite entry's workload with its subcommand's parser.
+fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
+    match entry.kind.as_str() {
+        "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
+        "postmark" => super::postmark::suite_workload(&entry.scaled_commands(scale)?),
+        "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
+        "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?),
+        "durability" => super::durability::suite_workload(&entry.scaled_args(scale)?),
+        other => usage(format!("unknown workload kind '{other}'")),
+    }
+}
+
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    let style = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} {prefix}: {wide_msg}",
+    )
+    .expect("the template is valid")
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// `DIR/<UTC timestamp>.json`, not yet existing.
+fn save_path(dir: &Path) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let first = dir.join(format!("{stamp}.json"));
+    match first.exists() {
+        false => first,
+        true => dir.join(format!("{stamp}-{}.json", std::process::id())),
+    }
+}
+
+fn save(record: &RunResult, path: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
+        })?;
+    }
+    write_json(record, path)?;
+    Ok(path.to_path_buf())
+}
+
+/// Where the wall time went: the workloads, and fsbench's own overhead.
+fn breakdown(overhead: &Overhead, report: Duration, wall: Duration) -> String {
+    let wall_s = wall.as_secs_f64();
+    let share = |d: Duration| 100.0 * d.as_secs_f64() / wall_s;
+    let work = overhead.workloads;
+    let outside = wall.saturating_sub(work);
+    let rows = [
+        ("suite, workloads and checks", overhead.build_and_check),
+        ("environment probe", overhead.probe),
+        ("scratch directories", overhead.scratch_setup),
+        ("cleanup", overhead.cleanup),
+        ("report and save", report),
+    ];
+    let mut text = format!(
+        "fsbench: wall {wall_s:.3} s; workloads {:.3} s ({:.1} %); overhead {:.3} s ({:.1} %):\n",
+        work.as_secs_f64(),
+        share(work),
+        outside.as_secs_f64(),
+        share(outside)
+    );
+    for (what, time) in rows {
+        text += &format!(
+            "  {what:<28} {:>9.3} s {:>5.1} %\n",
+            time.as_secs_f64(),
+            share(time)
+        );
+    }
+    text
+}
+
+fn list_suites() -> anyhow::Result<()> {
+    let mut text = String::new();
+    for name in builtin_names() {
+        let suite = Suite::load(name)?;
+        text += &format!(
+            "{name:<12} {} workloads, repeat {}: {}\n",
+            suite.workloads.len(),
+            suite.repeat,
+            suite.description
+        );
+    }
+    emit(Stream::Stdout, &text)
+}
+
+fn show_suite(name: &str) -> anyhow::Result<()> {
+    match builtin_text(name) {
+        Some(text) => emit(Stream::Stdout, text),
+        None => usage(format!(
+            "--show-suite {name}: no such built-in suite ({})",
+            builtin_names().join(", ")
+        )),
+    }
+}

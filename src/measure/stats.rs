@@ -1,0 +1,337 @@
+//! Statistics of repeated measurements: mean, sample standard deviation,
+//! Student-t confidence intervals, Welch's t-test between two samples, and
+//! the confidence interval of a ratio of two means.
+//!
+//! Repetitions are few (typically 3–10), so every interval uses Student's t
+//! with the right degrees of freedom rather than the normal approximation.
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// Two-sided confidence level of every interval in reports.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Significance level of Welch's test: differences with p below it are
+/// called significant.
+pub const ALPHA: f64 = 0.05;
+
+/// Summary statistics of one metric's repeated values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n - 1 in the denominator); 0 when n = 1.
+    pub sd: f64,
+    /// 95 % confidence interval of the mean (Student t, n - 1 df); None
+    /// when n < 2.
+    pub ci95: Option<(f64, f64)>,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// Statistics of `values`; None when there is no finite value. Values
+    /// that are not finite (NaN, ±inf) are left out.
+    pub fn of(values: &[f64]) -> Option<Stats> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let sd = sample_variance(&sorted, mean).sqrt();
+        let ci95 = (n >= 2).then(|| {
+            let half = t_quantile(0.5 + CONFIDENCE / 2.0, (n - 1) as f64) * sd / (n as f64).sqrt();
+            (mean - half, mean + half)
+        });
+        Some(Stats {
+            n,
+            mean,
+            sd,
+            ci95,
+            min: sorted[0],
+            median: median_of_sorted(&sorted),
+            max: sorted[n - 1],
+        })
+    }
+
+    /// Half the width of the confidence interval (the "± x" of reports).
+    pub fn ci95_half_width(&self) -> Option<f64> {
+        self.ci95.map(|(low, high)| (high - low) / 2.0)
+    }
+
+    /// Standard error of the mean.
+    fn standard_error(&self) -> f64 {
+        self.sd / (self.n as f64).sqrt()
+    }
+}
+
+/// Sum of squared deviations / (n - 1); 0 for a single value.
+fn sample_variance(values: &[f64], mean: f64) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
+    squares / (values.len() - 1) as f64
+}
+
+fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// The quantile of Student's t distribution with `df` degrees of freedom at
+/// cumulative probability `p` (e.g. `t_quantile(0.975, 4.0)` = 2.776).
+/// An infinite `df` gives the normal quantile.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    // statrs' Student t does not converge for infinite df: use the limit.
+    if df.is_infinite() {
+        return Normal::standard().inverse_cdf(p);
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => t.inverse_cdf(p),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Two-sided tail probability of Student's t: P(|T| >= |t|).
+fn two_sided_p(t: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Welch's unequal-variance t-test of two samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Welch {
+    /// (mean(b) - mean(a)) / standard error of the difference.
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+impl Welch {
+    pub fn significant(&self) -> bool {
+        self.p < ALPHA
+    }
+}
+
+/// Welch's t-test of `b` against `a`; None unless both have at least two
+/// finite values.
+///
+/// When both samples have no spread the t statistic is undefined; we then
+/// report p = 1 for equal means and p = 0 for different means (the samples
+/// are as different as a sample can show), with t = 0 or ±inf.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    let (a, b) = (Stats::of(a)?, Stats::of(b)?);
+    if a.n < 2 || b.n < 2 {
+        return None;
+    }
+    let diff = b.mean - a.mean;
+    let (va, vb) = (a.standard_error().powi(2), b.standard_error().powi(2));
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        let df = (a.n + b.n - 2) as f64;
+        let (t, p) = match diff {
+            0.0 => (0.0, 1.0),
+            d => (d.signum() * f64::INFINITY, 0.0),
+        };
+        return Some(Welch { t, df, p });
+    }
+    let df = satterthwaite_df(&[(va, a.n), (vb, b.n)]);
+    let t = diff / se;
+    Some(Welch {
+        t,
+        df,
+        p: two_sided_p(t, df),
+    })
+}
+
+/// Welch–Satterthwaite degrees of freedom of a sum of variance terms, each
+/// given as (variance term, sample size it came from). Terms of zero
+/// variance contribute no uncertainty and no degrees of freedom.
+fn satterthwaite_df(terms: &[(f64, usize)]) -> f64 {
+    let total: f64 = terms.iter().map(|(v, _)| v).sum();
+    let denominator: f64 = terms
+        .iter()
+        .filter(|(v, _)| *v > 0.0)
+        .map(|(v, n)| v * v / (*n as f64 - 1.0))
+        .sum();
+    total * total / denominator
+}
+
+/// The ratio of two means, mean(b) / mean(a), with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub ratio: f64,
+    /// 95 % interval of the ratio; None when a sample has fewer than two
+    /// values, or when mean(a) is so uncertain that the interval is
+    /// unbounded (its own CI contains 0).
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// mean(b) / mean(a) and its 95 % confidence interval by Fieller's
+/// theorem: the ratios ρ for which b̄ − ρ·ā is not significantly different
+/// from 0, i.e. (b̄ − ρā)² ≤ t²·(se_b² + ρ²·se_a²), with t from Welch's
+/// degrees of freedom. At ρ = 1 that is exactly Welch's test, so the
+/// interval excludes 1 if and only if `welch` calls the difference
+/// significant: a table never shows a significant ratio whose interval
+/// contains 1. The interval is asymmetric around the ratio, as ratios are.
+/// None when mean(a) is zero or a sample is empty.
+pub fn ratio(a: &[f64], b: &[f64]) -> Option<Ratio> {
+    let (sa, sb) = (Stats::of(a)?, Stats::of(b)?);
+    if sa.mean == 0.0 {
+        return None;
+    }
+    let ratio = sb.mean / sa.mean;
+    let ci95 = welch(a, b).and_then(|w| fieller(&sa, &sb, w.df));
+    Some(Ratio { ratio, ci95 })
+}
+
+/// Fieller's interval of mean(b) / mean(a) with `df` degrees of freedom.
+fn fieller(a: &Stats, b: &Stats, df: f64) -> Option<(f64, f64)> {
+    let (va, vb) = (a.standard_error().powi(2), b.standard_error().powi(2));
+    let t2 = t_quantile(0.5 + CONFIDENCE / 2.0, df).powi(2);
+    // (ā² − t²va)·ρ² − 2āb̄·ρ + (b̄² − t²vb) ≤ 0: bounded only when the
+    // leading coefficient is positive (ā significantly different from 0).
+    let leading = a.mean * a.mean - t2 * va;
+    if leading <= 0.0 || !leading.is_finite() {
+        return None;
+    }
+    let discriminant = a.mean * a.mean * vb + b.mean * b.mean * va - t2 * va * vb;
+    let half = t2.sqrt() * discriminant.max(0.0).sqrt();
+    let centre = a.mean * b.mean;
+    let (low, high) = ((centre - half) / leading, (centre + half) / leading);
+    Some((low.min(high), low.max(high)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(actual: f64, expected: f64, tolerance: f64) {
+        assert!(
+            (actual - expected).abs() <= tolerance,
+            "{actual} is not within {tolerance} of {expected}"
+        );
+    }
+
+    #[test]
+    fn t_quantiles_match_printed_tables() {
+        // Two-sided 95 % critical values, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2.
+        for (df, expected) in [
+            (1.0, 12.706),
+            (2.0, 4.303),
+            (4.0, 2.776),
+            (9.0, 2.262),
+            (30.0, 2.042),
+        ] {
+            close(t_quantile(0.975, df), expected, 0.0005);
+        }
+        close(t_quantile(0.95, 10.0), 1.812, 0.0005);
+        close(t_quantile(0.025, 4.0), -2.776, 0.0005);
+        close(t_quantile(0.975, f64::INFINITY), 1.95996, 0.00001);
+    }
+
+    #[test]
+    fn stats_of_a_known_sample() {
+        let s = Stats::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(
+            (s.n, s.mean, s.min, s.median, s.max),
+            (8, 5.0, 2.0, 4.5, 9.0)
+        );
+        // Sum of squares 32, / 7.
+        close(s.sd, (32.0f64 / 7.0).sqrt(), 1e-12);
+        let half = 2.364624 * s.sd / 8f64.sqrt();
+        let (low, high) = s.ci95.unwrap();
+        close(low, 5.0 - half, 1e-5);
+        close(high, 5.0 + half, 1e-5);
+    }
+
+    #[test]
+    fn one_value_has_no_interval_and_no_spread() {
+        let s = Stats::of(&[3.5]).unwrap();
+        assert_eq!((s.n, s.sd, s.ci95, s.median), (1, 0.0, None, 3.5));
+        assert!(Stats::of(&[]).is_none());
+        assert!(Stats::of(&[f64::NAN]).is_none());
+        assert_eq!(Stats::of(&[1.0, f64::NAN, 3.0]).unwrap().n, 2);
+    }
+
+    #[test]
+    fn welch_matches_scipy() {
+        // scipy 1.x: stats.ttest_ind(b, a, equal_var=False) gives
+        // t = 1.3084242851737211, p = 0.23303912114085726, df = 6.829566380784675.
+        let a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9];
+        let b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2];
+        let w = welch(&a, &b).unwrap();
+        close(w.t, 1.3084242851737211, 1e-9);
+        close(w.df, 6.829566380784675, 1e-9);
+        close(w.p, 0.23303912114085726, 1e-7);
+        assert!(!w.significant());
+        // t = 5.497816593886472, p = 0.0033311922652668417, df = 4.682690645978267.
+        let w = welch(&[101.2, 98.7, 103.5], &[110.4, 108.9, 115.0, 112.2]).unwrap();
+        close(w.t, 5.497816593886472, 1e-9);
+        close(w.df, 4.682690645978267, 1e-9);
+        close(w.p, 0.0033311922652668417, 1e-8);
+        assert!(w.significant());
+    }
+
+    #[test]
+    fn welch_with_no_spread() {
+        let same = welch(&[2.0, 2.0], &[2.0, 2.0, 2.0]).unwrap();
+        assert_eq!((same.t, same.p), (0.0, 1.0));
+        let apart = welch(&[2.0, 2.0], &[3.0, 3.0]).unwrap();
+        assert_eq!((apart.t, apart.p), (f64::INFINITY, 0.0));
+        // One sample without spread: the df are those of the other sample
+        // (scipy: t = 3.464101615137755, p = 0.07417990022744854, df = 2).
+        let one = welch(&[2.0, 2.0, 2.0], &[3.0, 4.0, 5.0]).unwrap();
+        close(one.df, 2.0, 1e-12);
+        close(one.t, 3.464101615137755, 1e-12);
+        close(one.p, 0.07417990022744854, 1e-8);
+        assert!(welch(&[1.0], &[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn ratio_interval_by_fieller() {
+        // By hand (Python): ā = 100, b̄ = 200, se_a² = 100/3, se_b² = 400/3,
+        // Welch df = 2.941176..., t.ppf(0.975, df) = 3.21876..., roots of
+        // (ā² − t²se_a²)ρ² − 2āb̄ρ + (b̄² − t²se_b²) = 0.
+        let r = ratio(&[100.0, 110.0, 90.0], &[200.0, 220.0, 180.0]).unwrap();
+        close(r.ratio, 2.0, 1e-12);
+        let (low, high) = r.ci95.unwrap();
+        close(low, 1.5318382807681348, 1e-6);
+        close(high, 2.611241702351383, 1e-6);
+        assert_eq!(ratio(&[5.0], &[10.0]).unwrap().ci95, None);
+        assert!(ratio(&[0.0, 0.0], &[1.0, 2.0]).is_none());
+        // A baseline whose own interval contains 0: unbounded, so None.
+        assert_eq!(ratio(&[-1.0, 2.0], &[1.0, 2.0]).unwrap().ci95, None);
+    }
+
+    #[test]
+    fn ratio_interval_excludes_one_exactly_when_welch_is_significant() {
+        let base = [11710.0, 8000.0, 15400.0];
+        for shift in [0.0, 1000.0, 3000.0, 5000.0, 6000.0, 7000.0, 9000.0, 20000.0] {
+            let other: Vec<f64> = [18604.0, 16800.0, 20400.0]
+                .iter()
+                .map(|v| v - 6894.0 + shift)
+                .collect();
+            let (low, high) = ratio(&base, &other).unwrap().ci95.unwrap();
+            let excludes_one = !(low..=high).contains(&1.0);
+            assert_eq!(
+                excludes_one,
+                welch(&base, &other).unwrap().significant(),
+                "shift {shift}"
+            );
+        }
+    }
+}

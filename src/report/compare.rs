@@ -1,0 +1,333 @@
+//! Relative change between saved runs (`fsbench compare A.json B.json ...`):
+//! each later run against the first, per target, workload and metric, with
+//! the change's 95 % interval (Fieller, see `stats::ratio`) and Welch's
+//! test. Metrics that some runs lack are listed, never an error.
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+use super::summary::{Cell, Comparison, Summary};
+use super::{mean_ci, number};
+use crate::result::{Direction, RunResult};
+
+/// One bar of the relative-change chart: a metric of a workload on a
+/// target, as the change of a later run against the first, in %.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRow {
+    pub label: String,
+    pub change_pct: f64,
+    pub ci95_pct: Option<(f64, f64)>,
+    pub significant: bool,
+}
+
+/// A saved run and what to call it (its file name as given).
+pub struct Input {
+    pub name: String,
+    pub run: RunResult,
+}
+
+/// Where a metric lives: the same key is looked up in every run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    pub target: String,
+    pub workload: String,
+    pub metric: String,
+}
+
+impl Key {
+    /// `target · workload · metric`, without the target when there is one.
+    fn label(&self, with_target: bool) -> String {
+        match with_target {
+            true => format!("{} · {} · {}", self.target, self.workload, self.metric),
+            false => format!("{} · {}", self.workload, self.metric),
+        }
+    }
+}
+
+/// A metric present in the first run and a later one.
+pub struct Change {
+    pub key: Key,
+    pub unit: String,
+    pub direction: Direction,
+    pub before: Cell,
+    pub after: Cell,
+    /// None when the first run's mean is 0 (no ratio).
+    pub comparison: Option<Comparison>,
+}
+
+impl Change {
+    /// Better, worse, or no verdict when the change is not significant.
+    pub fn verdict(&self) -> &'static str {
+        let Some(c) = self.comparison.filter(|c| c.significant) else {
+            return "";
+        };
+        match (c.ratio > 1.0, self.direction) {
+            (true, Direction::HigherIsBetter) | (false, Direction::LowerIsBetter) => "better",
+            _ => "worse",
+        }
+    }
+}
+
+/// The later run `after` against the first.
+pub struct Versus {
+    pub before: String,
+    pub after: String,
+    pub changes: Vec<Change>,
+}
+
+/// A metric some runs lack.
+pub struct Missing {
+    pub key: Key,
+    /// Names of the runs that have it.
+    pub present_in: Vec<String>,
+    pub absent_from: Vec<String>,
+}
+
+impl Missing {
+    /// Same target and workload, missing from the same runs: listed on one
+    /// line.
+    fn same_group(&self, other: &Missing) -> bool {
+        self.key.target == other.key.target
+            && self.key.workload == other.key.workload
+            && self.absent_from == other.absent_from
+    }
+}
+
+pub struct Comparisons {
+    /// Each run has one target, so targets were matched by position and
+    /// keys carry the first run's target name.
+    pub by_position: bool,
+    /// Target names per run, in run order (for the header).
+    pub targets: Vec<(String, Vec<String>)>,
+    pub versus: Vec<Versus>,
+    pub missing: Vec<Missing>,
+}
+
+impl Comparisons {
+    /// Compares every later input with the first.
+    pub fn of(inputs: &[Input]) -> Comparisons {
+        let by_position = inputs.iter().all(|i| i.run.targets.len() == 1);
+        let summaries: Vec<Summary> = inputs.iter().map(|i| Summary::of(&i.run)).collect();
+        let keys = all_keys(&summaries, by_position);
+        let first = &inputs[0].name;
+        let versus = inputs
+            .iter()
+            .zip(&summaries)
+            .skip(1)
+            .map(|(input, summary)| Versus {
+                before: first.clone(),
+                after: input.name.clone(),
+                changes: keys
+                    .iter()
+                    .filter_map(|key| change(key, &summaries[0], summary, by_position))
+                    .collect(),
+            })
+            .collect();
+        let missing = keys
+            .iter()
+            .filter_map(|key| missing(key, inputs, &summaries, by_position))
+            .collect();
+        Comparisons {
+            by_position,
+            targets: inputs
+                .iter()
+                .map(|i| (i.name.clone(), target_names(&i.run)))
+                .collect(),
+            versus,
+            missing,
+        }
+    }
+
+    /// The bars of the relative-change chart: every change with a ratio,
+    /// labelled with the later run's name when there are several.
+    pub fn rows(&self) -> Vec<ChangeRow> {
+        let with_target = !self.by_position && self.targets.iter().any(|(_, t)| t.len() > 1);
+        let mut rows = Vec::new();
+        for versus in &self.versus {
+            for change in &versus.changes {
+                let Some(c) = &change.comparison else {
+                    continue;
+                };
+                let mut label = change.key.label(with_target);
+                if self.versus.len() > 1 {
+                    label = format!("{}: {label}", versus.after);
+                }
+                rows.push(ChangeRow {
+                    label,
+                    change_pct: percent(c.ratio),
+                    ci95_pct: c.ci95.map(|(low, high)| (percent(low), percent(high))),
+                    significant: c.significant,
+                });
+            }
+        }
+        rows
+    }
+
+    /// The terminal text: a header naming the runs, one table per later
+    /// run, the missing metrics, and how to read it.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        for (name, targets) in &self.targets {
+            out.push_str(&format!("{name}: {}\n", targets.join(", ")));
+        }
+        if self.by_position && self.targets.iter().any(|(_, t)| t != &self.targets[0].1) {
+            out.push_str("(one target per run: matched by position)\n");
+        }
+        for versus in &self.versus {
+            out.push_str(&format!("\n{} against {}\n", versus.after, versus.before));
+            match versus.changes.is_empty() {
+                true => out.push_str("no metric in common\n"),
+                false => out.push_str(&format!("{}\n", change_table(versus))),
+            }
+        }
+        if !self.missing.is_empty() {
+            out.push_str("\nNot in every run:\n");
+            for group in self.missing.chunk_by(|a, b| a.same_group(b)) {
+                let metrics: Vec<&str> = group.iter().map(|m| m.key.metric.as_str()).collect();
+                let first = &group[0];
+                out.push_str(&format!(
+                    "  {} · {}: {}: in {}; missing in {}\n",
+                    first.key.target,
+                    first.key.workload,
+                    metrics.join(", "),
+                    first.present_in.join(", "),
+                    first.absent_from.join(", ")
+                ));
+            }
+        }
+        out.push_str(
+            "\nchange = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
+             * = significant (Welch's t-test, p < 0.05)\n",
+        );
+        out
+    }
+}
+
+fn change_table(versus: &Versus) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header([
+        "target",
+        "workload",
+        "metric",
+        "unit",
+        versus.before.as_str(),
+        versus.after.as_str(),
+        "change",
+        "95 % CI",
+        "p",
+        "",
+    ]);
+    for change in &versus.changes {
+        let c = change.comparison.as_ref();
+        let row = [
+            change.key.target.clone(),
+            change.key.workload.clone(),
+            change.key.metric.clone(),
+            change.unit.clone(),
+            mean_ci(&change.before.stats),
+            mean_ci(&change.after.stats),
+            c.map_or("–".into(), change_text),
+            c.and_then(|c| c.ci95).map_or("–".into(), |(low, high)| {
+                format!("{:+.1}% … {:+.1}%", percent(low), percent(high))
+            }),
+            c.and_then(|c| c.p_value).map_or("–".into(), number),
+            change.verdict().to_string(),
+        ];
+        table.add_row(row);
+    }
+    for index in 4..9 {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// `+12.3%*` (star when significant).
+fn change_text(c: &Comparison) -> String {
+    let star = if c.significant { "*" } else { "" };
+    format!("{:+.1}%{star}", percent(c.ratio))
+}
+
+fn percent(ratio: f64) -> f64 {
+    (ratio - 1.0) * 100.0
+}
+
+fn target_names(run: &RunResult) -> Vec<String> {
+    run.targets.iter().map(|t| t.name.clone()).collect()
+}
+
+/// Every (target, workload, metric) of any run, in order of appearance.
+/// Matched by position, every run's only target is called by the first
+/// run's name.
+fn all_keys(summaries: &[Summary], by_position: bool) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for summary in summaries {
+        for (t, target) in summary.targets.iter().enumerate() {
+            let target = match by_position {
+                true => &summaries[0].targets[0],
+                false => target,
+            };
+            for workload in &summary.workloads {
+                for metric in workload.metrics.iter().filter(|m| m.cells[t].is_some()) {
+                    let key = Key {
+                        target: target.clone(),
+                        workload: workload.name.clone(),
+                        metric: metric.name.clone(),
+                    };
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                    }
+                }
+            }
+        }
+    }
+    keys
+}
+
+/// The cell of `key` in a run, with the metric's unit and direction.
+fn lookup<'a>(
+    summary: &'a Summary,
+    key: &Key,
+    by_position: bool,
+) -> Option<(&'a Cell, &'a str, Direction)> {
+    let target = match by_position {
+        true => 0,
+        false => summary.targets.iter().position(|t| *t == key.target)?,
+    };
+    let workload = summary.workloads.iter().find(|w| w.name == key.workload)?;
+    let metric = workload.metrics.iter().find(|m| m.name == key.metric)?;
+    let cell = metric.cells.get(target)?.as_ref()?;
+    Some((cell, &metric.unit, metric.direction))
+}
+
+fn change(key: &Key, before: &Summary, after: &Summary, by_position: bool) -> Option<Change> {
+    let (b, unit, direction) = lookup(before, key, by_position)?;
+    let (a, _, _) = lookup(after, key, by_position)?;
+    Some(Change {
+        key: key.clone(),
+        unit: unit.to_string(),
+        direction,
+        comparison: Comparison::of(&b.values, &a.values),
+        before: b.clone(),
+        after: a.clone(),
+    })
+}
+
+fn missing(
+    key: &Key,
+    inputs: &[Input],
+    summaries: &[Summary],
+    by_position: bool,
+) -> Option<Missing> {
+    let (present, absent): (Vec<_>, Vec<_>) = inputs
+        .iter()
+        .zip(summaries)
+        .partition(|(_, s)| lookup(s, key, by_position).is_some());
+    let names = |runs: Vec<(&Input, &Summary)>| runs.iter().map(|(i, _)| i.name.clone()).collect();
+    (!absent.is_empty()).then(|| Missing {
+        key: key.clone(),
+        present_in: names(present),
+        absent_from: names(absent),
+    })
+}

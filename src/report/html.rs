@@ -1,0 +1,663 @@
+//! The self-contained HTML report: one file with inline CSS and inline SVG
+//! charts (no scripts, no network), for a browser or a blog post.
+//!
+//! It shows, top to bottom: warnings and flags; the host and each target's
+//! environment side by side (rows that differ highlighted); seed 000's
+//! profile table; the relative change of every metric against the
+//! baseline; then per workload a table (rows = metrics, columns = targets),
+//! a bar chart per metric with 95 % CI whiskers, latency percentile plots
+//! and the time series of workloads that report over time.
+//!
+//! The page is a pure function of the result: the same JSON gives the same
+//! bytes (nothing about the time of rendering goes in).
+use minijinja::Environment;
+use serde::Serialize;
+
+use super::charts::{self, Bar, LatencyLine, TimeLine};
+use super::compare::ChangeRow;
+use super::summary::{Cell, Comparison, Level, MetricSummary, WorkloadSummary};
+use super::{Reporter, Summary, mean_ci, ratio, ratio_ci, workload_title};
+use crate::result::{Direction, RunResult, TargetResult, WorkloadResult};
+use crate::size::format_bytes;
+use crate::target::env::TargetEnv;
+
+pub struct Html;
+
+const TEMPLATE_NAME: &str = "report.html";
+const TEMPLATE: &str = include_str!("../../templates/report.html");
+
+impl Reporter for Html {
+    fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
+        let page = Page::of(run, summary)?;
+        let mut env = Environment::new();
+        env.add_template(TEMPLATE_NAME, TEMPLATE)?;
+        Ok(env
+            .get_template(TEMPLATE_NAME)?
+            .render(minijinja::value::Serde(&page))?)
+    }
+}
+
+/// Everything the template shows, already formatted.
+#[derive(Serialize)]
+struct Page {
+    title: String,
+    run: RunView,
+    host: Vec<Field>,
+    targets: Vec<TargetView>,
+    baseline: String,
+    warnings: Vec<WarningView>,
+    environment: Vec<EnvRow>,
+    profiles: Vec<ProfileView>,
+    /// One relative-change chart per target other than the baseline.
+    overview: Vec<String>,
+    workloads: Vec<WorkloadView>,
+}
+
+#[derive(Serialize)]
+struct RunView {
+    id: String,
+    command: String,
+    started: String,
+    finished: String,
+    fsbench_version: String,
+}
+
+#[derive(Serialize)]
+struct Field {
+    name: &'static str,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct TargetView {
+    name: String,
+    path: String,
+    color: String,
+}
+
+#[derive(Serialize)]
+struct WarningView {
+    /// 1-based, as in the tables' markers.
+    number: usize,
+    text: String,
+    /// Where it applies ("bonnie put_block: xfs, ext4"); empty for notes
+    /// on the run as a whole.
+    affects: Vec<String>,
+}
+
+/// One environment property, one value per target.
+#[derive(Serialize)]
+struct EnvRow {
+    name: &'static str,
+    values: Vec<String>,
+    /// The targets differ here: the row is highlighted.
+    differs: bool,
+}
+
+#[derive(Serialize)]
+struct ProfileView {
+    target: String,
+    color: String,
+    levels: [&'static str; 3],
+}
+
+#[derive(Serialize)]
+struct WorkloadView {
+    anchor: String,
+    title: String,
+    columns: Vec<ColumnView>,
+    rows: Vec<MetricRow>,
+    bar_charts: Vec<String>,
+    latency_charts: Vec<String>,
+    series_charts: Vec<String>,
+}
+
+/// A target's column in a workload table.
+#[derive(Serialize)]
+struct ColumnView {
+    name: String,
+    color: String,
+    baseline: bool,
+    /// Warning numbers of the workload's notes on this target.
+    notes: Vec<usize>,
+}
+
+#[derive(Serialize)]
+struct MetricRow {
+    name: String,
+    unit: String,
+    better: &'static str,
+    cells: Vec<CellView>,
+}
+
+#[derive(Serialize)]
+struct CellView {
+    /// "mean ± CI half-width", or "–" where the target has no value.
+    value: String,
+    n: usize,
+    best: bool,
+    warnings: Vec<usize>,
+    /// Ratio to the baseline ("1.32x*") and its interval.
+    ratio: Option<String>,
+    ratio_ci: Option<String>,
+    significant: bool,
+}
+
+impl Page {
+    fn of(run: &RunResult, summary: &Summary) -> anyhow::Result<Page> {
+        let names = summary.targets.join(" vs ");
+        Ok(Page {
+            title: format!("fsbench: {names}"),
+            run: run_view(run),
+            host: host_fields(run),
+            targets: run
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(t, target)| TargetView {
+                    name: target.name.clone(),
+                    path: target.path.clone(),
+                    color: charts::target_color_hex(t),
+                })
+                .collect(),
+            baseline: summary.targets[summary.baseline].clone(),
+            warnings: warning_views(summary),
+            environment: environment_rows(&run.targets),
+            profiles: profile_views(summary),
+            overview: overview_charts(summary)?,
+            workloads: summary
+                .workloads
+                .iter()
+                .enumerate()
+                .map(|(i, workload)| workload_view(run, summary, workload, i))
+                .collect::<anyhow::Result<_>>()?,
+        })
+    }
+}
+
+const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S UTC";
+
+fn run_view(run: &RunResult) -> RunView {
+    RunView {
+        id: run.run_id.clone(),
+        command: shell_words(&run.command),
+        started: run.started.format(TIME_FORMAT).to_string(),
+        finished: run.finished.map_or_else(
+            || "did not finish".to_string(),
+            |end| {
+                let seconds = (end - run.started).num_milliseconds() as f64 / 1000.0;
+                format!(
+                    "{} ({} s)",
+                    end.format(TIME_FORMAT),
+                    charts::format_value(seconds)
+                )
+            },
+        ),
+        fsbench_version: run.fsbench_version.clone(),
+    }
+}
+
+/// The command line as one could type it again: arguments with spaces or
+/// shell characters single-quoted.
+fn shell_words(args: &[String]) -> String {
+    let quote = |arg: &String| {
+        let plain = !arg.is_empty()
+            && arg
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+        if plain {
+            arg.clone()
+        } else {
+            format!("'{}'", arg.replace('\'', r"'\''"))
+        }
+    };
+    args.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+fn host_fields(run: &RunResult) -> Vec<Field> {
+    let host = &run.host;
+    let or_dash = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
+    vec![
+        Field {
+            name: "host",
+            value: host.hostname.clone(),
+        },
+        Field {
+            name: "OS",
+            value: or_dash(&host.os),
+        },
+        Field {
+            name: "kernel",
+            value: format!("{} ({})", host.kernel, host.arch),
+        },
+        Field {
+            name: "CPU",
+            value: format!("{} × {}", host.cpu_count, or_dash(&host.cpu_model)),
+        },
+        Field {
+            name: "RAM",
+            value: format_bytes(host.ram_bytes),
+        },
+    ]
+}
+
+/// The warnings with their numbers and the cells they apply to.
+fn warning_views(summary: &Summary) -> Vec<WarningView> {
+    summary
+        .warnings
+        .iter()
+        .enumerate()
+        .map(|(index, text)| WarningView {
+            number: index + 1,
+            text: text.clone(),
+            affects: affected_cells(summary, index),
+        })
+        .collect()
+}
+
+/// "bonnie put_block: xfs, ext4" for each metric with a cell that refers to
+/// warning `index`, and "bonnie: xfs" for workload notes.
+fn affected_cells(summary: &Summary, index: usize) -> Vec<String> {
+    let targets_where = |refers: &dyn Fn(usize) -> bool| -> Vec<&str> {
+        (0..summary.targets.len())
+            .filter(|&t| refers(t))
+            .map(|t| summary.targets[t].as_str())
+            .collect()
+    };
+    let mut affects = Vec::new();
+    for workload in &summary.workloads {
+        let noted = targets_where(&|t| workload.notes[t].contains(&index));
+        if !noted.is_empty() {
+            affects.push(format!("{}: {}", workload.name, noted.join(", ")));
+        }
+        for metric in &workload.metrics {
+            let flagged = targets_where(&|t| {
+                metric.cells[t]
+                    .as_ref()
+                    .is_some_and(|c| c.warnings.contains(&index))
+            });
+            if !flagged.is_empty() {
+                let name = format!("{} {}", workload.name, metric.name);
+                affects.push(format!("{name}: {}", flagged.join(", ")));
+            }
+        }
+    }
+    affects
+}
+
+type EnvField = fn(&TargetEnv) -> String;
+
+/// The environment rows, in the order an engineer checks them.
+const ENV_FIELDS: [(&str, EnvField); 11] = [
+    ("file system", |e| e.fs_type.clone()),
+    ("mount point", |e| e.mount_point.clone()),
+    ("mount options", |e| e.mount_options.clone()),
+    ("source", source_text),
+    ("block device", |e| or_dash(&e.block_device)),
+    ("rotational", |e| {
+        e.rotational
+            .map_or("-", |r| if r { "yes" } else { "no" })
+            .to_string()
+    }),
+    ("I/O scheduler", |e| or_dash(&e.scheduler)),
+    ("write cache", |e| or_dash(&e.write_cache)),
+    ("RAID level", |e| or_dash(&e.raid_level)),
+    ("free space", free_space_text),
+    ("free inodes", |e| {
+        format!("{} of {}", e.free_inodes, e.total_inodes)
+    }),
+];
+
+fn or_dash(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "-".to_string())
+}
+
+fn source_text(env: &TargetEnv) -> String {
+    match &env.loop_backing_file {
+        Some(file) => format!("{} (backed by {file})", env.source),
+        None => env.source.clone(),
+    }
+}
+
+fn free_space_text(env: &TargetEnv) -> String {
+    let total = format_bytes(env.total_bytes);
+    let free = format_bytes(env.free_bytes);
+    format!("{free} of {total}")
+}
+
+/// The path, then `ENV_FIELDS`, one value per target ("-" for a target
+/// without an environment record).
+fn environment_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
+    let path = env_row("path", targets.iter().map(|t| t.path.clone()).collect());
+    let fields = ENV_FIELDS.iter().map(|&(name, field)| {
+        let values = targets
+            .iter()
+            .map(|t| t.env.as_ref().map_or_else(|| "-".to_string(), field))
+            .collect();
+        env_row(name, values)
+    });
+    std::iter::once(path).chain(fields).collect()
+}
+
+fn env_row(name: &'static str, values: Vec<String>) -> EnvRow {
+    let differs = values.windows(2).any(|pair| pair[0] != pair[1]);
+    EnvRow {
+        name,
+        values,
+        differs,
+    }
+}
+
+/// Seed 000's table, shown when there is something to compare.
+fn profile_views(summary: &Summary) -> Vec<ProfileView> {
+    if summary.targets.len() < 2 {
+        return Vec::new();
+    }
+    let text = |level: Option<Level>| level.map_or("-", Level::as_str);
+    summary
+        .profiles()
+        .into_iter()
+        .enumerate()
+        .map(|(t, profile)| ProfileView {
+            target: profile.target,
+            color: charts::target_color_hex(t),
+            levels: [
+                text(profile.write),
+                text(profile.read),
+                text(profile.metadata),
+            ],
+        })
+        .collect()
+}
+
+/// Per target other than the baseline: every metric's change against the
+/// baseline, as the diverging bar chart of `fsbench compare`.
+fn overview_charts(summary: &Summary) -> anyhow::Result<Vec<String>> {
+    let mut svgs = Vec::new();
+    for t in (0..summary.targets.len()).filter(|&t| t != summary.baseline) {
+        let rows: Vec<ChangeRow> = summary
+            .workloads
+            .iter()
+            .flat_map(|w| w.metrics.iter().map(move |m| (w, m)))
+            .filter_map(|(workload, metric)| {
+                let comparison = metric.cells[t].as_ref()?.vs_baseline?;
+                Some(change_row(workload, metric, &comparison))
+            })
+            .collect();
+        if !rows.is_empty() {
+            let title = format!(
+                "{} vs {}: change (95 % CI; * significant, Welch p < 0.05)",
+                summary.targets[t], summary.targets[summary.baseline]
+            );
+            svgs.push(charts::relative_change_titled(&title, &rows)?);
+        }
+    }
+    Ok(svgs)
+}
+
+/// A ratio to the baseline as a change in %, labelled with the metric;
+/// "↓" marks metrics where lower is better (a decrease is an improvement).
+fn change_row(
+    workload: &WorkloadSummary,
+    metric: &MetricSummary,
+    comparison: &Comparison,
+) -> ChangeRow {
+    let percent = |ratio: f64| (ratio - 1.0) * 100.0;
+    let lower_is_better = if metric.direction == Direction::LowerIsBetter {
+        " ↓"
+    } else {
+        ""
+    };
+    ChangeRow {
+        label: format!("{} {}{lower_is_better}", workload.name, metric.name),
+        change_pct: percent(comparison.ratio),
+        ci95_pct: comparison.ci95.map(|(lo, hi)| (percent(lo), percent(hi))),
+        significant: comparison.significant,
+    }
+}
+
+fn workload_view(
+    run: &RunResult,
+    summary: &Summary,
+    workload: &WorkloadSummary,
+    index: usize,
+) -> anyhow::Result<WorkloadView> {
+    let columns = summary
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(t, name)| ColumnView {
+            name: name.clone(),
+            color: charts::target_color_hex(t),
+            baseline: t == summary.baseline && summary.targets.len() > 1,
+            notes: numbers(&workload.notes[t]),
+        })
+        .collect();
+    let rows = workload
+        .metrics
+        .iter()
+        .map(|metric| MetricRow {
+            name: metric.name.clone(),
+            unit: metric.unit.clone(),
+            better: better(metric.direction),
+            cells: metric
+                .cells
+                .iter()
+                .enumerate()
+                .map(|(t, cell)| cell_view(cell.as_ref(), metric.best == Some(t)))
+                .collect(),
+        })
+        .collect();
+    Ok(WorkloadView {
+        anchor: format!("workload-{}", index + 1),
+        title: workload_title(workload),
+        columns,
+        rows,
+        bar_charts: workload
+            .metrics
+            .iter()
+            .map(|metric| metric_bar_chart(summary, workload, metric))
+            .collect::<anyhow::Result<_>>()?,
+        latency_charts: workload
+            .metrics
+            .iter()
+            .filter_map(|metric| latency_chart(summary, workload, metric).transpose())
+            .collect::<anyhow::Result<_>>()?,
+        series_charts: series_charts(run, &workload.name)?,
+    })
+}
+
+fn better(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    }
+}
+
+/// 0-based warning indexes as the 1-based numbers the page shows.
+fn numbers(indexes: &[usize]) -> Vec<usize> {
+    indexes.iter().map(|i| i + 1).collect()
+}
+
+fn cell_view(cell: Option<&Cell>, best: bool) -> CellView {
+    let Some(cell) = cell else {
+        return CellView {
+            value: "–".to_string(),
+            n: 0,
+            best: false,
+            warnings: Vec::new(),
+            ratio: None,
+            ratio_ci: None,
+            significant: false,
+        };
+    };
+    CellView {
+        value: mean_ci(&cell.stats),
+        n: cell.stats.n,
+        best,
+        warnings: numbers(&cell.warnings),
+        ratio: cell.vs_baseline.as_ref().map(ratio),
+        ratio_ci: cell.vs_baseline.as_ref().and_then(ratio_ci),
+        significant: cell.vs_baseline.is_some_and(|c| c.significant),
+    }
+}
+
+/// One bar per target with a value: the mean, its 95 % CI, and the
+/// markers of its warnings.
+fn metric_bar_chart(
+    summary: &Summary,
+    workload: &WorkloadSummary,
+    metric: &MetricSummary,
+) -> anyhow::Result<String> {
+    let bars: Vec<Bar> = metric
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(t, cell)| {
+            let cell = cell.as_ref()?;
+            let markers: String = numbers(&cell.warnings)
+                .iter()
+                .map(|n| format!(" [{n}]"))
+                .collect();
+            Some(Bar {
+                label: summary.targets[t].clone(),
+                value: cell.stats.mean,
+                ci95: cell.stats.ci95,
+                color: t,
+                marker: markers,
+            })
+        })
+        .collect();
+    charts::bar_chart(
+        &format!("{}: {}", workload.name, metric.name),
+        &format!("{} ({})", metric.unit, better(metric.direction)),
+        &bars,
+    )
+}
+
+/// The latency percentiles of each target's median repetition; None when
+/// no target recorded latencies for this metric.
+fn latency_chart(
+    summary: &Summary,
+    workload: &WorkloadSummary,
+    metric: &MetricSummary,
+) -> anyhow::Result<Option<String>> {
+    let lines: Vec<LatencyLine> = metric
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(t, cell)| {
+            Some(LatencyLine {
+                label: summary.targets[t].clone(),
+                color: t,
+                latency: cell.as_ref()?.latency.clone()?,
+            })
+        })
+        .filter(|line| line.latency.count > 0)
+        .collect();
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let title = format!("{}: {} latency", workload.name, metric.name);
+    charts::latency_percentiles(&title, &lines).map(Some)
+}
+
+/// The interval values charted over time, with their axis names, in this
+/// order; a workload with none of them gets its first value charted.
+const SERIES: [(&str, &str); 2] = [
+    ("mib_per_s", "throughput (MiB/s)"),
+    ("resp_ms", "response time (ms)"),
+];
+
+/// Time series of the workload called `name`: one chart per charted value,
+/// one line per target and repetition.
+fn series_charts(run: &RunResult, name: &str) -> anyhow::Result<Vec<String>> {
+    let per_target: Vec<Vec<&WorkloadResult>> = run
+        .targets
+        .iter()
+        .map(|t| {
+            t.workloads
+                .iter()
+                .filter(|w| w.name() == name && !w.intervals.is_empty())
+                .collect()
+        })
+        .collect();
+    let all = || per_target.iter().flatten();
+    let Some(first) = all().next() else {
+        return Ok(Vec::new());
+    };
+    let present: Vec<(String, String)> = SERIES
+        .iter()
+        .filter(|(key, _)| all().any(|w| w.intervals.iter().any(|i| i.values.contains_key(*key))))
+        .map(|&(key, axis)| (key.to_string(), axis.to_string()))
+        .collect();
+    let keys = if present.is_empty() {
+        first.intervals[0]
+            .values
+            .keys()
+            .take(1)
+            .map(|key| (key.clone(), key.clone()))
+            .collect()
+    } else {
+        present
+    };
+    let warmup_end = all()
+        .flat_map(|w| &w.intervals)
+        .filter(|i| i.warmup)
+        .map(|i| i.start_s + i.seconds)
+        .reduce(f64::max);
+    keys.iter()
+        .map(|(key, axis)| {
+            let lines = time_lines(run, &per_target, key);
+            let title = format!("{name}: {axis} over time");
+            charts::time_series(&title, axis, &lines, warmup_end)
+        })
+        .collect()
+}
+
+/// One line per target and repetition, a step per interval (its value is
+/// an average over the interval). Only the first repetition of a target
+/// is named in the legend.
+fn time_lines(run: &RunResult, per_target: &[Vec<&WorkloadResult>], key: &str) -> Vec<TimeLine> {
+    let mut lines = Vec::new();
+    for (t, repetitions) in per_target.iter().enumerate() {
+        for (r, workload) in repetitions.iter().enumerate() {
+            let points = workload
+                .intervals
+                .iter()
+                .filter_map(|i| {
+                    let value = *i.values.get(key)?;
+                    Some([(i.start_s, value), (i.start_s + i.seconds, value)])
+                })
+                .flatten()
+                .collect();
+            lines.push(TimeLine {
+                label: (r == 0).then(|| run.targets[t].name.clone()),
+                color: t,
+                points,
+            });
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_is_quoted_so_it_can_be_typed_again() {
+        let args = ["fsbench", "run", "--target", "a b=/mnt/x y", "it's"].map(String::from);
+        assert_eq!(
+            shell_words(&args),
+            r"fsbench run --target 'a b=/mnt/x y' 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn environment_rows_that_differ_are_marked() {
+        assert!(env_row("fs", vec!["xfs".into(), "ext4".into()]).differs);
+        assert!(!env_row("fs", vec!["xfs".into(), "xfs".into()]).differs);
+        assert!(!env_row("fs", vec!["xfs".into()]).differs);
+    }
+}

@@ -1,0 +1,137 @@
+//! The Markdown format (GitHub tables), for a blog post or a README: the
+//! terminal's content, plus the ratio's confidence interval, the profile
+//! table and the warnings as a numbered list.
+use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::{Reporter, Summary, markers, mean_ci, ratio, ratio_ci, row_label, workload_title};
+use crate::result::RunResult;
+
+pub struct Markdown;
+
+impl Reporter for Markdown {
+    fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
+        let mut out = format!("# fsbench run {}\n\n", escape(&run.run_id));
+        out.push_str(&introduction(run, summary));
+        if !summary.risks.is_empty() {
+            out.push_str("\n**Risks** (what a crash can lose):\n\n");
+            for (target, risk) in &summary.risks {
+                out.push_str(&format!("- **{}**: {}\n", escape(target), escape(risk)));
+            }
+        }
+        for workload in &summary.workloads {
+            out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
+            out.push_str(&workload_table(summary, workload));
+        }
+        if summary.targets.len() > 1 {
+            out.push_str("\n## Profile\n\n");
+            out.push_str("Relative to the other targets (see docs/report.md for how).\n\n");
+            out.push_str(&profile_table(&summary.profiles()));
+        }
+        if !summary.warnings.is_empty() {
+            out.push_str("\n## Warnings\n\n");
+            for (i, warning) in summary.warnings.iter().enumerate() {
+                out.push_str(&format!("{}. {}\n", i + 1, escape(warning)));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Who was measured and how to read the cells.
+fn introduction(run: &RunResult, summary: &Summary) -> String {
+    let targets: Vec<String> = run
+        .targets
+        .iter()
+        .map(|t| format!("**{}** ({})", escape(&t.name), escape(&t.path)))
+        .collect();
+    let mut out = format!(
+        "Started {} on {}. Targets: {}.\n\n",
+        run.started.format("%Y-%m-%d %H:%M:%S UTC"),
+        escape(&run.host.hostname),
+        targets.join(", ")
+    );
+    out.push_str("Cells: mean ± half-width of its 95 % confidence interval (Student t)");
+    if summary.targets.len() > 1 {
+        out.push_str(&format!(
+            "; **bold** = best; below: mean / mean of {} (the baseline) with the \
+             ratio's 95 % interval, `*` = significant (Welch's t-test, p < 0.05)",
+            escape(&summary.targets[summary.baseline])
+        ));
+    }
+    out.push_str(". `[n]` refers to the warnings at the end.\n");
+    out
+}
+
+fn workload_table(summary: &Summary, workload: &WorkloadSummary) -> String {
+    let mut header = vec!["target".to_string()];
+    header.extend(
+        workload
+            .metrics
+            .iter()
+            .map(|m| format!("{} ({})", escape(&m.name), escape(&m.unit))),
+    );
+    let mut out = table_row(&header);
+    let mut rule = vec!["---"];
+    rule.extend(workload.metrics.iter().map(|_| "---:"));
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for t in 0..summary.targets.len() {
+        let mut row = vec![escape(&row_label(summary, workload, t))];
+        row.extend(workload.metrics.iter().map(|m| metric_cell(m, t)));
+        out.push_str(&table_row(&row));
+    }
+    out
+}
+
+fn table_row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.join(" | "))
+}
+
+fn metric_cell(metric: &MetricSummary, target: usize) -> String {
+    let Some(cell) = &metric.cells[target] else {
+        return "–".to_string();
+    };
+    let mut text = match metric.best == Some(target) {
+        true => format!("**{}**", mean_ci(&cell.stats)),
+        false => mean_ci(&cell.stats),
+    };
+    text.push_str(&markers(&cell.warnings));
+    text.push_str(&comparison_text(cell));
+    text
+}
+
+/// `<br>1.32x\* (1.20–1.45)` for a cell compared with the baseline.
+fn comparison_text(cell: &Cell) -> String {
+    let Some(comparison) = &cell.vs_baseline else {
+        return String::new();
+    };
+    let mut text = format!("<br>{}", escape(&ratio(comparison)));
+    if let Some(ci) = ratio_ci(comparison) {
+        text.push_str(&format!(" ({ci})"));
+    }
+    text
+}
+
+fn profile_table(profiles: &[Profile]) -> String {
+    let mut out = String::from("| target | write | read | metadata |\n|---|---|---|---|\n");
+    for profile in profiles {
+        let level = |l: Option<super::summary::Level>| l.map_or("–", |l| l.as_str()).to_string();
+        out.push_str(&table_row(&[
+            escape(&profile.target),
+            level(profile.write),
+            level(profile.read),
+            level(profile.metadata),
+        ]));
+    }
+    out
+}
+
+/// Escapes what Markdown would interpret in names and texts.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '|' | '*' | '`' | '<' | '>' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,154 @@
+//! Reports: views of one saved result. `summary` computes what every format
+//! shows (statistics over repetitions, ratios to the baseline, warnings);
+//! each format is one module implementing `Reporter`.
+pub mod charts;
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod summary;
+pub mod terminal;
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::usage;
+use crate::result::{RunResult, SCHEMA_VERSION};
+pub use summary::Summary;
+use summary::WorkloadSummary;
+
+/// One output format.
+pub trait Reporter {
+    fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String>;
+}
+
+/// The `kind` every fsbench result file carries.
+pub const RESULT_KIND: &str = "fsbench-result";
+
+/// Reads a saved result. A missing or unreadable file, a file that is not
+/// JSON, JSON of another kind and a newer schema are usage errors (exit 2)
+/// with one line naming the file.
+pub fn load(path: &Path) -> anyhow::Result<RunResult> {
+    let shown = path.display();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => return usage(format!("cannot read {shown}: {e}")),
+    };
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => return usage(format!("{shown}: not JSON ({e})")),
+    };
+    let kind = value.get("kind").and_then(|k| k.as_str());
+    if kind != Some(RESULT_KIND) {
+        let found = kind.map_or("no \"kind\"".to_string(), |k| format!("kind \"{k}\""));
+        return usage(format!("{shown}: not an fsbench result ({found})"));
+    }
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    if let Some(version) = version.filter(|v| *v > u64::from(SCHEMA_VERSION)) {
+        return usage(format!(
+            "{shown}: schema version {version} is newer than this fsbench reads \
+             ({SCHEMA_VERSION}); use a newer fsbench"
+        ));
+    }
+    match serde_json::from_value(value) {
+        Ok(run) => Ok(run),
+        Err(e) => usage(format!("{shown}: malformed fsbench result ({e})")),
+    }
+}
+
+/// Writes a rendered report to `path`.
+pub fn save(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Footnote marker of warning `index` (0-based) in tables: `[1]`, `[2]`...
+pub fn marker(index: usize) -> String {
+    format!("[{}]", index + 1)
+}
+
+/// Markers of several warnings, joined without spaces (`[1][3]`).
+pub fn markers(indices: &[usize]) -> String {
+    indices.iter().map(|&i| marker(i)).collect()
+}
+
+/// Decimals that show a value to about four significant digits without
+/// false precision in large numbers (`151322`, `683.4`, `12.35`, `0.2852`).
+fn decimals(value: f64) -> usize {
+    match value.abs() {
+        v if v >= 1000.0 => 0,
+        v if v >= 100.0 => 1,
+        v if v >= 10.0 => 2,
+        v if v >= 1.0 || v == 0.0 => 3,
+        v => (3 - v.log10().floor() as i64).clamp(3, 9) as usize,
+    }
+}
+
+/// A value as reports print it.
+pub fn number(value: f64) -> String {
+    format!("{value:.*}", decimals(value))
+}
+
+/// `mean ± half-width` of the 95 % CI (both with the mean's decimals), or
+/// the mean alone for a single repetition.
+pub fn mean_ci(stats: &crate::measure::stats::Stats) -> String {
+    let places = decimals(stats.mean);
+    match stats.ci95_half_width() {
+        Some(half) => format!("{:.*} ± {:.*}", places, stats.mean, places, half),
+        None => format!("{:.*}", places, stats.mean),
+    }
+}
+
+/// A ratio to the baseline, `1.32x`, with `*` when significant.
+pub fn ratio(comparison: &summary::Comparison) -> String {
+    let star = if comparison.significant { "*" } else { "" };
+    format!("{:.2}x{star}", comparison.ratio)
+}
+
+/// The ratio's interval, `1.20–1.45`, with more decimals when two would
+/// show a narrow interval as one number, and `-0.23 to 2.05` when the
+/// lower bound is negative (a dash would read as a minus).
+pub fn ratio_ci(comparison: &summary::Comparison) -> Option<String> {
+    let (low, high) = comparison.ci95?;
+    let places = (2..=4)
+        .find(|&p| format!("{low:.p$}") != format!("{high:.p$}"))
+        .unwrap_or(4);
+    let separator = if low < 0.0 { " to " } else { "–" };
+    Some(format!("{low:.places$}{separator}{high:.places$}"))
+}
+
+/// `bonnie (3 repetitions)`, or the kind too when the name is a label.
+pub fn workload_title(workload: &WorkloadSummary) -> String {
+    let counts: Vec<usize> = workload
+        .metrics
+        .iter()
+        .flat_map(|m| m.cells.iter().flatten().map(|c| c.stats.n))
+        .collect();
+    let n = match (counts.iter().min(), counts.iter().max()) {
+        (Some(1), Some(1)) => "1 repetition".to_string(),
+        (Some(low), Some(high)) if low == high => format!("{low} repetitions"),
+        (Some(low), Some(high)) => format!("{low}–{high} repetitions"),
+        _ => "no values".to_string(),
+    };
+    if workload.name == workload.kind {
+        format!("{} ({n})", workload.name)
+    } else {
+        format!("{} ({}, {n})", workload.name, workload.kind)
+    }
+}
+
+/// The target's name, `(baseline)` on the baseline, and the markers of the
+/// workload's notes on it.
+pub fn row_label(summary: &Summary, workload: &WorkloadSummary, target: usize) -> String {
+    let mut label = summary.targets[target].clone();
+    if target == summary.baseline && summary.targets.len() > 1 {
+        label.push_str(" (baseline)");
+    }
+    let notes = markers(&workload.notes[target]);
+    if !notes.is_empty() {
+        label.push(' ');
+        label.push_str(&notes);
+    }
+    label
+}

@@ -1,0 +1,454 @@
+//! What every report format shows, computed once from a `RunResult`: per
+//! workload and metric, one cell per target with the statistics of its
+//! repetitions, the ratio to the baseline target with its confidence
+//! interval and significance, the best target, and the warnings (flags and
+//! workload notes) that must accompany the numbers.
+use crate::measure::stats::{self, Stats};
+use crate::result::{Direction, Flag, LatencySummary, Metric, RunResult, WorkloadResult};
+
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub run_id: String,
+    /// Target names in run order.
+    pub targets: Vec<String>,
+    /// Index into `targets` of the target ratios are taken against.
+    pub baseline: usize,
+    pub workloads: Vec<WorkloadSummary>,
+    /// Texts a reader must see with the numbers. Tables refer to them by
+    /// index (`report::marker`); warnings no cell refers to concern the run
+    /// as a whole (e.g. a workload missing on a target).
+    pub warnings: Vec<String>,
+    /// What each target's configuration can lose on a crash (`target::risk`),
+    /// as `(target, message)`; reports show them first.
+    pub risks: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkloadSummary {
+    /// `WorkloadResult::name()`: label, or kind.
+    pub name: String,
+    pub kind: String,
+    pub metrics: Vec<MetricSummary>,
+    /// Per target (same order as `Summary::targets`): indices into
+    /// `Summary::warnings` of the workload's notes on that target.
+    pub notes: Vec<Vec<usize>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MetricSummary {
+    pub name: String,
+    pub unit: String,
+    pub direction: Direction,
+    /// One per target; None where the target has no value.
+    pub cells: Vec<Option<Cell>>,
+    /// The target with the best mean, when at least two targets have one.
+    pub best: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// One value per repetition, in repetition order.
+    pub values: Vec<f64>,
+    pub stats: Stats,
+    /// Flags of any repetition, each once.
+    pub flags: Vec<Flag>,
+    /// Indices into `Summary::warnings` of the flags' descriptions.
+    pub warnings: Vec<usize>,
+    /// None for the baseline itself and where the baseline has no value.
+    pub vs_baseline: Option<Comparison>,
+    /// Latency of the median repetition (histograms of separate runs cannot
+    /// be merged from their summaries).
+    pub latency: Option<LatencySummary>,
+}
+
+/// A cell against the baseline's cell of the same metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// mean / baseline mean.
+    pub ratio: f64,
+    /// 95 % interval of the ratio (delta method, see `stats::ratio`).
+    pub ci95: Option<(f64, f64)>,
+    /// Welch's two-sided p-value; None with fewer than 2 repetitions.
+    pub p_value: Option<f64>,
+    /// p < 0.05.
+    pub significant: bool,
+}
+
+impl Comparison {
+    /// `a` is the baseline's values, `b` the compared values.
+    pub fn of(a: &[f64], b: &[f64]) -> Option<Comparison> {
+        let ratio = stats::ratio(a, b)?;
+        let p_value = stats::welch(a, b).map(|w| w.p);
+        Some(Comparison {
+            ratio: ratio.ratio,
+            ci95: ratio.ci95,
+            p_value,
+            significant: p_value.is_some_and(|p| p < stats::ALPHA),
+        })
+    }
+}
+
+/// Seed 000's rating of a target against the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    High,
+    Medium,
+    Low,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::High => "high",
+            Level::Medium => "medium",
+            Level::Low => "low",
+        }
+    }
+
+    /// From a score in (0, 1], 1 = best of all targets on every metric.
+    fn of_score(score: f64) -> Level {
+        if score >= HIGH_SCORE {
+            Level::High
+        } else if score >= MEDIUM_SCORE {
+            Level::Medium
+        } else {
+            Level::Low
+        }
+    }
+}
+
+/// Within 20 % of the best target (geometric mean over the metrics of a
+/// class) is "high"; within a factor 2 "medium"; below that "low".
+const HIGH_SCORE: f64 = 0.8;
+const MEDIUM_SCORE: f64 = 0.5;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    pub target: String,
+    pub write: Option<Level>,
+    pub read: Option<Level>,
+    pub metadata: Option<Level>,
+}
+
+/// What a metric says about a file system, for the profile table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Write,
+    Read,
+    Metadata,
+}
+
+impl Summary {
+    /// The summary with the first target as the baseline.
+    pub fn of(run: &RunResult) -> Summary {
+        Summary::with_baseline(run, 0)
+    }
+
+    /// The summary with `targets[baseline]` as the baseline.
+    pub fn with_baseline(run: &RunResult, baseline: usize) -> Summary {
+        let mut builder = Builder::default();
+        let targets: Vec<String> = run.targets.iter().map(|t| t.name.clone()).collect();
+        let workloads = workload_names(run)
+            .into_iter()
+            .map(|(name, kind)| builder.workload(run, &name, kind, baseline))
+            .collect();
+        builder.missing_workloads(run);
+        Summary {
+            run_id: run.run_id.clone(),
+            targets,
+            baseline,
+            workloads,
+            warnings: builder.warnings,
+            risks: risks_of(run),
+        }
+    }
+
+    /// Index of the target called `name`.
+    pub fn target_index(run: &RunResult, name: &str) -> Option<usize> {
+        run.targets.iter().position(|t| t.name == name)
+    }
+
+    /// Seed 000's profile table: per target, write / read / metadata rated
+    /// high, medium or low relative to the other targets. None where fewer
+    /// than two targets have a metric of that class.
+    pub fn profiles(&self) -> Vec<Profile> {
+        let scores = |class| self.class_scores(class);
+        let (write, read, metadata) = (
+            scores(Class::Write),
+            scores(Class::Read),
+            scores(Class::Metadata),
+        );
+        let level = |scores: &[Option<f64>], t: usize| scores[t].map(Level::of_score);
+        self.targets
+            .iter()
+            .enumerate()
+            .map(|(t, target)| Profile {
+                target: target.clone(),
+                write: level(&write, t),
+                read: level(&read, t),
+                metadata: level(&metadata, t),
+            })
+            .collect()
+    }
+
+    /// Per target, the geometric mean over the metrics of `class` of its
+    /// mean relative to the best target's (so 1 = best everywhere).
+    fn class_scores(&self, class: Class) -> Vec<Option<f64>> {
+        let mut log_sums = vec![(0.0, 0usize); self.targets.len()];
+        for workload in &self.workloads {
+            for metric in &workload.metrics {
+                if classify(workload, metric) != Some(class) {
+                    continue;
+                }
+                for (t, relative) in relative_to_best(metric) {
+                    log_sums[t].0 += relative.ln();
+                    log_sums[t].1 += 1;
+                }
+            }
+        }
+        log_sums
+            .into_iter()
+            .map(|(sum, count)| (count > 0).then(|| (sum / count as f64).exp()))
+            .collect()
+    }
+}
+
+/// Each target's mean relative to the best mean, in (0, 1]; empty unless at
+/// least two targets have a positive mean.
+fn relative_to_best(metric: &MetricSummary) -> Vec<(usize, f64)> {
+    let means: Vec<(usize, f64)> = metric
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(t, c)| c.as_ref().map(|c| (t, c.stats.mean)))
+        .filter(|(_, mean)| *mean > 0.0)
+        .collect();
+    if means.len() < 2 {
+        return Vec::new();
+    }
+    let higher = metric.direction == Direction::HigherIsBetter;
+    let best = means
+        .iter()
+        .map(|(_, m)| *m)
+        .reduce(|a, b| if higher { a.max(b) } else { a.min(b) })
+        .unwrap_or(1.0);
+    means
+        .into_iter()
+        .map(|(t, m)| (t, if higher { m / best } else { best / m }))
+        .collect()
+}
+
+/// The profile class of a throughput metric, from its name, unit and
+/// workload; None for latencies and for metrics that mix reads and writes.
+///
+/// - metadata: names with create/stat/del/unlink/mkdir/rename/link (bonnie's
+///   file tests, PostMark's file creations and deletions), counted in
+///   files or operations per second;
+/// - read / write: byte rates (unit with "B/s") whose name says read/get or
+///   write/put/rewrite/written; a name that says neither (io's mib_per_s)
+///   takes the direction of the workload, from its name (a label such as
+///   `seq-read`) or its read percentage (`rdpct` 100 or 0).
+pub fn classify(workload: &WorkloadSummary, metric: &MetricSummary) -> Option<Class> {
+    if metric.direction != Direction::HigherIsBetter {
+        return None;
+    }
+    let name = metric.name.to_ascii_lowercase();
+    const METADATA: [&str; 6] = ["create", "stat", "del", "unlink", "mkdir", "rename"];
+    if !metric.unit.contains("B/s") {
+        return METADATA
+            .iter()
+            .any(|word| name.contains(word))
+            .then_some(Class::Metadata);
+    }
+    direction_in(&name).or_else(|| direction_in(&workload.name.to_ascii_lowercase()))
+}
+
+/// Read or write, when `text` names exactly one of them.
+fn direction_in(text: &str) -> Option<Class> {
+    let reads = ["read", "get"].iter().any(|w| text.contains(w));
+    let writes = ["write", "put", "written"].iter().any(|w| text.contains(w));
+    match (reads, writes) {
+        (true, false) => Some(Class::Read),
+        (false, true) => Some(Class::Write),
+        _ => None,
+    }
+}
+
+/// Workload names in order of first appearance over the targets, with the
+/// kind of their first occurrence.
+fn workload_names(run: &RunResult) -> Vec<(String, String)> {
+    let mut names: Vec<(String, String)> = Vec::new();
+    for workload in run.targets.iter().flat_map(|t| &t.workloads) {
+        if !names.iter().any(|(n, _)| n == workload.name()) {
+            names.push((workload.name().to_string(), workload.workload.clone()));
+        }
+    }
+    names
+}
+
+/// Every target's risk flags, in target order.
+fn risks_of(run: &RunResult) -> Vec<(String, String)> {
+    run.targets
+        .iter()
+        .flat_map(|t| {
+            let risks = t.env.iter().flat_map(|env| &env.risks);
+            risks.map(|r| (t.name.clone(), r.message.clone()))
+        })
+        .collect()
+}
+
+/// Collects warnings while cells are built, so that each text appears once
+/// and keeps its first index.
+#[derive(Default)]
+struct Builder {
+    warnings: Vec<String>,
+}
+
+impl Builder {
+    fn warning(&mut self, text: &str) -> usize {
+        match self.warnings.iter().position(|w| w == text) {
+            Some(index) => index,
+            None => {
+                self.warnings.push(text.to_string());
+                self.warnings.len() - 1
+            }
+        }
+    }
+
+    fn workload(
+        &mut self,
+        run: &RunResult,
+        name: &str,
+        kind: String,
+        baseline: usize,
+    ) -> WorkloadSummary {
+        // Repetitions of this workload, per target.
+        let reps: Vec<Vec<&WorkloadResult>> = run
+            .targets
+            .iter()
+            .map(|t| t.workloads.iter().filter(|w| w.name() == name).collect())
+            .collect();
+        let notes = reps
+            .iter()
+            .map(|per_target| self.notes(per_target))
+            .collect();
+        let metrics = metric_names(&reps)
+            .into_iter()
+            .map(|first| self.metric(first, &reps, baseline))
+            .collect();
+        WorkloadSummary {
+            name: name.to_string(),
+            kind,
+            metrics,
+            notes,
+        }
+    }
+
+    /// Indices of the distinct notes of a target's repetitions.
+    fn notes(&mut self, reps: &[&WorkloadResult]) -> Vec<usize> {
+        let mut indices = Vec::new();
+        for note in reps.iter().flat_map(|w| &w.notes) {
+            let index = self.warning(note);
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
+        indices
+    }
+
+    fn metric(
+        &mut self,
+        first: &Metric,
+        reps: &[Vec<&WorkloadResult>],
+        baseline: usize,
+    ) -> MetricSummary {
+        let mut cells: Vec<Option<Cell>> = reps
+            .iter()
+            .map(|per_target| self.cell(&first.name, per_target))
+            .collect();
+        let baseline_values = cells
+            .get(baseline)
+            .and_then(|c| c.as_ref())
+            .map(|c| c.values.clone());
+        if let Some(base) = baseline_values {
+            for (t, cell) in cells.iter_mut().enumerate() {
+                if let Some(cell) = cell.as_mut().filter(|_| t != baseline) {
+                    cell.vs_baseline = Comparison::of(&base, &cell.values);
+                }
+            }
+        }
+        let best = best_target(&cells, first.direction);
+        MetricSummary {
+            name: first.name.clone(),
+            unit: first.unit.clone(),
+            direction: first.direction,
+            cells,
+            best,
+        }
+    }
+
+    fn cell(&mut self, metric: &str, reps: &[&WorkloadResult]) -> Option<Cell> {
+        let mut measured: Vec<&Metric> = reps.iter().filter_map(|w| w.metric(metric)).collect();
+        let values: Vec<f64> = measured.iter().map(|m| m.value).collect();
+        let stats = Stats::of(&values)?;
+        let mut flags: Vec<Flag> = Vec::new();
+        for flag in measured.iter().flat_map(|m| &m.flags) {
+            if !flags.contains(flag) {
+                flags.push(*flag);
+            }
+        }
+        let warnings = flags.iter().map(|f| self.warning(f.describe())).collect();
+        measured.sort_by(|a, b| a.value.total_cmp(&b.value));
+        let latency = measured[(measured.len() - 1) / 2].latency.clone();
+        Some(Cell {
+            values,
+            stats,
+            flags,
+            warnings,
+            vs_baseline: None,
+            latency,
+        })
+    }
+
+    /// A warning for each workload a target lacks while others have it.
+    fn missing_workloads(&mut self, run: &RunResult) {
+        for (name, _) in workload_names(run) {
+            for target in &run.targets {
+                if !target.workloads.iter().any(|w| w.name() == name) {
+                    self.warning(&format!("{}: no result for workload {name}", target.name));
+                }
+            }
+        }
+    }
+}
+
+/// Metric names in order of first appearance over targets and repetitions.
+fn metric_names<'a>(reps: &[Vec<&'a WorkloadResult>]) -> Vec<&'a Metric> {
+    let mut firsts: Vec<&Metric> = Vec::new();
+    for metric in reps.iter().flatten().flat_map(|w| &w.metrics) {
+        if !firsts.iter().any(|m| m.name == metric.name) {
+            firsts.push(metric);
+        }
+    }
+    firsts
+}
+
+/// The target with the best mean; None unless two targets have a value.
+fn best_target(cells: &[Option<Cell>], direction: Direction) -> Option<usize> {
+    let means: Vec<(usize, f64)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(t, c)| c.as_ref().map(|c| (t, c.stats.mean)))
+        .collect();
+    if means.len() < 2 {
+        return None;
+    }
+    let better = |a: f64, b: f64| match direction {
+        Direction::HigherIsBetter => a > b,
+        Direction::LowerIsBetter => a < b,
+    };
+    means
+        .into_iter()
+        .reduce(|best, next| if better(next.1, best.1) { next } else { best })
+        .map(|(t, _)| t)
+}

@@ -1,0 +1,255 @@
+//! Suites: TOML files listing workloads and their parameters, the input of
+//! `fsbench run`. A workload's parameters are the flags of its subcommand
+//! (`fsbench bonnie`, `io`, `tree`) or, for PostMark, its `set` commands,
+//! so one vocabulary serves the command line and suite files. Built-in
+//! suites are embedded from `suites/`.
+pub mod run;
+pub mod scale;
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{UsageError, usage};
+
+/// The workload kinds a suite may name.
+pub const KINDS: [&str; 5] = ["bonnie", "postmark", "io", "tree", "durability"];
+
+/// Built-in suites: name and TOML text.
+const BUILTIN: [(&str, &str); 4] = [
+    ("quick", include_str!("../../suites/quick.toml")),
+    ("seeds", include_str!("../../suites/seeds.toml")),
+    ("metadata", include_str!("../../suites/metadata.toml")),
+    ("throughput", include_str!("../../suites/throughput.toml")),
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// Where the suite came from: a built-in name or a file path.
+    #[serde(skip)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Repetitions when `--repeat` is not given.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<Entry>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One `[[workload]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub kind: String,
+    /// The name reports show; defaults to the kind.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The subcommand's flags, as one string (split at blanks) or a list.
+    #[serde(default)]
+    pub args: Args,
+    /// PostMark `set` commands, one per item.
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(untagged)]
+pub enum Args {
+    #[default]
+    None,
+    Line(String),
+    List(Vec<String>),
+}
+
+impl Entry {
+    pub fn label(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.kind)
+    }
+
+    /// The flags with `{...}` placeholders scaled by `factor`.
+    pub fn scaled_args(&self, factor: f64) -> anyhow::Result<Vec<String>> {
+        let tokens: Vec<String> = match &self.args {
+            Args::None => Vec::new(),
+            Args::Line(line) => line.split_whitespace().map(str::to_string).collect(),
+            Args::List(list) => list.clone(),
+        };
+        tokens.iter().map(|t| scale::apply(t, factor)).collect()
+    }
+
+    /// The PostMark commands with `{...}` placeholders scaled by `factor`.
+    pub fn scaled_commands(&self, factor: f64) -> anyhow::Result<Vec<String>> {
+        self.commands
+            .iter()
+            .map(|c| scale::apply(c, factor))
+            .collect()
+    }
+}
+
+impl Suite {
+    /// A built-in suite by name, or a TOML file by path.
+    pub fn load(name_or_path: &str) -> anyhow::Result<Suite> {
+        if let Some((name, text)) = BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
+            return Suite::parse(name, text);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            return usage(format!(
+                "suite '{name_or_path}' is neither a built-in suite ({}) nor a file",
+                builtin_names().join(", ")
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read suite file {}: {e}", path.display())))?;
+        Suite::parse(name_or_path, &text)
+    }
+
+    /// Parses and checks a suite; errors name the suite and the entry.
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<Suite> {
+        let mut suite: Suite = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim_end().to_string();
+            let line = e
+                .span()
+                .map(|span| format!(" (line {})", line_of(text, span.start)))
+                .unwrap_or_default();
+            UsageError(format!("suite {name}{line}: {message}"))
+        })?;
+        suite.name = name.to_string();
+        suite.check()?;
+        Ok(suite)
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let name = &self.name;
+        if self.workloads.is_empty() {
+            return usage(format!("suite {name}: no [[workload]] tables"));
+        }
+        if self.repeat == 0 {
+            return usage(format!("suite {name}: repeat = 0 runs nothing"));
+        }
+        for (index, entry) in self.workloads.iter().enumerate() {
+            let at = format!("suite {name}, workload {} ({})", index + 1, entry.label());
+            if !KINDS.contains(&entry.kind.as_str()) {
+                return usage(format!(
+                    "{at}: unknown workload kind '{}' (known: {})",
+                    entry.kind,
+                    KINDS.join(", ")
+                ));
+            }
+            if !entry.commands.is_empty() && entry.kind != "postmark" {
+                return usage(format!("{at}: 'commands' is for postmark; use 'args'"));
+            }
+            if entry.kind == "postmark" && !matches!(entry.args, Args::None) {
+                return usage(format!(
+                    "{at}: postmark takes 'commands' (its set lines), not 'args'"
+                ));
+            }
+            if let Some(twin) = self.workloads[..index]
+                .iter()
+                .position(|e| e.label() == entry.label())
+            {
+                return usage(format!(
+                    "{at}: label '{}' is already used by workload {}; give each a unique label",
+                    entry.label(),
+                    twin + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Names of the built-in suites.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(name, _)| *name).collect()
+}
+
+/// The text of a built-in suite, to start a suite of one's own from.
+pub fn builtin_text(name: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_suite_parses() {
+        for name in builtin_names() {
+            let suite = Suite::load(name).unwrap();
+            assert!(!suite.workloads.is_empty(), "{name}");
+            for entry in &suite.workloads {
+                entry.scaled_args(0.02).unwrap();
+                entry.scaled_commands(0.02).unwrap();
+            }
+        }
+    }
+
+    fn error_of(text: &str) -> String {
+        format!("{:#}", Suite::parse("t.toml", text).unwrap_err())
+    }
+
+    #[test]
+    fn an_unknown_kind_is_named() {
+        let e = error_of("[[workload]]\nkind = \"iozone\"\n");
+        assert!(e.contains("unknown workload kind 'iozone'"), "{e}");
+        assert!(e.contains("workload 1"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let e = error_of("[[workload]]\nkind = \"io\"\nthreads = 4\n");
+        assert!(e.contains("threads"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn labels_must_be_unique() {
+        let e = error_of("[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"io\"\n");
+        assert!(
+            e.contains("label 'io' is already used by workload 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn args_come_as_a_line_or_a_list() {
+        let line = Suite::parse(
+            "t",
+            "[[workload]]\nkind = \"io\"\nargs = \"-b 4k  --read 70\"\n",
+        )
+        .unwrap();
+        let list = Suite::parse(
+            "t",
+            "[[workload]]\nkind = \"io\"\nargs = [\"-b\", \"4k\", \"--read\", \"70\"]\n",
+        )
+        .unwrap();
+        let expected = ["-b", "4k", "--read", "70"];
+        assert_eq!(line.workloads[0].scaled_args(1.0).unwrap(), expected);
+        assert_eq!(list.workloads[0].scaled_args(1.0).unwrap(), expected);
+    }
+
+    #[test]
+    fn postmark_takes_commands_only() {
+        let e = error_of("[[workload]]\nkind = \"postmark\"\nargs = \"-n 5\"\n");
+        assert!(e.contains("not 'args'"), "{e}");
+        let e = error_of("[[workload]]\nkind = \"io\"\ncommands = [\"set number 5\"]\n");
+        assert!(e.contains("'commands' is for postmark"), "{e}");
+    }
+
+    #[test]
+    fn empty_and_malformed_suites_are_refused() {
+        assert!(error_of("description = \"x\"\n").contains("workload"));
+        assert!(error_of("[[workload]\n").contains("line 1"));
+        assert!(error_of("repeat = 0\n[[workload]]\nkind = \"io\"\n").contains("repeat = 0"));
+    }
+}

@@ -1,0 +1,700 @@
+//! Real-world tree workloads (seeds 000-003): a dataset shaped like a photo
+//! library, large images, a source tree, many mid-size files or a maildir
+//! (or the user's own directory, read-only), and the work people time by
+//! hand on it: find, read everything, concatenate, untar, copy (rsync -a),
+//! their own command (`--cmd`), streaming, rm -rf. Each operation is one
+//! set of metrics; caches are dropped between operations when possible.
+pub mod command;
+pub mod dataset;
+mod ops;
+mod parallel;
+mod rng;
+mod tarball;
+mod walk;
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Mode, OFlags};
+use serde_json::json;
+
+use self::command::CommandTemplate;
+use self::dataset::{DatasetKind, Description, Plan};
+use self::ops::{Find, Read, Tally};
+use crate::measure::{PhaseClock, PhaseTiming};
+use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::workload::{RunContext, Workload};
+
+/// The operations, in the order they run (whatever order `--ops` names
+/// them in): reads first, on a freshly written dataset, then the writers,
+/// and `delete` last, on the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    Find,
+    Read,
+    Concat,
+    Untar,
+    Copy,
+    Cmd,
+    Stream,
+    Delete,
+}
+
+const OPS: [(Op, &str); 8] = [
+    (Op::Find, "find"),
+    (Op::Read, "read"),
+    (Op::Concat, "concat"),
+    (Op::Untar, "untar"),
+    (Op::Copy, "copy"),
+    (Op::Cmd, "cmd"),
+    (Op::Stream, "stream"),
+    (Op::Delete, "delete"),
+];
+
+impl Op {
+    pub fn parse(name: &str) -> Option<Op> {
+        OPS.iter().find(|o| o.1 == name).map(|o| o.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        OPS.iter().find(|o| o.0 == self).expect("listed").1
+    }
+
+    /// Every operation `--ops all` runs (`cmd` runs when `--cmd` is given).
+    pub fn all() -> Vec<Op> {
+        OPS.iter().map(|o| o.0).filter(|&o| o != Op::Cmd).collect()
+    }
+
+    pub fn names() -> String {
+        OPS.map(|o| o.1).join(",")
+    }
+}
+
+/// Where the tree comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Generated in the scratch directory.
+    Dataset {
+        kind: DatasetKind,
+        scale: f64,
+        seed: u64,
+    },
+    /// The user's directory, only ever read.
+    Dir(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct TreeConfig {
+    pub source: Source,
+    /// Sorted, without duplicates.
+    pub ops: Vec<Op>,
+    pub commands: Vec<CommandTemplate>,
+    /// Size of the stream file; None: the dataset's size (at least 16 MiB).
+    pub stream_bytes: Option<u64>,
+    pub drop_caches: bool,
+    /// Threads of find, read, copy and delete (1: like find, cat, rsync, rm).
+    pub threads: usize,
+    /// Leave every operation's output in place (`--keep`).
+    pub keep_outputs: bool,
+}
+
+pub struct TreeWorkload {
+    config: TreeConfig,
+    plan: Option<Plan>,
+    description: Description,
+    ram_bytes: u64,
+}
+
+const MIN_STREAM_BYTES: u64 = 16 << 20;
+
+impl TreeWorkload {
+    /// Plans the dataset, or walks `--source` (read-only) to describe it.
+    pub fn new(config: TreeConfig) -> anyhow::Result<Self> {
+        let (plan, description) = match &config.source {
+            Source::Dataset { kind, scale, seed } => {
+                let plan = Plan::new(*kind, *scale, *seed);
+                let description = plan.describe();
+                (Some(plan), description)
+            }
+            Source::Dir(path) => (None, describe_dir(path)?),
+        };
+        Ok(TreeWorkload {
+            config,
+            plan,
+            description,
+            ram_bytes: crate::target::env::probe_host().ram_bytes,
+        })
+    }
+
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    fn has(&self, op: Op) -> bool {
+        self.config.ops.contains(&op)
+    }
+
+    fn stream_bytes(&self) -> u64 {
+        self.config
+            .stream_bytes
+            .unwrap_or(self.description.bytes.max(MIN_STREAM_BYTES))
+    }
+
+    /// The most the run holds at once, counting a tree as `tree`, the tar
+    /// and the concatenation as `tar` and `concat`, the stream file as
+    /// `stream` (bytes or entries): the dataset, the copy (it lives until
+    /// `delete`), and the largest other output (the tar and its extraction
+    /// exist together); with `--keep` every output stays.
+    fn peak(&self, tree: u64, tar: u64, concat: u64, stream: u64) -> u64 {
+        let generated = if self.plan.is_some() { tree } else { 0 };
+        let copy = if self.has(Op::Copy) || self.has(Op::Delete) {
+            tree
+        } else {
+            0
+        };
+        let outputs = [
+            (self.has(Op::Untar), tar + tree),
+            (self.has(Op::Concat), concat),
+            (self.has(Op::Cmd), tree * self.config.commands.len() as u64),
+            (self.has(Op::Stream), stream),
+        ];
+        let present = outputs.iter().filter(|o| o.0).map(|o| o.1);
+        let others = if self.config.keep_outputs {
+            present.sum()
+        } else {
+            present.max().unwrap_or(0)
+        };
+        generated + copy + others
+    }
+
+    fn params(&self) -> serde_json::Value {
+        let source = match &self.config.source {
+            Source::Dataset { kind, scale, seed } => {
+                json!({"dataset": kind, "scale": scale, "seed": seed})
+            }
+            Source::Dir(path) => json!({"source": path.display().to_string()}),
+        };
+        json!({
+            "source": source,
+            "description": self.description,
+            "ops": self.config.ops.iter().map(|o| o.name()).collect::<Vec<_>>(),
+            "commands": self.config.commands.iter().map(|c| &c.text).collect::<Vec<_>>(),
+            "stream_bytes": self.has(Op::Stream).then(|| self.stream_bytes()),
+            "threads": self.config.threads,
+        })
+    }
+}
+
+/// Walks a user's directory (read-only) and describes it.
+fn describe_dir(path: &Path) -> anyhow::Result<Description> {
+    let dir = open_dir_path(path)?;
+    let mut describe = ops::Describe::default();
+    walk::walk(dir.as_fd(), &mut describe)
+        .with_context(|| format!("cannot read --source {}", path.display()))?;
+    Ok(describe.description.finish())
+}
+
+fn open_dir_path(path: &Path) -> anyhow::Result<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .with_context(|| format!("cannot open {}", path.display()))
+}
+
+impl Workload for TreeWorkload {
+    fn kind(&self) -> &'static str {
+        "tree"
+    }
+
+    fn planned_bytes(&self) -> u64 {
+        let d = &self.description;
+        self.peak(
+            d.disk_bytes(),
+            tarball::tar_bytes(d),
+            d.bytes,
+            self.stream_bytes(),
+        )
+    }
+
+    fn planned_files(&self) -> u64 {
+        // Each tree counts its entries plus one for its top directory; the
+        // repetition's directory and the marker come on top.
+        self.peak(self.description.entries + 1, 1, 1, 1) + 2
+    }
+
+    fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
+        let mut result = WorkloadResult {
+            workload: self.kind().into(),
+            repetition: ctx.repetition,
+            params: self.params(),
+            ..Default::default()
+        };
+        let mut rep = Repetition::start(self, ctx, &mut result)?;
+        rep.run_ops()?;
+        rep.finish()?;
+        Ok(result)
+    }
+}
+
+/// Magic numbers of file systems that live in RAM (statfs f_type).
+const TMPFS_MAGIC: u32 = 0x0102_1994;
+const RAMFS_MAGIC: u32 = 0x8584_58f6;
+
+fn in_memory(fd: BorrowedFd<'_>) -> bool {
+    rustix::fs::fstatfs(fd).is_ok_and(|s| {
+        let kind = s.f_type as u32;
+        kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
+    })
+}
+
+/// Whether the page cache was emptied before each operation, and if not,
+/// why.
+enum Caches {
+    Dropping,
+    Kept(String),
+}
+
+impl Caches {
+    /// Syncs and drops clean caches (needs root); on the first failure,
+    /// records why and stops trying.
+    fn before_operation(&mut self) {
+        if let Caches::Dropping = self {
+            rustix::fs::sync();
+            if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
+                *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
+            }
+        }
+    }
+
+    fn dropped(&self) -> bool {
+        matches!(self, Caches::Dropping)
+    }
+}
+
+/// One repetition: its directory `r<N>` in the scratch directory, the
+/// dataset in `r<N>/src` (or the user's directory), the outputs next to it.
+struct Repetition<'w, 'c> {
+    work: &'w TreeWorkload,
+    ctx: &'c RunContext<'c>,
+    result: &'w mut WorkloadResult,
+    dir: OwnedFd,
+    dir_name: String,
+    src: OwnedFd,
+    src_path: PathBuf,
+    caches: Caches,
+    /// The tree or the data the read operations see lives in RAM.
+    memory_backed: bool,
+}
+
+impl<'w, 'c> Repetition<'w, 'c> {
+    fn start(
+        work: &'w TreeWorkload,
+        ctx: &'c RunContext<'c>,
+        result: &'w mut WorkloadResult,
+    ) -> anyhow::Result<Self> {
+        let scratch = ctx.scratch.dir();
+        let dir_name = format!("r{}", ctx.repetition);
+        let dir = make_dir(scratch, &dir_name)?;
+        let caches = match work.config.drop_caches {
+            true => Caches::Dropping,
+            false => Caches::Kept("--no-drop-caches".into()),
+        };
+        let (src, src_path) = match (&work.plan, &work.config.source) {
+            (Some(plan), Source::Dataset { seed, .. }) => {
+                let src = generate(plan, *seed, dir.as_fd(), ctx, result)?;
+                (src, ctx.scratch.path().join(&dir_name).join("src"))
+            }
+            (_, Source::Dir(path)) => (open_dir_path(path)?, path.clone()),
+            (None, Source::Dataset { .. }) => unreachable!("datasets are planned in new()"),
+        };
+        let memory_backed = in_memory(dir.as_fd()) || in_memory(src.as_fd());
+        Ok(Repetition {
+            work,
+            ctx,
+            result,
+            dir,
+            dir_name,
+            src,
+            src_path,
+            caches,
+            memory_backed,
+        })
+    }
+
+    fn run_ops(&mut self) -> anyhow::Result<()> {
+        for &op in &self.work.config.ops {
+            match op {
+                Op::Find => self.find()?,
+                Op::Read => self.read()?,
+                Op::Concat => self.concat()?,
+                Op::Untar => self.untar()?,
+                Op::Copy => self.copy()?,
+                Op::Cmd => self.commands()?,
+                Op::Stream => self.stream()?,
+                Op::Delete => self.delete()?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Records how caches were handled and removes the repetition's
+    /// directory (unless `--keep`).
+    fn finish(self) -> anyhow::Result<()> {
+        let caches = match &self.caches {
+            Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
+            Caches::Kept(why) => format!("not dropped ({why})"),
+        };
+        if let Some(params) = self.result.params.as_object_mut() {
+            params.insert("caches".into(), caches.clone().into());
+            params.insert("caches_dropped".into(), self.caches.dropped().into());
+        }
+        self.result.notes.push(format!("caches: {caches}"));
+        if self.memory_backed {
+            self.result
+                .notes
+                .push("the data lives in RAM (tmpfs/ramfs): every read is a memory read".into());
+        }
+        if !self.work.config.keep_outputs {
+            let name = cstring(&self.dir_name)?;
+            drop(self.src);
+            drop(self.dir);
+            ops::delete_tree(self.ctx.scratch.dir(), &name)
+                .context("cannot remove the repetition's data")?;
+        }
+        Ok(())
+    }
+
+    /// Times `work` as operation `name` after dropping caches.
+    fn timed<T>(
+        &mut self,
+        name: &str,
+        work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<(T, PhaseTiming)> {
+        self.caches.before_operation();
+        self.ctx.progress.start(name);
+        let clock = PhaseClock::start();
+        let outcome = work(self).with_context(|| name.to_string())?;
+        let timing = clock.stop();
+        self.ctx.progress.done(timing.elapsed.as_secs_f64());
+        Ok((outcome, timing))
+    }
+
+    /// Flags for an operation; `reads` when its speed depends on reading
+    /// data that may still be cached.
+    fn flags(&self, timing: &PhaseTiming, reads: bool, bytes: u64) -> Vec<Flag> {
+        let mut flags = Vec::new();
+        if timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
+            flags.push(Flag::TooShort);
+        }
+        let cached = self.memory_backed || !self.caches.dropped();
+        if reads && cached && bytes < self.work.ram_bytes {
+            flags.push(Flag::FitsInPageCache);
+        }
+        flags
+    }
+
+    fn record(
+        &mut self,
+        name: &str,
+        tally: &Tally,
+        timing: PhaseTiming,
+        units: Units,
+        reads: bool,
+    ) {
+        let flags = self.flags(&timing, reads, self.work.description.bytes);
+        self.result
+            .metrics
+            .extend(metrics(name, tally, timing, units, &flags));
+    }
+
+    fn find(&mut self) -> anyhow::Result<()> {
+        let threads = self.work.config.threads;
+        let (tally, timing) = self.timed("find", |rep| {
+            ops::tally_walk(rep.src.as_fd(), threads, Find::default, |f| &f.tally)
+        })?;
+        self.record("find", &tally, timing, Units::Entries, true);
+        Ok(())
+    }
+
+    fn read(&mut self) -> anyhow::Result<()> {
+        let threads = self.work.config.threads;
+        let (read, timing) = self.timed("read", |rep| {
+            ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
+        })?;
+        self.record("read", &read, timing, Units::Both, true);
+        Ok(())
+    }
+
+    fn concat(&mut self) -> anyhow::Result<()> {
+        let out = create_file(self.dir.as_fd(), "concat.out")?;
+        let (tally, timing) = self.timed("concat", |rep| {
+            let mut read = Read::new(Some(out.as_fd()));
+            walk::walk(rep.src.as_fd(), &mut read)?;
+            Ok(read.tally)
+        })?;
+        let size = rustix::fs::fstat(&out)?.st_size as u64;
+        if size != tally.bytes {
+            anyhow::bail!(
+                "concat: the output has {size} bytes, the files {}",
+                tally.bytes
+            );
+        }
+        drop(out);
+        self.record("concat", &tally, timing, Units::Both, true);
+        self.remove_output("concat.out")
+    }
+
+    fn untar(&mut self) -> anyhow::Result<()> {
+        self.ctx
+            .progress
+            .start("preparing untar (tar of the dataset)");
+        let out = create_file(self.dir.as_fd(), "tree.tar")?;
+        tarball::create(self.src.as_fd(), out).context("cannot create the tar")?;
+        self.ctx.progress.done(0.0);
+        let target = make_dir(self.dir.as_fd(), "untar")?;
+        let (tally, timing) = self.timed("untar", |rep| {
+            let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
+            tarball::extract(tar, target.as_fd())
+        })?;
+        drop(target);
+        self.record("untar", &tally, timing, Units::Both, true);
+        self.remove_output("tree.tar")?;
+        self.remove_output("untar")
+    }
+
+    fn copy_to(&mut self, name: &str) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
+        let dst = make_dir(self.dir.as_fd(), name)?;
+        let threads = self.work.config.threads;
+        self.timed("copy", |rep| {
+            ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads)
+        })
+    }
+
+    fn copy(&mut self) -> anyhow::Result<()> {
+        let (copied, timing) = self.copy_to("copy")?;
+        self.record("copy", &copied.tally, timing, Units::Both, true);
+        if copied.skipped > 0 {
+            self.result.notes.push(format!(
+                "copy: {} special files (fifos, sockets, devices) skipped",
+                copied.skipped
+            ));
+        }
+        if let Some(why) = copied.xattrs_off {
+            self.result.notes.push(format!("copy: {why}"));
+        }
+        if !self.work.has(Op::Delete) {
+            self.remove_output("copy")?;
+        }
+        Ok(())
+    }
+
+    fn commands(&mut self) -> anyhow::Result<()> {
+        for (i, template) in self.work.config.commands.iter().enumerate() {
+            let name = format!("cmd{}", i + 1);
+            make_dir(self.dir.as_fd(), &name)?;
+            let dst = self.ctx.scratch.path().join(&self.dir_name).join(&name);
+            let line = template.render(&self.src_path, &dst);
+            let ((), timing) = self.timed(&name, |_| command::run(&line))?;
+            let tally = Tally {
+                entries: self.work.description.entries,
+                bytes: self.work.description.bytes,
+                ..Default::default()
+            };
+            self.record(&name, &tally, timing, Units::Both, true);
+            self.remove_output(&name)?;
+        }
+        Ok(())
+    }
+
+    /// Disk Speed Test: one large file written sequentially in big blocks
+    /// (fsync included), then read back.
+    fn stream(&mut self) -> anyhow::Result<()> {
+        let bytes = self.work.stream_bytes();
+        let out = create_file(self.dir.as_fd(), "stream.dat")?;
+        let pool = dataset::data_pool(0);
+        let (tally, timing) = self.timed("stream write", |_| {
+            let mut tally = Tally::default();
+            let start = std::time::Instant::now();
+            for block in 0..bytes.div_ceil(STREAM_BLOCK) {
+                crate::interrupt::check()?;
+                let len = STREAM_BLOCK.min(bytes - block * STREAM_BLOCK);
+                dataset::write_from_pool(out.as_fd(), &pool, block * STREAM_BLOCK, len)?;
+            }
+            rustix::fs::fsync(&out).context("fsync failed")?;
+            tally.add(bytes, start);
+            Ok(tally)
+        })?;
+        drop(out);
+        self.record("stream_write", &tally, timing, Units::Bytes, false);
+        let (tally, timing) = self.timed("stream read", |rep| {
+            let file = open_file(rep.dir.as_fd(), "stream.dat")?;
+            let start = std::time::Instant::now();
+            let mut tally = Tally::default();
+            let read = ops::Pump::default().drain(file.as_fd())?;
+            tally.add(read, start);
+            Ok(tally)
+        })?;
+        self.record("stream_read", &tally, timing, Units::Bytes, true);
+        self.remove_output("stream.dat")
+    }
+
+    /// rm -rf of the copy (made first, untimed, when `copy` did not run).
+    fn delete(&mut self) -> anyhow::Result<()> {
+        if !self.work.has(Op::Copy) {
+            self.copy_to("copy")?;
+        }
+        let name = cstring("copy")?;
+        let threads = self.work.config.threads;
+        let (entries, timing) = self.timed("delete", |rep| match threads {
+            0 | 1 => ops::delete_tree(rep.dir.as_fd(), &name),
+            n => ops::delete_tree_parallel(rep.dir.as_fd(), &name, n),
+        })?;
+        let tally = Tally {
+            entries,
+            ..Default::default()
+        };
+        self.record("delete", &tally, timing, Units::Entries, false);
+        Ok(())
+    }
+
+    /// Removes an operation's output (a file or a tree), untimed, unless
+    /// `--keep`.
+    fn remove_output(&mut self, name: &str) -> anyhow::Result<()> {
+        if self.work.config.keep_outputs {
+            return Ok(());
+        }
+        let c_name = cstring(name)?;
+        let removed = match rustix::fs::unlinkat(self.dir.as_fd(), &c_name, AtFlags::empty()) {
+            Err(rustix::io::Errno::ISDIR) => {
+                ops::delete_tree(self.dir.as_fd(), &c_name).map(|_| ())
+            }
+            other => other.map_err(Into::into),
+        };
+        removed.with_context(|| format!("cannot remove {name}"))
+    }
+}
+
+/// Stream blocks: Disk Speed Test-sized.
+const STREAM_BLOCK: u64 = 1 << 20;
+
+/// Writes the dataset into `<dir>/src`, timed as operation `generate`.
+fn generate(
+    plan: &Plan,
+    seed: u64,
+    dir: BorrowedFd<'_>,
+    ctx: &RunContext<'_>,
+    result: &mut WorkloadResult,
+) -> anyhow::Result<OwnedFd> {
+    let pool = dataset::data_pool(seed);
+    let src = make_dir(dir, "src")?;
+    ctx.progress.start("generate");
+    let mut tally = Tally::default();
+    let clock = PhaseClock::start();
+    let mut last = std::time::Instant::now();
+    dataset::write(plan, src.as_fd(), &pool, || {
+        crate::interrupt::check()?;
+        last = tally.latency.record_since(last);
+        Ok(())
+    })
+    .context("generate")?;
+    let timing = clock.stop();
+    ctx.progress.done(timing.elapsed.as_secs_f64());
+    let description = plan.describe();
+    tally.entries = description.entries;
+    tally.bytes = description.bytes;
+    let flags = match timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
+        true => vec![Flag::TooShort],
+        false => Vec::new(),
+    };
+    result
+        .metrics
+        .extend(metrics("generate", &tally, timing, Units::Both, &flags));
+    Ok(src)
+}
+
+/// Which rates an operation reports besides its elapsed time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Units {
+    Entries,
+    Bytes,
+    Both,
+}
+
+/// `<op>_s`, and `<op>_mb_s` (10^6 bytes/s, as the seeds' tables) and/or
+/// `<op>_entries_s`.
+fn metrics(
+    name: &str,
+    tally: &Tally,
+    timing: PhaseTiming,
+    units: Units,
+    flags: &[Flag],
+) -> Vec<Metric> {
+    let seconds = timing.elapsed.as_secs_f64();
+    let base = Metric {
+        name: format!("{name}_s"),
+        value: seconds,
+        unit: "s".into(),
+        direction: Direction::LowerIsBetter,
+        samples: tally.entries,
+        elapsed_s: seconds,
+        cpu_percent: Some(timing.cpu_percent()),
+        latency: tally.latency.summary(),
+        flags: flags.to_vec(),
+    };
+    let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
+        name: format!("{name}_{suffix}"),
+        value: if seconds > 0.0 {
+            amount as f64 / scale / seconds
+        } else {
+            0.0
+        },
+        unit: unit.into(),
+        direction: Direction::HigherIsBetter,
+        samples: amount,
+        latency: None,
+        ..base.clone()
+    };
+    let mut out = Vec::new();
+    if units != Units::Entries {
+        out.push(rate("mb_s", "MB/s", tally.bytes, 1e6));
+    }
+    if units != Units::Bytes {
+        out.push(rate("entries_s", "entries/s", tally.entries, 1.0));
+    }
+    out.insert(0, base);
+    out
+}
+
+fn cstring(name: &str) -> anyhow::Result<std::ffi::CString> {
+    Ok(std::ffi::CString::new(name)?)
+}
+
+/// Mode of the directories fsbench makes for the dataset and outputs.
+const DIR_MODE: u32 = 0o755;
+
+fn make_dir(parent: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
+    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(DIR_MODE))
+        .with_context(|| format!("cannot create {name}"))?;
+    open_sub(parent, &cstring(name)?)
+}
+
+fn open_sub(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<OwnedFd> {
+    crate::target::cleanup::open_subdir(parent, name)
+        .with_context(|| format!("cannot open {}", name.to_string_lossy()))
+}
+
+fn create_file(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
+    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644))
+        .with_context(|| format!("cannot create {name}"))
+}
+
+fn open_file(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, name, flags, Mode::empty())
+        .with_context(|| format!("cannot open {name}"))
+}

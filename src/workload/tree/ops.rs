@@ -1,0 +1,577 @@
+//! The tree operations that walk a tree: find (walk + stat), read (every
+//! file, as `find | xargs cat`), concat (every file appended to one), copy
+//! (rsync -a / cp -a: data, modes, times, owners as root, xattrs when
+//! supported), delete (rm -rf), and the description of a user's tree.
+use std::ffi::CStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Instant;
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Mode, OFlags, Stat, Timestamps};
+use rustix::io::Errno;
+
+use super::dataset::Description;
+use super::parallel::{self, Parallel, open_beneath};
+use super::walk::{Entry, Kind, Visitor, kind_of, read_listing, walk};
+use crate::measure::LatencyRecorder;
+use crate::target::cleanup::{CleanupReport, empty_dir, open_subdir};
+
+/// What an operation did: entries handled, bytes moved, per-entry latency.
+#[derive(Default)]
+pub struct Tally {
+    pub entries: u64,
+    pub bytes: u64,
+    pub latency: LatencyRecorder,
+}
+
+impl Tally {
+    fn merge(&mut self, other: &Tally) {
+        self.entries += other.entries;
+        self.bytes += other.bytes;
+        self.latency.merge(&other.latency);
+    }
+
+    /// Counts one entry of `bytes`, timed from `start`.
+    pub(super) fn add(&mut self, bytes: u64, start: Instant) {
+        self.entries += 1;
+        self.bytes += bytes;
+        self.latency.record_since(start);
+    }
+}
+
+/// Read buffer: large enough for few system calls, small enough to stay in
+/// the CPU cache.
+const BUF_BYTES: usize = 256 << 10;
+
+/// Moves file data through a user-space buffer, as rsync does.
+/// `copy_file_range` would be faster on some file systems, but on XFS and
+/// btrfs it shares extents (a reflink) instead of copying: the copy would
+/// time metadata, not the data the seeds' rsync moved.
+pub struct Pump {
+    buf: Vec<u8>,
+}
+
+impl Default for Pump {
+    fn default() -> Self {
+        Pump {
+            buf: vec![0; BUF_BYTES],
+        }
+    }
+}
+
+impl Pump {
+    /// Reads `src` to its end; returns the bytes read.
+    pub fn drain(&mut self, src: BorrowedFd<'_>) -> anyhow::Result<u64> {
+        self.pump(src, None)
+    }
+
+    /// Copies `src` from its offset to its end into `dst` at its offset.
+    pub fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<u64> {
+        self.pump(src, Some(dst))
+    }
+
+    fn pump(&mut self, src: BorrowedFd<'_>, dst: Option<BorrowedFd<'_>>) -> anyhow::Result<u64> {
+        let mut total = 0;
+        loop {
+            let n = match rustix::io::read(src, &mut self.buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e).context("read failed"),
+            };
+            if let Some(dst) = dst {
+                crate::io::write_all(dst, &self.buf[..n])?;
+            }
+            total += n as u64;
+        }
+    }
+}
+
+fn open_read(parent: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        parent,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// `find DIR` that also stats every entry (as `find -ls` would).
+#[derive(Default)]
+pub struct Find {
+    pub tally: Tally,
+}
+
+impl Find {
+    fn stat(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        let start = Instant::now();
+        rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
+            .with_context(|| format!("cannot stat {}", entry.rel))?;
+        self.tally.add(0, start);
+        Ok(())
+    }
+}
+
+impl Visitor for Find {
+    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        self.stat(entry)
+    }
+
+    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        self.stat(entry)
+    }
+}
+
+/// Reads every regular file to its end; with `out`, appends each to it
+/// (seed 003's batch concatenation).
+pub struct Read<'o> {
+    pub tally: Tally,
+    pump: Pump,
+    out: Option<BorrowedFd<'o>>,
+}
+
+impl<'o> Read<'o> {
+    pub fn new(out: Option<BorrowedFd<'o>>) -> Self {
+        Read {
+            tally: Tally::default(),
+            pump: Pump::default(),
+            out,
+        }
+    }
+}
+
+impl Visitor for Read<'_> {
+    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        if entry.kind != Kind::File {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut read = || -> anyhow::Result<u64> {
+            let file = open_read(entry.parent, entry.name)?;
+            match self.out {
+                Some(out) => self.pump.copy(file.as_fd(), out),
+                None => self.pump.drain(file.as_fd()),
+            }
+        };
+        let bytes = read().with_context(|| format!("cannot read {}", entry.rel))?;
+        self.tally.add(bytes, start);
+        Ok(())
+    }
+}
+
+/// Counts what a user's tree holds (for `--source`), without opening files.
+#[derive(Default)]
+pub struct Describe {
+    pub description: Description,
+}
+
+impl Visitor for Describe {
+    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        match entry.kind {
+            Kind::File => {
+                let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
+                    .with_context(|| format!("cannot stat {}", entry.rel))?;
+                self.description.add_file(stat.st_size as u64);
+            }
+            _ => self.description.add_other(),
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self, _entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        self.description.add_dir();
+        Ok(())
+    }
+}
+
+/// The process's umask, read without changing it (`Umask:` in
+/// /proc/self/status); 0o022 when unknown.
+pub(super) fn current_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+        })
+        .unwrap_or(0o022)
+}
+
+/// Copies a tree like `rsync -a` / `cp -a`: directories, file data, modes,
+/// access and modification times, symlinks, owners (as root) and xattrs
+/// (when both file systems support them). Special files are skipped and
+/// counted.
+struct Copy<'d> {
+    done: Copied,
+    /// Directories made by a parallel copy, with their source's stat: their
+    /// attributes are set once every thread is done.
+    made: Vec<(String, Stat)>,
+    root: BorrowedFd<'d>,
+    open: Vec<OwnedFd>,
+    pump: Pump,
+    umask: u32,
+    as_root: bool,
+    names: Vec<u8>,
+    value: Vec<u8>,
+}
+
+/// What a copy did.
+#[derive(Default)]
+pub struct Copied {
+    pub tally: Tally,
+    /// Special files (fifos, devices, sockets) not copied.
+    pub skipped: u64,
+    /// Why xattrs were not copied, if they were not.
+    pub xattrs_off: Option<String>,
+}
+
+impl<'d> Copy<'d> {
+    fn new(dst_root: BorrowedFd<'d>) -> Self {
+        Copy {
+            done: Copied::default(),
+            made: Vec::new(),
+            root: dst_root,
+            open: Vec::new(),
+            pump: Pump::default(),
+            umask: current_umask(),
+            as_root: rustix::process::geteuid().is_root(),
+            names: vec![0; 64 << 10],
+            value: vec![0; 64 << 10],
+        }
+    }
+
+    fn dst(&self) -> BorrowedFd<'_> {
+        self.open.last().map_or(self.root, |fd| fd.as_fd())
+    }
+
+    /// Gives `dst` (created with mode `created`) the owner, mode, xattrs
+    /// and times of `src` (`stat`).
+    fn attributes(
+        &mut self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        stat: &Stat,
+        created: u32,
+    ) -> anyhow::Result<()> {
+        let mode = stat.st_mode & 0o7777;
+        let owned = self.as_root && (stat.st_uid != 0 || stat.st_gid != 0);
+        if owned {
+            use rustix::fs::{Gid, Uid};
+            rustix::fs::fchown(
+                dst,
+                Some(Uid::from_raw(stat.st_uid)),
+                Some(Gid::from_raw(stat.st_gid)),
+            )
+            .context("cannot set the owner")?;
+        }
+        // Creation applied the umask, and chown clears set-id bits.
+        if owned || created & !self.umask != mode {
+            rustix::fs::fchmod(dst, Mode::from_raw_mode(mode)).context("cannot set the mode")?;
+        }
+        if self.done.xattrs_off.is_none() {
+            self.copy_xattrs(src, dst)?;
+        }
+        rustix::fs::futimens(dst, &stat_times(stat)).context("cannot set the times")?;
+        Ok(())
+    }
+
+    fn copy_xattrs(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<()> {
+        let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
+            Ok(len) => len,
+            Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return self.no_xattrs("source", e),
+            Err(e) => return Err(e).context("cannot list xattrs"),
+        };
+        let names = self.names[..len].to_vec();
+        for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+            let name = std::ffi::CString::new(name)?;
+            let n = match rustix::fs::fgetxattr(src, name.as_c_str(), &mut self.value[..]) {
+                Ok(n) => n,
+                Err(e @ Errno::RANGE) => return self.no_xattrs("source (value over 64 KiB)", e),
+                Err(e) => return Err(e).context("cannot read an xattr"),
+            };
+            let flags = rustix::fs::XattrFlags::empty();
+            match rustix::fs::fsetxattr(dst, name.as_c_str(), &self.value[..n], flags) {
+                Ok(()) => {}
+                Err(e @ (Errno::OPNOTSUPP | Errno::PERM)) => {
+                    return self.no_xattrs("destination", e);
+                }
+                Err(e) => return Err(e).context("cannot write an xattr"),
+            }
+        }
+        Ok(())
+    }
+
+    fn no_xattrs(&mut self, side: &str, e: Errno) -> anyhow::Result<()> {
+        self.done.xattrs_off = Some(format!(
+            "xattrs not copied: {side}: {}",
+            std::io::Error::from(e)
+        ));
+        Ok(())
+    }
+
+    fn copy_file(&mut self, entry: &Entry<'_>) -> anyhow::Result<u64> {
+        let src = open_read(entry.parent, entry.name)?;
+        let stat = rustix::fs::fstat(&src)?;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mode = stat.st_mode & 0o777;
+        let dst = rustix::fs::openat(self.dst(), entry.name, flags, Mode::from_raw_mode(mode))?;
+        let bytes = self.pump.copy(src.as_fd(), dst.as_fd())?;
+        self.attributes(src.as_fd(), dst.as_fd(), &stat, mode)?;
+        Ok(bytes)
+    }
+
+    fn copy_symlink(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new())?;
+        let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)?;
+        rustix::fs::symlinkat(target.as_c_str(), self.dst(), entry.name)?;
+        if self.as_root {
+            use rustix::fs::{Gid, Uid};
+            let (uid, gid) = (Uid::from_raw(stat.st_uid), Gid::from_raw(stat.st_gid));
+            rustix::fs::chownat(
+                self.dst(),
+                entry.name,
+                Some(uid),
+                Some(gid),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )?;
+        }
+        let times = stat_times(&stat);
+        rustix::fs::utimensat(self.dst(), entry.name, &times, AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok(())
+    }
+}
+
+impl Copy<'_> {
+    /// Gives each directory a parallel copy made the attributes of its
+    /// source, now that nothing is added to it any more.
+    fn set_made_attributes(&mut self, src_root: BorrowedFd<'_>) -> anyhow::Result<()> {
+        for (rel, stat) in std::mem::take(&mut self.made) {
+            let src = open_beneath(src_root, &rel)?;
+            let dst = open_beneath(self.root, &rel)?;
+            self.attributes(src.as_fd(), dst.as_fd(), &stat, NEW_DIR_MODE)
+                .with_context(|| format!("cannot copy {rel}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Visitor for Copy<'_> {
+    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let bytes = match entry.kind {
+            Kind::File => self.copy_file(entry),
+            Kind::Symlink => self.copy_symlink(entry).map(|()| 0),
+            _ => {
+                self.done.skipped += 1;
+                return Ok(());
+            }
+        }
+        .with_context(|| format!("cannot copy {}", entry.rel))?;
+        self.done.tally.add(bytes, start);
+        Ok(())
+    }
+
+    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let create = || -> anyhow::Result<OwnedFd> {
+            rustix::fs::mkdirat(self.dst(), entry.name, Mode::from_raw_mode(NEW_DIR_MODE))?;
+            Ok(open_subdir(self.dst(), entry.name)?)
+        };
+        let dir = create().with_context(|| format!("cannot create {}", entry.rel))?;
+        self.open.push(dir);
+        self.done.tally.add(0, start);
+        Ok(())
+    }
+
+    /// Directory attributes last: adding entries changes the mtime.
+    fn leave(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        let dst = self.open.pop().expect("enter pushed it");
+        let mut apply = || -> anyhow::Result<()> {
+            let stat = rustix::fs::fstat(dir)?;
+            self.attributes(dir, dst.as_fd(), &stat, NEW_DIR_MODE)
+        };
+        apply().with_context(|| format!("cannot copy {}", entry.rel))
+    }
+}
+
+impl Parallel for Copy<'_> {
+    fn begin(&mut self, rel: &str) -> anyhow::Result<()> {
+        self.open = vec![open_beneath(self.root, rel)?];
+        Ok(())
+    }
+
+    fn subdir(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        let mut make = || -> anyhow::Result<()> {
+            rustix::fs::mkdirat(self.dst(), entry.name, Mode::from_raw_mode(NEW_DIR_MODE))?;
+            self.made
+                .push((entry.rel.to_string(), rustix::fs::fstat(dir)?));
+            Ok(())
+        };
+        make().with_context(|| format!("cannot create {}", entry.rel))?;
+        self.done.tally.add(0, Instant::now());
+        Ok(())
+    }
+}
+
+impl Parallel for Find {}
+impl Parallel for Read<'_> {}
+
+fn stat_times(stat: &Stat) -> Timestamps {
+    Timestamps {
+        last_access: rustix::fs::Timespec {
+            tv_sec: stat.st_atime,
+            tv_nsec: stat.st_atime_nsec as _,
+        },
+        last_modification: rustix::fs::Timespec {
+            tv_sec: stat.st_mtime,
+            tv_nsec: stat.st_mtime_nsec as _,
+        },
+    }
+}
+
+/// Mode of a copied directory until its own is set (after its contents):
+/// private while it fills.
+const NEW_DIR_MODE: u32 = 0o700;
+
+/// Copies the tree under `src` into the empty directory `dst` (created
+/// with mode `dst_mode`), then gives `dst` the attributes of `src` (as
+/// `rsync -a src/ dst/` does).
+pub fn copy_tree(
+    src: BorrowedFd<'_>,
+    dst: BorrowedFd<'_>,
+    dst_mode: u32,
+    threads: usize,
+) -> anyhow::Result<Copied> {
+    let mut copier = Copy::new(dst);
+    if threads > 1 {
+        let copiers = parallel::walk(src, (0..threads).map(|_| Copy::new(dst)).collect())?;
+        for other in copiers {
+            copier.done.tally.merge(&other.done.tally);
+            copier.done.skipped += other.done.skipped;
+            copier.done.xattrs_off = copier.done.xattrs_off.or(other.done.xattrs_off);
+            copier.made.extend(other.made);
+        }
+        copier.set_made_attributes(src)?;
+    } else {
+        walk(src, &mut copier)?;
+    }
+    let stat = rustix::fs::fstat(src)?;
+    copier
+        .attributes(src, dst, &stat, dst_mode)
+        .context("cannot copy the attributes of the top directory")?;
+    Ok(copier.done)
+}
+
+/// `rm -rf parent/name`: removes the tree and the directory itself with
+/// one listing per directory, as rm does; returns the entries removed (the
+/// directory included). A directory still not empty after that (network
+/// file systems whose listings skip entries, files they add themselves) is
+/// emptied by the cleanup's repeated passes.
+pub fn delete_tree(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<u64> {
+    let dir = open_subdir(parent, name)
+        .with_context(|| format!("cannot open {}", name.to_string_lossy()))?;
+    let (stream, listing) = read_listing(dir)?;
+    let fd = stream.fd()?;
+    let mut removed = 0;
+    for item in &listing {
+        crate::interrupt::check()?;
+        removed += match kind_of(fd, &item.name, item.file_type)? {
+            Kind::Dir => delete_tree(fd, &item.name)?,
+            _ => {
+                rustix::fs::unlinkat(fd, item.name.as_c_str(), AtFlags::empty())
+                    .with_context(|| format!("cannot remove {}", item.name.to_string_lossy()))?;
+                1
+            }
+        };
+    }
+    match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+        Err(Errno::NOTEMPTY) => {
+            let mut report = CleanupReport::default();
+            empty_dir(fd, &name.to_string_lossy(), None, &mut report)?;
+            drop(stream);
+            rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?;
+            Ok(removed + report.removed + 1)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", name.to_string_lossy())),
+        Ok(()) => Ok(removed + 1),
+    }
+}
+
+/// Walks `root` with one `make()` visitor, or with `threads` of them in
+/// parallel; returns the merged tally.
+pub fn tally_walk<V: Parallel>(
+    root: BorrowedFd<'_>,
+    threads: usize,
+    make: impl Fn() -> V,
+    tally: impl Fn(&V) -> &Tally,
+) -> anyhow::Result<Tally> {
+    let visitors = match threads {
+        0 | 1 => {
+            let mut visitor = make();
+            walk(root, &mut visitor)?;
+            vec![visitor]
+        }
+        n => parallel::walk(root, (0..n).map(|_| make()).collect())?,
+    };
+    let mut total = Tally::default();
+    for visitor in &visitors {
+        total.merge(tally(visitor));
+    }
+    Ok(total)
+}
+
+/// Unlinks every non-directory; remembers directories for later.
+struct Unlink {
+    tally: Tally,
+    dirs: Vec<String>,
+}
+
+impl Visitor for Unlink {
+    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        let start = Instant::now();
+        rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
+            .with_context(|| format!("cannot remove {}", entry.rel))?;
+        self.tally.add(0, start);
+        Ok(())
+    }
+}
+
+impl Parallel for Unlink {
+    fn subdir(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        self.dirs.push(entry.rel.to_string());
+        Ok(())
+    }
+}
+
+/// `delete_tree` with `threads` threads removing files, then the
+/// directories, deepest first.
+pub fn delete_tree_parallel(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    threads: usize,
+) -> anyhow::Result<u64> {
+    let root = open_subdir(parent, name)
+        .with_context(|| format!("cannot open {}", name.to_string_lossy()))?;
+    let make = || Unlink {
+        tally: Tally::default(),
+        dirs: Vec::new(),
+    };
+    let unlinkers = parallel::walk(root.as_fd(), (0..threads).map(|_| make()).collect())?;
+    let mut dirs: Vec<String> = unlinkers
+        .iter()
+        .flat_map(|u| u.dirs.iter().cloned())
+        .collect();
+    let files: u64 = unlinkers.iter().map(|u| u.tally.entries).sum();
+    dirs.sort_by_key(|rel| std::cmp::Reverse(rel.matches('/').count()));
+    let mut removed = files;
+    for rel in &dirs {
+        crate::interrupt::check()?;
+        let (up, last) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let holder = open_beneath(root.as_fd(), up)?;
+        removed += delete_tree(holder.as_fd(), &std::ffi::CString::new(last)?)?;
+    }
+    drop(root);
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+        .with_context(|| format!("cannot remove {}", name.to_string_lossy()))?;
+    Ok(removed + 1)
+}

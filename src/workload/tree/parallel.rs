@@ -1,0 +1,154 @@
+//! `--threads N`: the same walk, shared by N threads. Every directory is a
+//! job (its path relative to the root); a thread lists it, handles its
+//! files and symlinks, and queues its subdirectories. Paths are opened
+//! beneath the root without following symlinks (`openat2`), and the queue
+//! holds paths, not open directories, so any tree fits in the fd limit.
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Condvar, Mutex};
+
+use anyhow::Context;
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+use super::walk::{Entry, Kind, Visitor, kind_of, read_listing};
+use crate::target::cleanup::open_subdir;
+
+/// A visitor that can work on any directory of the tree, in any order.
+pub trait Parallel: Visitor + Send {
+    /// A job starts on the directory `rel` (empty: the root).
+    fn begin(&mut self, _rel: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// A subdirectory found by a job (it becomes a job of its own, after
+    /// this returns).
+    fn subdir(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        self.enter(entry, dir)
+    }
+}
+
+/// Opens the directory `rel` beneath `root`, through no symlink.
+pub fn open_beneath(root: BorrowedFd<'_>, rel: &str) -> anyhow::Result<OwnedFd> {
+    let path = if rel.is_empty() { "." } else { rel };
+    rustix::fs::openat2(
+        root,
+        path,
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+    )
+    .with_context(|| format!("cannot open {path}"))
+}
+
+struct Queue {
+    jobs: Vec<String>,
+    /// Jobs being worked on: the walk is over when none is queued or busy.
+    busy: usize,
+    failed: Option<anyhow::Error>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+/// Walks the tree under `root` with one visitor per thread; returns the
+/// visitors (their tallies are merged by the caller).
+pub fn walk<V: Parallel>(root: BorrowedFd<'_>, visitors: Vec<V>) -> anyhow::Result<Vec<V>> {
+    let shared = Shared {
+        queue: Mutex::new(Queue {
+            jobs: vec![String::new()],
+            busy: 0,
+            failed: None,
+        }),
+        wake: Condvar::new(),
+    };
+    let done: Vec<V> = std::thread::scope(|scope| {
+        let handles: Vec<_> = visitors
+            .into_iter()
+            .map(|mut visitor| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    work(root, shared, &mut visitor);
+                    visitor
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("walker threads do not panic"))
+            .collect()
+    });
+    match shared
+        .queue
+        .into_inner()
+        .expect("no thread panicked")
+        .failed
+    {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
+fn work(root: BorrowedFd<'_>, shared: &Shared, visitor: &mut impl Parallel) {
+    while let Some(rel) = next_job(shared) {
+        let outcome = crate::interrupt::check().and_then(|()| job(root, &rel, shared, visitor));
+        let mut queue = shared.queue.lock().expect("no thread panicked");
+        queue.busy -= 1;
+        if let Err(e) = outcome {
+            queue.failed.get_or_insert(e);
+            queue.jobs.clear();
+        }
+        shared.wake.notify_all();
+    }
+}
+
+/// The next directory to do, or None when the walk is over (or failed).
+fn next_job(shared: &Shared) -> Option<String> {
+    let mut queue = shared.queue.lock().expect("no thread panicked");
+    loop {
+        if let Some(rel) = queue.jobs.pop() {
+            queue.busy += 1;
+            return Some(rel);
+        }
+        if queue.busy == 0 {
+            return None;
+        }
+        queue = shared.wake.wait(queue).expect("no thread panicked");
+    }
+}
+
+fn job(
+    root: BorrowedFd<'_>,
+    rel: &str,
+    shared: &Shared,
+    visitor: &mut impl Parallel,
+) -> anyhow::Result<()> {
+    visitor.begin(rel)?;
+    let (stream, listing) = read_listing(open_beneath(root, rel)?)
+        .with_context(|| format!("cannot list {}", if rel.is_empty() { "." } else { rel }))?;
+    let dir = stream.fd()?;
+    for item in &listing {
+        let child = match rel {
+            "" => item.name.to_string_lossy().into_owned(),
+            _ => format!("{rel}/{}", item.name.to_string_lossy()),
+        };
+        let kind = kind_of(dir, &item.name, item.file_type)
+            .with_context(|| format!("cannot stat {child}"))?;
+        let entry = Entry {
+            parent: dir,
+            name: &item.name,
+            kind,
+            rel: &child,
+        };
+        if kind == Kind::Dir {
+            let sub =
+                open_subdir(dir, &item.name).with_context(|| format!("cannot open {child}"))?;
+            visitor.subdir(&entry, sub.as_fd())?;
+            let mut queue = shared.queue.lock().expect("no thread panicked");
+            queue.jobs.push(child);
+            shared.wake.notify_one();
+        } else {
+            visitor.leaf(&entry)?;
+        }
+    }
+    Ok(())
+}
