@@ -115,7 +115,9 @@ class Bench:
 
 
 def generation(root, scale):
-    """fsbench's photos generator vs dd writing the same bytes."""
+    """fsbench's photos generator vs dd writing the same bytes; both start
+    with no dirty data of earlier jobs, as `timed` gives dd."""
+    os.sync()
     w = fsbench_json([str(root / "target"), "--dataset", "photos", "--scale", str(scale), "--ops", "find"])
     megabytes = w["params"]["description"]["bytes"] // (1 << 20)
     out = root / "target" / "dd.out"
@@ -193,7 +195,7 @@ def size_of(path):
 
 
 def fs_of(path):
-    return sh(f"stat -f -c %T {path}").stdout.strip()
+    return sh(f"findmnt -n -o FSTYPE --target {path}").stdout.strip()
 
 
 if __name__ == "__main__":
