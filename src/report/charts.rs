@@ -392,7 +392,12 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
         "no metric to chart: the runs have none in common"
     );
     let count = rows.len();
-    let limits = Limits::of(rows.iter().map(|row| (row.change_pct, row.ci95_pct))).diverging();
+    let reach = change_reach(rows.iter().map(|row| row.change_pct));
+    let limits = Limits::of(
+        rows.iter()
+            .map(|row| (row.change_pct.clamp(-reach, reach), row.ci95_pct)),
+    )
+    .diverging();
     let x_range = limits.axis(VALUE_LABEL_ROOM * 1.1);
     let height = CAPTION_HEIGHT + X_AXIS_HEIGHT + MARGIN * 2 + CHANGE_ROW_HEIGHT * count as u32;
     let label_width = label_area_width(rows.iter().map(|row| row.label.as_str()));
@@ -434,7 +439,10 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             let mut rect = Rectangle::new(
                 [
                     (0.0, SegmentValue::Exact(row_of(i))),
-                    (row.change_pct, SegmentValue::Exact(row_of(i) + 1)),
+                    (
+                        limits.clamp(row.change_pct),
+                        SegmentValue::Exact(row_of(i) + 1),
+                    ),
                 ],
                 change_color(row).filled(),
             );
@@ -445,6 +453,9 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             let y = SegmentValue::CenterOf(row_of(i));
             if let Some(ci95) = row.ci95_pct {
                 draw_whisker(&mut chart, ci95, &limits, y.clone())?;
+            }
+            if limits.clamp(row.change_pct) != row.change_pct {
+                draw_cut_mark(&mut chart, limits.clamp(row.change_pct), y.clone())?;
             }
             draw_change_label(&mut chart, row, &limits, y)?;
         }
@@ -460,6 +471,39 @@ fn change_color(row: &ChangeRow) -> RGBColor {
     }
 }
 
+/// How far the change axis reaches: every bar, unless a few outliers
+/// would squash the rest into slivers (a metric that went from 0.01 s to
+/// 0.4 s is +3,900 %); then `OUTLIER_REACH` times the upper quartile of the
+/// changes' sizes, and the longer bars are cut there and marked.
+fn change_reach(changes: impl Iterator<Item = f64>) -> f64 {
+    const OUTLIER_REACH: f64 = 3.0;
+    const MIN_REACH_PCT: f64 = 10.0;
+    let mut sizes: Vec<f64> = changes.map(f64::abs).collect();
+    sizes.sort_by(f64::total_cmp);
+    let largest = sizes.last().copied().unwrap_or(0.0);
+    let upper_quartile = sizes.get(sizes.len() * 3 / 4).copied().unwrap_or(0.0);
+    largest.min((upper_quartile * OUTLIER_REACH).max(MIN_REACH_PCT))
+}
+
+/// Two white slashes across the end of a bar cut at the axis limit: the
+/// bar goes on (its label gives the value).
+fn draw_cut_mark(
+    chart: &mut BarChartContext<'_, '_>,
+    end: f64,
+    y: SegmentValue<usize>,
+) -> anyhow::Result<()> {
+    let toward_zero = if end > 0.0 { -1 } else { 1 };
+    let slash = |at: i32| {
+        EmptyElement::at((end, y.clone()))
+            + PathElement::new(
+                vec![(at * toward_zero - 2, 7), (at * toward_zero + 2, -7)],
+                WHITE.stroke_width(2),
+            )
+    };
+    chart.draw_series([slash(8), slash(13)])?;
+    Ok(())
+}
+
 /// "+12.3 %*" beyond the far end of the bar (or its whisker), on the side
 /// the bar grows to; bold when significant.
 fn draw_change_label(
@@ -468,7 +512,7 @@ fn draw_change_label(
     limits: &Limits,
     y: SegmentValue<usize>,
 ) -> anyhow::Result<()> {
-    let (lo, hi) = limits.extent(row.change_pct, row.ci95_pct);
+    let (lo, hi) = limits.extent(limits.clamp(row.change_pct), row.ci95_pct);
     let marker = if row.significant { "*" } else { "" };
     let text = format!(
         "{} %{marker}",
@@ -561,6 +605,11 @@ impl Limits {
             1.0
         };
         (self.low * room)..high
+    }
+
+    /// `value` cut to the limits.
+    fn clamp(&self, value: f64) -> f64 {
+        value.clamp(self.low, self.high)
     }
 
     /// The smallest and largest x a bar and its (cut) whisker reach.
@@ -786,6 +835,33 @@ mod tests {
                 low: -15.0,
                 high: 50.0
             }
+        );
+    }
+
+    #[test]
+    fn one_outlier_change_is_cut_not_allowed_to_squash_the_others() {
+        let changes = [12.0, -30.0, 8.0, 20.0, -5.0, 3590.0, 15.0, -25.0];
+        assert_eq!(change_reach(changes.into_iter()), 90.0);
+        let modest = [12.0, -30.0, 8.0, 20.0];
+        assert_eq!(change_reach(modest.into_iter()), 30.0);
+        assert_eq!(change_reach([0.5, -1.0].into_iter()), 1.0);
+        let rows: Vec<ChangeRow> = changes
+            .iter()
+            .map(|&change_pct| ChangeRow {
+                label: format!("m{change_pct}"),
+                change_pct,
+                ci95_pct: None,
+                significant: false,
+            })
+            .collect();
+        let svg = relative_change(&rows).unwrap();
+        assert!(
+            svg.contains("\n+3,590 %\n"),
+            "the cut bar keeps its value: {svg}"
+        );
+        assert!(
+            !svg.contains("+3,000"),
+            "the axis does not reach the outlier: {svg}"
         );
     }
 
