@@ -195,7 +195,10 @@ fn baseline_index(targets: &[Target], name: Option<&str>) -> anyhow::Result<usiz
 fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
     match entry.kind.as_str() {
         "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
-        "postmark" => super::postmark::suite_workload(&entry.scaled_commands(scale)?),
+        "postmark" => super::postmark::suite_workload(
+            &entry.scaled_commands(scale)?,
+            &entry.scaled_args(scale)?,
+        ),
         "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
         "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?),
         "durability" => super::durability::suite_workload(&entry.scaled_args(scale)?),

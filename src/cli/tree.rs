@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser};
 
 use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::synclog::SyncLogArgs;
 use crate::error::{UsageError, usage};
 use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
@@ -71,6 +72,8 @@ pub struct TreeOptions {
     /// RAM are then flagged).
     #[arg(long)]
     no_drop_caches: bool,
+    #[command(flatten)]
+    sync_log: SyncLogArgs,
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +127,7 @@ impl TreeOptions {
             drop_caches: !self.no_drop_caches,
             threads: self.threads.into(),
             keep_outputs,
+            sync_log: self.sync_log.config(),
         })
     }
 }

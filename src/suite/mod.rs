@@ -144,11 +144,6 @@ impl Suite {
             if !entry.commands.is_empty() && entry.kind != "postmark" {
                 return usage(format!("{at}: 'commands' is for postmark; use 'args'"));
             }
-            if entry.kind == "postmark" && !matches!(entry.args, Args::None) {
-                return usage(format!(
-                    "{at}: postmark takes 'commands' (its set lines), not 'args'"
-                ));
-            }
             if let Some(twin) = self.workloads[..index]
                 .iter()
                 .position(|e| e.label() == entry.label())
@@ -239,9 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn postmark_takes_commands_only() {
-        let e = error_of("[[workload]]\nkind = \"postmark\"\nargs = \"-n 5\"\n");
-        assert!(e.contains("not 'args'"), "{e}");
+    fn only_postmark_takes_commands() {
         let e = error_of("[[workload]]\nkind = \"io\"\ncommands = [\"set number 5\"]\n");
         assert!(e.contains("'commands' is for postmark"), "{e}");
     }
