@@ -26,7 +26,8 @@ Examples:
   fsbench run --show-suite quick > my-suite.toml  start a suite of your own
 
 Built-in suites: quick (about a minute), seeds (the seed articles' battery,
-sized by --scale), metadata, throughput. The result is saved as JSON in
+sized by --scale), metadata, throughput, synclog (seed 000's sync-log
+placements). The result is saved as JSON in
 ./fsbench-results/ (re-render it with `fsbench report`).";
 
 /// The most a scale may grow the suites' sizes: more is surely a typo.
