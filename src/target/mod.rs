@@ -55,7 +55,7 @@ pub fn check_room_to_write(
     planned_files: u64,
 ) -> anyhow::Result<()> {
     check_is_writable_dir(role, path)?;
-    check_free_space(path, planned_bytes, planned_files)
+    check_free_space(role, path, planned_bytes, planned_files)
 }
 
 impl Target {
@@ -100,13 +100,18 @@ fn space_margin(planned_bytes: u64) -> u64 {
     (planned_bytes / 20).max(1 << 20)
 }
 
-fn check_free_space(path: &Path, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
+fn check_free_space(
+    role: &str,
+    path: &Path,
+    planned_bytes: u64,
+    planned_files: u64,
+) -> anyhow::Result<()> {
     let stat = rustix::fs::statvfs(path)
         .with_context(|| format!("cannot query free space of {}", path.display()))?;
     // File systems without an inode limit (btrfs, many network ones) report 0.
     if stat.f_files > 0 && stat.f_favail < planned_files {
         anyhow::bail!(
-            "not enough free inodes on {}: the run creates {planned_files} files but only {} are free",
+            "not enough free inodes on {role} {}: the run creates {planned_files} files but only {} are free",
             path.display(),
             stat.f_favail
         );
@@ -115,7 +120,7 @@ fn check_free_space(path: &Path, planned_bytes: u64, planned_files: u64) -> anyh
     let needed = planned_bytes.saturating_add(space_margin(planned_bytes));
     if free < needed {
         anyhow::bail!(
-            "not enough space on {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
+            "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
             path.display(),
             format_bytes(planned_bytes),
             format_bytes(space_margin(planned_bytes)),

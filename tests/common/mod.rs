@@ -517,6 +517,23 @@ pub fn require_tool(name: &str) -> PathBuf {
         })
 }
 
+/// Takes every free block of the file system holding `path` with one
+/// `fallocate`, retried while the running benchmark changes what is free;
+/// returns the size taken.
+pub fn fill_file_system(path: &Path) -> u64 {
+    let file = std::fs::File::create(path).unwrap();
+    for _ in 0..100 {
+        let stat = rustix::fs::statvfs(path).unwrap();
+        let free = stat.f_bavail * stat.f_frsize;
+        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, free) {
+            Ok(()) => return free,
+            Err(rustix::io::Errno::NOSPC) => continue,
+            Err(e) => panic!("cannot fill the file system: {e}"),
+        }
+    }
+    panic!("the free space kept changing: cannot fill the file system");
+}
+
 /// The process frozen with SIGSTOP until dropped (then SIGCONT).
 pub struct Frozen<'a> {
     run: &'a Running,
