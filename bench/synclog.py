@@ -91,10 +91,11 @@ class Lab:
             self.notes.append(f"zram unavailable ({error_text(e)})")
             return None
         number = device.removeprefix("/dev/zram")
-        added = f"zram{number}" not in before
-        if added:
+        if f"zram{number}" not in before:
             self.undo.append(lambda: Path("/sys/class/zram-control/hot_remove").write_text(number))
-        self.undo.append(lambda: run(["zramctl", "--reset", device]))
+        # Through sysfs: `zramctl --reset` also removes the device, even
+        # one that existed before this script.
+        self.undo.append(lambda: Path(f"/sys/block/zram{number}/reset").write_text("1"))
         run(["mkfs.ext4", "-q", "-F", device])
         return self.mount([device], name)
 
