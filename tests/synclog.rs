@@ -398,21 +398,26 @@ fn busy_logged_run(stage: &Stage) -> (Running, PathBuf) {
     (fsbench, log)
 }
 
+/// Fills `mount` (one of the stage's) while a busy logged run is frozen:
+/// the run must fail (exit 1, an error naming `needles`) and leave nothing.
+fn fill_mid_run(stage: &Stage, mount: &TmpfsMount, needles: &[&str]) {
+    let (fsbench, _) = busy_logged_run(stage);
+    let filler = mount.join("filler");
+    {
+        let _frozen = Frozen::new(&fsbench);
+        fill_file_system(&filler);
+    }
+    fsbench.wait().assert_error(1, needles);
+    std::fs::remove_file(&filler).unwrap();
+    stage.assert_clean();
+}
+
 #[test]
 fn a_full_log_file_system_fails_the_run_cleanly() {
     let Some(stage) = Stage::new("128m", LOG_SIZE) else {
         return;
     };
-    let (fsbench, _) = busy_logged_run(&stage);
-    let filler = stage.log.join("filler");
-    {
-        let _frozen = Frozen::new(&fsbench);
-        fill_file_system(&filler);
-    }
-    let out = fsbench.wait();
-    out.assert_error(1, &["sync log", "No space left on device"]);
-    std::fs::remove_file(&filler).unwrap();
-    stage.assert_clean();
+    fill_mid_run(&stage, &stage.log, &["sync log", "No space left on device"]);
 }
 
 #[test]
@@ -420,16 +425,7 @@ fn a_full_target_fails_the_run_cleanly_and_removes_the_log() {
     let Some(stage) = Stage::new("24m", LOG_SIZE) else {
         return;
     };
-    let (fsbench, _) = busy_logged_run(&stage);
-    let filler = stage.target.join("filler");
-    {
-        let _frozen = Frozen::new(&fsbench);
-        fill_file_system(&filler);
-    }
-    let out = fsbench.wait();
-    out.assert_error(1, &["No space left on device"]);
-    std::fs::remove_file(&filler).unwrap();
-    stage.assert_clean();
+    fill_mid_run(&stage, &stage.target, &["No space left on device"]);
 }
 
 #[test]
@@ -439,12 +435,6 @@ fn sigint_mid_run_exits_130_and_removes_the_log() {
     };
     let (fsbench, _) = busy_logged_run(&stage);
     fsbench.signal(libc::SIGINT);
-    let out = fsbench.wait();
-    out.assert_code(130).assert_no_panic();
-    assert_eq!(
-        out.stderr.trim_end(),
-        "fsbench: interrupted by SIGINT; scratch data removed",
-        "{out}"
-    );
+    fsbench.wait().assert_interrupted_and_cleaned_up();
     stage.assert_clean();
 }

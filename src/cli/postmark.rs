@@ -201,13 +201,15 @@ impl Runner for ScratchRunner<'_> {
         check_memory(config, self.record.host.ram_bytes)?;
         let targets = targets_of(config)?;
         for (index, target) in targets.iter().enumerate() {
+            // A log placed on the target lives in the first location.
             let log_bytes = match (index, &self.sync_log) {
                 (0, Some(log)) => log.bytes_on_target(config.metadata_ops()),
                 _ => 0,
             };
+            let log_files = u64::from(log_bytes > 0);
             target.check(
                 config.planned_bytes(index) + log_bytes,
-                config.planned_files(index) + 1,
+                config.planned_files(index) + log_files,
             )?;
         }
         if let Some(log) = &self.sync_log {

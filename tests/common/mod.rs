@@ -168,6 +168,18 @@ impl Output {
         self.assert_code(0)
     }
 
+    /// Exit 130 after SIGINT, with only fsbench's line saying the scratch
+    /// data was removed.
+    pub fn assert_interrupted_and_cleaned_up(&self) -> &Self {
+        self.assert_code(130).assert_no_panic();
+        assert_eq!(
+            self.stderr.trim_end(),
+            "fsbench: interrupted by SIGINT; scratch data removed",
+            "{self}"
+        );
+        self
+    }
+
     /// No panic message and no backtrace anywhere in the output.
     pub fn assert_no_panic(&self) -> &Self {
         for text in [&self.stdout, &self.stderr] {
