@@ -357,6 +357,17 @@ fn suite_entries_take_the_log_flags_and_the_report_compares_placements() {
         markdown.stdout.contains("## Sync-log placement"),
         "{markdown}"
     );
+    let html = stage.outside.path().join("report.html");
+    run(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ])
+    .assert_success();
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.contains("<section id=\"sync-log-placement\">"));
+    assert!(html.contains("log-elsewhere"));
     stage.assert_clean();
 }
 
