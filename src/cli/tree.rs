@@ -287,16 +287,16 @@ fn table(result: &WorkloadResult) -> String {
     text
 }
 
-/// `sync log: 87 records, 87 syncs (fdatasync, batch 1) in /mnt/ram (tmpfs); sync p50 0.012 ms, p99 0.030 ms`
+/// `sync log: 87 records, 87 syncs (fdatasync, batch 1) in /mnt/ram (tmpfs); sync p50 0.6 µs, p99 1.3 µs`
 fn sync_log_line(result: &WorkloadResult) -> Option<String> {
     let log = result.params.get("sync_log")?;
     let syncs = result.metric("sync_log_syncs")?;
     let latency = syncs.latency.as_ref().map_or(String::new(), |l| {
-        let ms = |ns: u64| ns as f64 / 1e6;
+        let us = |ns: u64| ns as f64 / 1e3;
         format!(
-            "; sync p50 {:.3} ms, p99 {:.3} ms",
-            ms(l.p50_ns),
-            ms(l.p99_ns)
+            "; sync p50 {:.1} µs, p99 {:.1} µs",
+            us(l.p50_ns),
+            us(l.p99_ns)
         )
     });
     Some(format!(
