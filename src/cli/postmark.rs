@@ -29,6 +29,7 @@ Examples:
   fsbench postmark postmark.cfg                  run a PostMark configuration file unchanged
   fsbench postmark                               read .pmrc if present, then the pm> prompt
   printf 'set number 5000\\nrun\\n' | fsbench postmark --json pm.json
+  fsbench postmark pm.cfg --sync-log /mnt/ram    each create and delete synced to a log there
 
 Same workload as PostMark 1.53 for any configuration and seed (same files,
 sizes, operations and system calls), timed with ns clocks. Files live in

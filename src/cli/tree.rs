@@ -25,6 +25,7 @@ Examples:
   fsbench tree /mnt/x --dataset source --ops untar,delete    seed 001: untar a kernel-like tree, rm -rf
   fsbench tree /mnt/x --source ~/Pictures --ops copy,delete  your own tree (only read, never changed)
   fsbench tree /mnt/x --ops copy --cmd 'rsync -a {src}/ {dst}/' --cmd 'cp -a {src}/. {dst}/'
+  fsbench tree /mnt/x --ops copy,delete --sync-log target   each entry synced to a log on /mnt/x
 
 Operations run in this order: find, read, concat, untar, copy, cmd, stream,
 delete (delete removes the copy; without copy an untimed copy is made first).
