@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # unlinks, as NFS/SMB/AFP do (tests/fixtures/skipfs.py).
 # chromium: the HTML report is loaded in a real headless browser.
 # rsync, tar: the tree workload's --cmd is tested with the real tools.
-packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar)
+# strace: counts the sync log's fdatasync/fsync calls (group commit).
+packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar strace)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::target::cleanup::CleanupReport;
 use crate::target::env::{HostEnv, TargetEnv};
+use crate::target::risk::Risk;
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -56,6 +57,11 @@ pub struct WorkloadResult {
     /// The time series of a workload that reports over time (io).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalSample>,
+    /// What the workload's own setup can lose on a crash (a sync log that
+    /// is never synced, or on a volatile file system); reports show them
+    /// with the targets' risks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub risks: Vec<Risk>,
 }
 
 impl WorkloadResult {

@@ -48,6 +48,7 @@ pub fn run_on_target(
     mut on_result: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<TargetResult> {
     target.check(workload.planned_bytes(), workload.planned_files())?;
+    workload.check_outside()?;
     let env = probe_target(&target.path).ok();
     let scratch = Scratch::create(&target.path, run_id, options.keep)?;
     let mut workloads = Vec::new();

@@ -10,8 +10,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use common::{
-    Frozen, Running, STARTUP_TIMEOUT, Sentinel, TmpfsMount, assert_no_scratch_left, read_json,
-    scratch_dirs, wait_for_scratch, wait_until,
+    Frozen, Running, STARTUP_TIMEOUT, Sentinel, TmpfsMount, assert_no_scratch_left,
+    fill_file_system, read_json, scratch_dirs, wait_for_scratch, wait_until,
 };
 use support::{location, subdir, write_config};
 
@@ -111,23 +111,6 @@ fn a_file_removed_from_outside_fails_the_run_cleanly() {
     sentinel.assert_intact();
 }
 
-/// Takes every free block of the file system holding `path` with one
-/// `fallocate`, retried while the running benchmark changes what is free;
-/// returns the size taken.
-fn fill_file_system(path: &Path) -> u64 {
-    let file = std::fs::File::create(path).unwrap();
-    for _ in 0..100 {
-        let stat = rustix::fs::statvfs(path).unwrap();
-        let free = stat.f_bavail * stat.f_frsize;
-        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, free) {
-            Ok(()) => return free,
-            Err(rustix::io::Errno::NOSPC) => continue,
-            Err(e) => panic!("cannot fill the file system: {e}"),
-        }
-    }
-    panic!("the free space kept changing: cannot fill the file system");
-}
-
 #[test]
 fn file_system_filled_from_outside_mid_run_fails_cleanly() {
     let Some(mnt) = TmpfsMount::new("16m") else {
@@ -178,12 +161,7 @@ fn sigint_mid_run_exits_130_and_removes_every_scratch_dir() {
     let (fsbench, dirs) = busy_two_location_run(&mnt, outside.path());
     fsbench.signal(libc::SIGINT);
     let out = fsbench.wait();
-    out.assert_code(130).assert_no_panic();
-    assert_eq!(
-        out.stderr.trim_end(),
-        "fsbench: interrupted by SIGINT; scratch data removed",
-        "{out}"
-    );
+    out.assert_interrupted_and_cleaned_up();
     assert!(
         !out.stdout.contains("Time:"),
         "no report for a stopped run\n{out}"

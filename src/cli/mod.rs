@@ -11,6 +11,7 @@ pub mod output;
 mod postmark;
 mod report;
 mod run;
+mod synclog;
 mod tree;
 
 use std::path::PathBuf;

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
+use super::flags::parse_flags;
+use super::synclog::SyncLogArgs;
 use crate::compat::postmark::session::{Flow, Runner, Session};
 use crate::error::{Interrupted, usage};
 use crate::result::{RunResult, TargetResult};
@@ -18,14 +20,16 @@ use crate::target::env::probe_target;
 use crate::target::scratch::Scratch;
 use crate::workload::Workload;
 use crate::workload::postmark::{
-    self as workload, LocationDir, Postmark, PostmarkConfig, RunSummary,
+    self as workload, LocationDir, LogPlan, Postmark, PostmarkConfig, RunSummary,
 };
+use crate::workload::synclog::SyncLogConfig;
 
 const POSTMARK_EXAMPLES: &str = "\
 Examples:
   fsbench postmark postmark.cfg                  run a PostMark configuration file unchanged
   fsbench postmark                               read .pmrc if present, then the pm> prompt
   printf 'set number 5000\\nrun\\n' | fsbench postmark --json pm.json
+  fsbench postmark pm.cfg --sync-log /mnt/ram    each create and delete synced to a log there
 
 Same workload as PostMark 1.53 for any configuration and seed (same files,
 sizes, operations and system calls), timed with ns clocks. Files live in
@@ -42,9 +46,11 @@ pub struct PostmarkArgs {
     /// PostMark configuration file (default: .pmrc in the current directory, if any).
     #[arg(value_name = "CONFIG")]
     config: Option<PathBuf>,
-    /// Keep the scratch directories instead of removing them.
+    /// Keep the scratch directories (and the sync log) instead of removing them.
     #[arg(long)]
     keep: bool,
+    #[command(flatten)]
+    sync_log: SyncLogArgs,
 }
 
 pub fn run(args: PostmarkArgs, json: Option<&Path>) -> anyhow::Result<()> {
@@ -53,6 +59,7 @@ pub fn run(args: PostmarkArgs, json: Option<&Path>) -> anyhow::Result<()> {
         record: new_run_result(&run_id),
         run_id,
         keep: args.keep,
+        sync_log: args.sync_log.config(),
         json,
         runs: 0,
     };
@@ -185,6 +192,7 @@ struct ScratchRunner<'a> {
     record: RunResult,
     run_id: String,
     keep: bool,
+    sync_log: Option<SyncLogConfig>,
     json: Option<&'a Path>,
     runs: u32,
 }
@@ -194,7 +202,19 @@ impl Runner for ScratchRunner<'_> {
         check_memory(config, self.record.host.ram_bytes)?;
         let targets = targets_of(config)?;
         for (index, target) in targets.iter().enumerate() {
-            target.check(config.planned_bytes(index), config.planned_files(index))?;
+            // A log placed on the target lives in the first location.
+            let log_bytes = match (index, &self.sync_log) {
+                (0, Some(log)) => log.bytes_on_target(config.metadata_ops()),
+                _ => 0,
+            };
+            let log_files = u64::from(log_bytes > 0);
+            target.check(
+                config.planned_bytes(index) + log_bytes,
+                config.planned_files(index) + log_files,
+            )?;
+        }
+        if let Some(log) = &self.sync_log {
+            log.check(config.metadata_ops())?;
         }
         let envs: Vec<_> = targets.iter().map(|t| probe_target(&t.path).ok()).collect();
         // Later runs of a session get their own directories, so `--keep`
@@ -215,7 +235,12 @@ impl Runner for ScratchRunner<'_> {
                 dir: scratch.dir(),
             })
             .collect();
-        let summary = workload::run(config, &dirs, out)?;
+        let log = self.sync_log.as_ref().map(|config| LogPlan {
+            config,
+            home: &scratches[0],
+            repetition: self.runs,
+        });
+        let summary = workload::run(config, &dirs, log, out)?;
         drop(dirs);
         let mut results = Vec::new();
         for ((target, scratch), env) in targets.into_iter().zip(scratches).zip(envs) {
@@ -288,10 +313,14 @@ fn check_memory(config: &PostmarkConfig, ram_bytes: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A PostMark workload from a suite entry's `set` commands; it runs in
-/// each target's scratch directory (so `set location` is refused) and its
-/// `run` is implicit.
-pub(super) fn suite_workload(commands: &[String]) -> anyhow::Result<Box<dyn Workload>> {
+/// A PostMark workload from a suite entry's `set` commands and flags (the
+/// sync log's); it runs in each target's scratch directory (so `set
+/// location` is refused) and its `run` is implicit.
+pub(super) fn suite_workload(
+    commands: &[String],
+    args: &[String],
+) -> anyhow::Result<Box<dyn Workload>> {
+    let sync_log = parse_flags::<SyncLogArgs>(args)?.config();
     let mut runner = NoRun;
     let mut sink = std::io::sink();
     let mut session = Session::new(&mut runner, &mut sink);
@@ -304,7 +333,7 @@ pub(super) fn suite_workload(commands: &[String]) -> anyhow::Result<Box<dyn Work
     }
     let ram_bytes = crate::target::env::probe_host().ram_bytes;
     check_memory(&config, ram_bytes)?;
-    Ok(Box::new(Postmark::new(config, ram_bytes)))
+    Ok(Box::new(Postmark::new(config, sync_log, ram_bytes)))
 }
 
 /// Suites run PostMark themselves; a `run` among its commands is a mistake.

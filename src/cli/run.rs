@@ -26,7 +26,8 @@ Examples:
   fsbench run --show-suite quick > my-suite.toml  start a suite of your own
 
 Built-in suites: quick (about a minute), seeds (the seed articles' battery,
-sized by --scale), metadata, throughput. The result is saved as JSON in
+sized by --scale), metadata, throughput, synclog (seed 000's sync-log
+placements). The result is saved as JSON in
 ./fsbench-results/ (re-render it with `fsbench report`).";
 
 /// The most a scale may grow the suites' sizes: more is surely a typo.
@@ -195,7 +196,10 @@ fn baseline_index(targets: &[Target], name: Option<&str>) -> anyhow::Result<usiz
 fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
     match entry.kind.as_str() {
         "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
-        "postmark" => super::postmark::suite_workload(&entry.scaled_commands(scale)?),
+        "postmark" => super::postmark::suite_workload(
+            &entry.scaled_commands(scale)?,
+            &entry.scaled_args(scale)?,
+        ),
         "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
         "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?),
         "durability" => super::durability::suite_workload(&entry.scaled_args(scale)?),

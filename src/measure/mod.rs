@@ -14,7 +14,7 @@ pub struct PhaseClock {
 }
 
 /// The outcome of a `PhaseClock`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PhaseTiming {
     pub elapsed: Duration,
     pub cpu: Duration,
@@ -37,6 +37,14 @@ impl PhaseClock {
 }
 
 impl PhaseTiming {
+    /// Both phases together (wall and CPU time added).
+    pub fn plus(self, other: PhaseTiming) -> PhaseTiming {
+        PhaseTiming {
+            elapsed: self.elapsed + other.elapsed,
+            cpu: self.cpu + other.cpu,
+        }
+    }
+
     /// CPU % as bonnie++ reports it: (user + sys) of the whole process / wall.
     /// Measured once for the process, so threads are neither missed nor
     /// counted twice.

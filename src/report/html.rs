@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use super::charts::{self, Bar, LatencyLine, TimeLine};
 use super::compare::ChangeRow;
+use super::placement::{self, placement_tables};
 use super::summary::{Cell, Comparison, Level, MetricSummary, WorkloadSummary};
-use super::{Reporter, Summary, mean_ci, ratio, ratio_ci, workload_title};
+use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, ratio, ratio_ci, workload_title};
 use crate::result::{Direction, RunResult, TargetResult, WorkloadResult};
 use crate::size::format_bytes;
 use crate::target::env::TargetEnv;
@@ -48,6 +49,8 @@ struct Page {
     warnings: Vec<WarningView>,
     environment: Vec<EnvRow>,
     profiles: Vec<ProfileView>,
+    placement_intro: &'static str,
+    placements: Vec<PlacementView>,
     /// One relative-change chart per target other than the baseline.
     overview: Vec<String>,
     workloads: Vec<WorkloadView>,
@@ -99,6 +102,21 @@ struct ProfileView {
     target: String,
     color: String,
     levels: [&'static str; 3],
+}
+
+/// A sync-log placement table, cells already formatted.
+#[derive(Serialize)]
+struct PlacementView {
+    title: String,
+    columns: Vec<String>,
+    rows: Vec<PlacementRowView>,
+}
+
+#[derive(Serialize)]
+struct PlacementRowView {
+    workload: String,
+    placement: String,
+    cells: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -164,6 +182,8 @@ impl Page {
             warnings: warning_views(summary),
             environment: environment_rows(&run.targets),
             profiles: profile_views(summary),
+            placement_intro: PLACEMENT_INTRO,
+            placements: placement_views(run, summary),
             overview: overview_charts(summary)?,
             workloads: summary
                 .workloads
@@ -349,6 +369,29 @@ fn env_row(name: &'static str, values: Vec<String>) -> EnvRow {
 }
 
 /// Seed 000's table, shown when there is something to compare.
+fn placement_views(run: &RunResult, summary: &Summary) -> Vec<PlacementView> {
+    placement_tables(run, summary)
+        .iter()
+        .map(|table| PlacementView {
+            title: placement::title(table),
+            columns: table
+                .columns
+                .iter()
+                .map(|(name, unit)| format!("{name} ({unit})"))
+                .collect(),
+            rows: table
+                .rows
+                .iter()
+                .map(|row| PlacementRowView {
+                    workload: row.workload.clone(),
+                    placement: row.placement.clone(),
+                    cells: row.cells.iter().map(|&c| placement::cell_text(c)).collect(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 fn profile_views(summary: &Summary) -> Vec<ProfileView> {
     if summary.targets.len() < 2 {
         return Vec::new();

@@ -1,8 +1,12 @@
 //! The Markdown format (GitHub tables), for a blog post or a README: the
 //! terminal's content, plus the ratio's confidence interval, the profile
 //! table and the warnings as a numbered list.
+use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
-use super::{Reporter, Summary, markers, mean_ci, ratio, ratio_ci, row_label, workload_title};
+use super::{
+    PLACEMENT_INTRO, Reporter, Summary, markers, mean_ci, ratio, ratio_ci, row_label,
+    workload_title,
+};
 use crate::result::RunResult;
 
 pub struct Markdown;
@@ -20,6 +24,14 @@ impl Reporter for Markdown {
         for workload in &summary.workloads {
             out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
             out.push_str(&workload_table(summary, workload));
+        }
+        let placements = placement_tables(run, summary);
+        if !placements.is_empty() {
+            out.push_str(&format!("\n## Sync-log placement\n\n{PLACEMENT_INTRO}\n"));
+            for table in &placements {
+                out.push_str(&format!("\n### {}\n\n", escape(&title(table))));
+                out.push_str(&placement_table(table));
+            }
         }
         if summary.targets.len() > 1 {
             out.push_str("\n## Profile\n\n");
@@ -108,6 +120,26 @@ fn comparison_text(cell: &Cell) -> String {
         text.push_str(&format!(" ({ci})"));
     }
     text
+}
+
+fn placement_table(table: &PlacementTable) -> String {
+    let mut header = vec!["workload".to_string(), "sync log".to_string()];
+    header.extend(
+        table
+            .columns
+            .iter()
+            .map(|(name, unit)| format!("{} ({})", escape(name), escape(unit))),
+    );
+    let mut out = table_row(&header);
+    let mut rule = vec!["---", "---"];
+    rule.extend(table.columns.iter().map(|_| "---:"));
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for row in &table.rows {
+        let mut cells = vec![escape(&row.workload), escape(&row.placement)];
+        cells.extend(row.cells.iter().map(|&cell| cell_text(cell)));
+        out.push_str(&table_row(&cells));
+    }
+    out
 }
 
 fn profile_table(profiles: &[Profile]) -> String {

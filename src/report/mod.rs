@@ -7,6 +7,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod placement;
 pub mod summary;
 pub mod terminal;
 
@@ -62,6 +63,10 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
 pub fn save(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// What the placement tables say, for every format's introduction.
+pub const PLACEMENT_INTRO: &str = "Workloads that differ only in where their sync log lives \
+     (--sync-log): each figure, and in brackets its slowdown against the fastest placement (1.00x).";
 
 /// Footnote marker of warning `index` (0-based) in tables: `[1]`, `[2]`...
 pub fn marker(index: usize) -> String {

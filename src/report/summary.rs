@@ -286,15 +286,26 @@ fn workload_names(run: &RunResult) -> Vec<(String, String)> {
     names
 }
 
-/// Every target's risk flags, in target order.
+/// Every target's risk flags, then those of its workloads (a sync log's),
+/// each once, in target order.
 fn risks_of(run: &RunResult) -> Vec<(String, String)> {
-    run.targets
-        .iter()
-        .flat_map(|t| {
-            let risks = t.env.iter().flat_map(|env| &env.risks);
-            risks.map(|r| (t.name.clone(), r.message.clone()))
-        })
-        .collect()
+    let mut risks: Vec<(String, String)> = Vec::new();
+    for target in &run.targets {
+        let own = target.env.iter().flat_map(|env| &env.risks);
+        let own = own.map(|r| r.message.clone());
+        let workloads = target.workloads.iter().flat_map(|w| {
+            w.risks
+                .iter()
+                .map(move |r| format!("{}: {}", w.name(), r.message))
+        });
+        for message in own.chain(workloads) {
+            let risk = (target.name.clone(), message);
+            if !risks.contains(&risk) {
+                risks.push(risk);
+            }
+        }
+    }
+    risks
 }
 
 /// Collects warnings while cells are built, so that each text appears once

@@ -6,8 +6,11 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Attribute, Cell as TableCell, CellAlignment, Table};
 
+use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
-use super::{Reporter, Summary, markers, mean_ci, ratio, row_label, workload_title};
+use super::{
+    PLACEMENT_INTRO, Reporter, Summary, markers, mean_ci, ratio, row_label, workload_title,
+};
 use crate::result::RunResult;
 
 /// Width used when standard output is not a terminal (files, pipes, tests).
@@ -53,6 +56,13 @@ impl Reporter for Terminal {
         for workload in &summary.workloads {
             out.push('\n');
             out.push_str(&self.workload(summary, workload));
+        }
+        let placements = placement_tables(run, summary);
+        if !placements.is_empty() {
+            out.push_str(&format!("\nSync-log placement. {PLACEMENT_INTRO}\n"));
+            for table in &placements {
+                out.push_str(&format!("{}\n{}\n", title(table), placement_table(table)));
+            }
         }
         if summary.targets.len() > 1 {
             out.push_str("\nProfile (relative to the other targets)\n");
@@ -175,6 +185,31 @@ fn fit(columns: &[Column], width: usize) -> Vec<&[Column]> {
         groups.push(&columns[start..]);
     }
     groups
+}
+
+/// A sync-log placement table: rows = placements.
+fn placement_table(table: &PlacementTable) -> Table {
+    let mut out = Table::new();
+    out.load_style(UTF8_FULL_CONDENSED);
+    let mut header = vec!["workload".to_string(), "sync log".to_string()];
+    header.extend(
+        table
+            .columns
+            .iter()
+            .map(|(name, unit)| format!("{name}\n{unit}")),
+    );
+    out.set_header(header);
+    for row in &table.rows {
+        let mut cells = vec![
+            TableCell::new(&row.workload),
+            TableCell::new(&row.placement),
+        ];
+        cells.extend(row.cells.iter().map(|&cell| {
+            TableCell::new(placement::cell_text(cell)).set_alignment(CellAlignment::Right)
+        }));
+        out.add_row(cells);
+    }
+    out
 }
 
 /// Seed 000's table: write / read / metadata per target.

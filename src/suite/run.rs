@@ -52,7 +52,10 @@ impl TargetPlan<'_> {
     fn check(&self) -> anyhow::Result<()> {
         let bytes = self.workloads.iter().map(|(_, w)| w.planned_bytes()).sum();
         let files = self.workloads.iter().map(|(_, w)| w.planned_files()).sum();
-        self.target.check(bytes, files)
+        self.target.check(bytes, files)?;
+        self.workloads
+            .iter()
+            .try_for_each(|(_, w)| w.check_outside())
     }
 }
 

@@ -40,41 +40,54 @@ impl Target {
     /// missing, not a directory, not writable, or without room for
     /// `planned_bytes` plus a margin, or without `planned_files` free inodes.
     pub fn check(&self, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
-        check_is_writable_dir(&self.path)?;
-        check_free_space(&self.path, planned_bytes, planned_files)
+        check_room_to_write("target", &self.path, planned_bytes, planned_files)
     }
+}
+
+/// The checks of a target for any directory fsbench will write in (a sync
+/// log's too): it exists, is a writable directory, and has room for
+/// `planned_bytes` plus a margin and `planned_files` inodes. `role` names
+/// the directory in the one-line error ("target", "--sync-log").
+pub fn check_room_to_write(
+    role: &str,
+    path: &Path,
+    planned_bytes: u64,
+    planned_files: u64,
+) -> anyhow::Result<()> {
+    check_is_writable_dir(role, path)?;
+    check_free_space(role, path, planned_bytes, planned_files)
 }
 
 impl Target {
     /// Refuses a target that does not exist or is not a directory (for
     /// commands that only read it).
     pub fn require_dir(&self) -> anyhow::Result<()> {
-        require_dir(&self.path)
+        require_dir("target", &self.path)
     }
 }
 
-fn require_dir(path: &Path) -> anyhow::Result<()> {
+fn require_dir(role: &str, path: &Path) -> anyhow::Result<()> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return usage(format!("target {shown} does not exist"));
+            return usage(format!("{role} {shown} does not exist"));
         }
-        Err(e) => return usage(format!("target {shown}: {e}")),
+        Err(e) => return usage(format!("{role} {shown}: {e}")),
     };
     if !meta.is_dir() {
-        return usage(format!("target {shown} is not a directory"));
+        return usage(format!("{role} {shown} is not a directory"));
     }
     Ok(())
 }
 
-fn check_is_writable_dir(path: &Path) -> anyhow::Result<()> {
-    require_dir(path)?;
+fn check_is_writable_dir(role: &str, path: &Path) -> anyhow::Result<()> {
+    require_dir(role, path)?;
     let shown = path.display();
     use rustix::fs::Access;
     rustix::fs::access(path, Access::WRITE_OK | Access::EXEC_OK).map_err(|e| {
         UsageError(format!(
-            "target {shown} is not writable: {}",
+            "{role} {shown} is not writable: {}",
             std::io::Error::from(e)
         ))
     })?;
@@ -87,13 +100,18 @@ fn space_margin(planned_bytes: u64) -> u64 {
     (planned_bytes / 20).max(1 << 20)
 }
 
-fn check_free_space(path: &Path, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
+fn check_free_space(
+    role: &str,
+    path: &Path,
+    planned_bytes: u64,
+    planned_files: u64,
+) -> anyhow::Result<()> {
     let stat = rustix::fs::statvfs(path)
         .with_context(|| format!("cannot query free space of {}", path.display()))?;
     // File systems without an inode limit (btrfs, many network ones) report 0.
     if stat.f_files > 0 && stat.f_favail < planned_files {
         anyhow::bail!(
-            "not enough free inodes on {}: the run creates {planned_files} files but only {} are free",
+            "not enough free inodes on {role} {}: the run creates {planned_files} files but only {} are free",
             path.display(),
             stat.f_favail
         );
@@ -102,7 +120,7 @@ fn check_free_space(path: &Path, planned_bytes: u64, planned_files: u64) -> anyh
     let needed = planned_bytes.saturating_add(space_margin(planned_bytes));
     if free < needed {
         anyhow::bail!(
-            "not enough space on {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
+            "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
             path.display(),
             format_bytes(planned_bytes),
             format_bytes(space_margin(planned_bytes)),

@@ -100,6 +100,20 @@ impl Scratch {
         &self.path
     }
 
+    /// The id in its name (`fsbench-<id>`), to name directories that
+    /// belong to the same run elsewhere.
+    pub fn id(&self) -> String {
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        name.strip_prefix(SCRATCH_PREFIX)
+            .unwrap_or(&name)
+            .to_string()
+    }
+
+    /// True when the user asked to keep the scratch data (`--keep`).
+    pub fn keeps(&self) -> bool {
+        self.keep
+    }
+
     /// The scratch directory's fd, for `*at` syscalls that cannot escape it.
     pub fn dir(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()

@@ -5,6 +5,7 @@ pub mod bonnie;
 pub mod durability;
 pub mod pattern;
 pub mod postmark;
+pub mod synclog;
 pub mod tree;
 
 use std::io::{IsTerminal, Write};
@@ -20,6 +21,11 @@ pub trait Workload {
     fn planned_bytes(&self) -> u64;
     /// The most files and directories it has at once, for the free-inode check.
     fn planned_files(&self) -> u64;
+    /// Checks, before anything is written, what the workload writes
+    /// outside the target (a sync log's directory); nothing by default.
+    fn check_outside(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// How many results one repetition yields: `run` is called this many
     /// times per repetition (an io plan runs one job per call).
     fn steps(&self) -> u32 {

@@ -168,6 +168,18 @@ impl Output {
         self.assert_code(0)
     }
 
+    /// Exit 130 after SIGINT, with only fsbench's line saying the scratch
+    /// data was removed.
+    pub fn assert_interrupted_and_cleaned_up(&self) -> &Self {
+        self.assert_code(130).assert_no_panic();
+        assert_eq!(
+            self.stderr.trim_end(),
+            "fsbench: interrupted by SIGINT; scratch data removed",
+            "{self}"
+        );
+        self
+    }
+
     /// No panic message and no backtrace anywhere in the output.
     pub fn assert_no_panic(&self) -> &Self {
         for text in [&self.stdout, &self.stderr] {
@@ -515,6 +527,23 @@ pub fn require_tool(name: &str) -> PathBuf {
         .unwrap_or_else(|| {
             panic!("{name} not found: install Debian's bonnie++ package (apt-get install bonnie++)")
         })
+}
+
+/// Takes every free block of the file system holding `path` with one
+/// `fallocate`, retried while the running benchmark changes what is free;
+/// returns the size taken.
+pub fn fill_file_system(path: &Path) -> u64 {
+    let file = std::fs::File::create(path).unwrap();
+    for _ in 0..100 {
+        let stat = rustix::fs::statvfs(path).unwrap();
+        let free = stat.f_bavail * stat.f_frsize;
+        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, free) {
+            Ok(()) => return free,
+            Err(rustix::io::Errno::NOSPC) => continue,
+            Err(e) => panic!("cannot fill the file system: {e}"),
+        }
+    }
+    panic!("the free space kept changing: cannot fill the file system");
 }
 
 /// The process frozen with SIGSTOP until dropped (then SIGCONT).

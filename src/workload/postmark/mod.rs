@@ -7,6 +7,7 @@
 //! the original performs, and times them with monotonic ns clocks.
 mod engine;
 mod files;
+mod logged;
 mod pool;
 pub mod rng;
 mod run;
@@ -17,7 +18,7 @@ mod summary;
 use serde::Serialize;
 
 pub use engine::{Counts, Op};
-pub use run::{LocationDir, run};
+pub use run::{LocationDir, LogPlan, run};
 pub use suite::Postmark;
 pub use summary::{RunSummary, Timing, per_second};
 
@@ -116,6 +117,14 @@ impl PostmarkConfig {
         let threads = u64::from(self.threads);
         let files = (threads as f64 * 2.0 * f64::from(self.number) * self.share(index)).ceil();
         files as u64 + threads * (u64::from(self.subdirectories) + 1)
+    }
+
+    /// The most creates and deletes a run makes (records of a sync log):
+    /// each instance creates its pool and at most one file per
+    /// transaction, and deletes no more than it created.
+    pub fn metadata_ops(&self) -> u64 {
+        let created = u64::from(self.number) + u64::from(self.transactions);
+        2 * created * u64::from(self.threads)
     }
 
     /// Memory the instances hold: content buffers and file tables.

@@ -13,9 +13,16 @@ use rustix::io::Errno;
 use super::PostmarkConfig;
 use super::engine::{Aborted, Instance, Stop};
 use super::files::Syscalls;
+use super::logged::Logged;
 use super::summary::{RunSummary, Timing};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::target::cleanup::open_subdir;
+use crate::target::scratch::Scratch;
+use crate::workload::synclog::{SyncLog, SyncLogConfig};
+
+/// How an instance reaches its files: system calls, each create and
+/// delete recorded in the sync log when there is one.
+type Files<'c> = Logged<'c, Syscalls>;
 
 /// A location's scratch directory, where the run puts its files.
 pub struct LocationDir<'a> {
@@ -28,20 +35,46 @@ const OUT_OF_FILES: &str = "out of files!\n\
 For this workload, either increase the number of files or\n\
 decrease the number of transactions.\n";
 
+/// A sync log to keep during a run (`--sync-log`).
+pub struct LogPlan<'a> {
+    pub config: &'a SyncLogConfig,
+    /// The first location's scratch directory: the log goes in it or,
+    /// placed elsewhere, is named after it.
+    pub home: &'a Scratch,
+    pub repetition: u32,
+}
+
 /// Runs the workload once on `locations` (one per configured location,
 /// in order; the current directory's when none is configured), printing
-/// PostMark's progress lines to `out`.
+/// PostMark's progress lines to `out`. With `log`, every create and
+/// delete is recorded in a sync log, whose figures join the summary.
 pub fn run(
     config: &PostmarkConfig,
     locations: &[LocationDir<'_>],
+    log: Option<LogPlan<'_>>,
     out: &mut dyn Write,
 ) -> anyhow::Result<RunSummary> {
-    let mut instances = prepare_instances(config, locations, out)?;
+    let Some(plan) = log else {
+        return run_instances(config, locations, None, out);
+    };
+    let log = SyncLog::open(plan.config, plan.home, plan.repetition)?;
+    let mut summary = run_instances(config, locations, Some(&log), out)?;
+    summary.sync_log = Some(log.finish()?);
+    Ok(summary)
+}
+
+fn run_instances<'c>(
+    config: &'c PostmarkConfig,
+    locations: &[LocationDir<'_>],
+    log: Option<&'c SyncLog>,
+    out: &mut dyn Write,
+) -> anyhow::Result<RunSummary> {
+    let mut instances = prepare_instances(config, locations, log, out)?;
     let timing = run_phases(&mut instances, out)?;
     if config.subdirectories > 1 {
         say(out, "Deleting subdirectories...")?;
         for instance in &instances {
-            for dir in instance.files().dirs() {
+            for dir in instance.files().inner().dirs() {
                 remove_subdirs(dir, config.subdirectories)?;
             }
         }
@@ -55,8 +88,9 @@ pub fn run(
 fn prepare_instances<'c>(
     config: &'c PostmarkConfig,
     locations: &[LocationDir<'_>],
+    log: Option<&'c SyncLog>,
     out: &mut dyn Write,
-) -> anyhow::Result<Vec<Instance<'c, Syscalls>>> {
+) -> anyhow::Result<Vec<Instance<'c, Files<'c>>>> {
     let instance_dirs = create_instance_dirs(config, locations)?;
     if config.subdirectories > 1 {
         say(out, "Creating subdirectories...")?;
@@ -70,14 +104,19 @@ fn prepare_instances<'c>(
         .zip(instance_dirs)
         .map(|(k, dirs)| {
             let files = Syscalls::new(dirs, names.clone(), config);
+            let prefix = match config.threads {
+                1 => String::new(),
+                _ => format!("t{k}/"),
+            };
+            let files = Logged::new(files, log, prefix);
             Instance::new(config, config.instance_seed(k), files)
         })
         .collect())
 }
 
 /// The three timed phases, with PostMark's progress lines.
-fn run_phases(
-    instances: &mut [Instance<'_, Syscalls>],
+fn run_phases<'c>(
+    instances: &mut [Instance<'c, Files<'c>>],
     out: &mut dyn Write,
 ) -> anyhow::Result<Timing> {
     let total = PhaseClock::start();
@@ -159,9 +198,9 @@ fn remove_subdirs(dir: BorrowedFd<'_>, count: u32) -> anyhow::Result<()> {
 /// instance fails the others stop at their next operation, and the
 /// failure (not the others' "stopped" errors) is returned.
 fn run_phase<'c>(
-    instances: &mut [Instance<'c, Syscalls>],
+    instances: &mut [Instance<'c, Files<'c>>],
     out: &mut dyn Write,
-    phase: impl Fn(&mut Instance<'c, Syscalls>, &Stop, Option<&mut dyn Write>) -> anyhow::Result<()>
+    phase: impl Fn(&mut Instance<'c, Files<'c>>, &Stop, Option<&mut dyn Write>) -> anyhow::Result<()>
     + Sync,
 ) -> anyhow::Result<PhaseTiming> {
     let abort = AtomicBool::new(false);

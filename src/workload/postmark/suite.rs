@@ -1,19 +1,26 @@
 //! PostMark as a [`Workload`], for suites: one location (the target's
-//! scratch directory), the settings from the suite's `set` commands.
-use super::{LocationDir, PostmarkConfig, run};
+//! scratch directory), the settings from the suite's `set` commands, and
+//! a sync log when the entry's flags ask for one.
+use super::{LocationDir, LogPlan, PostmarkConfig, run};
 use crate::result::WorkloadResult;
+use crate::workload::synclog::SyncLogConfig;
 use crate::workload::{RunContext, Workload};
 
 pub struct Postmark {
     config: PostmarkConfig,
+    sync_log: Option<SyncLogConfig>,
     ram_bytes: u64,
 }
 
 impl Postmark {
     /// `config` must have no locations: the runner gives it the target.
-    pub fn new(config: PostmarkConfig, ram_bytes: u64) -> Self {
+    pub fn new(config: PostmarkConfig, sync_log: Option<SyncLogConfig>, ram_bytes: u64) -> Self {
         debug_assert!(config.locations.is_empty());
-        Postmark { config, ram_bytes }
+        Postmark {
+            config,
+            sync_log,
+            ram_bytes,
+        }
     }
 }
 
@@ -23,11 +30,20 @@ impl Workload for Postmark {
     }
 
     fn planned_bytes(&self) -> u64 {
-        self.config.planned_bytes(0)
+        let log = self.sync_log.as_ref();
+        let log_bytes = log.map_or(0, |l| l.bytes_on_target(self.config.metadata_ops()));
+        self.config.planned_bytes(0) + log_bytes
     }
 
     fn planned_files(&self) -> u64 {
-        self.config.planned_files(0)
+        self.config.planned_files(0) + u64::from(self.sync_log.is_some())
+    }
+
+    fn check_outside(&self) -> anyhow::Result<()> {
+        match &self.sync_log {
+            Some(log) => log.check(self.config.metadata_ops()),
+            None => Ok(()),
+        }
     }
 
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
@@ -35,9 +51,14 @@ impl Workload for Postmark {
             name: "target",
             dir: ctx.scratch.dir(),
         };
+        let log = self.sync_log.as_ref().map(|config| LogPlan {
+            config,
+            home: ctx.scratch,
+            repetition: ctx.repetition,
+        });
         ctx.progress.start("PostMark");
         // PostMark's progress lines have no place in a suite's output.
-        let summary = run(&self.config, &[location], &mut std::io::sink())?;
+        let summary = run(&self.config, &[location], log, &mut std::io::sink())?;
         ctx.progress
             .done(summary.timing.total.elapsed.as_secs_f64());
         Ok(summary.to_workload_result(ctx.repetition, self.ram_bytes))

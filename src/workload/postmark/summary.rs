@@ -6,6 +6,7 @@ use super::PostmarkConfig;
 use super::engine::{Counts, FileOps, Instance, Op};
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::workload::synclog::SyncStats;
 
 const MIB: f64 = (1u64 << 20) as f64;
 
@@ -26,6 +27,8 @@ pub struct RunSummary {
     latency: [LatencyRecorder; Op::ALL.len()],
     /// Some instance found no file left and stopped its transactions.
     pub out_of_files: bool,
+    /// What the sync log did, when the run kept one.
+    pub sync_log: Option<SyncStats>,
 }
 
 impl RunSummary {
@@ -49,6 +52,7 @@ impl RunSummary {
             timing,
             latency,
             out_of_files: instances.iter().any(|i| i.ran_out_of_files()),
+            sync_log: None,
         }
     }
 
@@ -126,7 +130,7 @@ impl RunSummary {
             latency: None,
         }));
         let cached = self.fits_in(ram_bytes);
-        WorkloadResult {
+        let mut result = WorkloadResult {
             workload: "postmark".into(),
             repetition,
             params: serde_json::to_value(&self.config).unwrap_or_default(),
@@ -139,7 +143,13 @@ impl RunSummary {
                 .collect(),
             notes: self.notes(),
             ..Default::default()
+        };
+        if let Some(log) = &self.sync_log {
+            // Every create and delete waits for its record, from the
+            // first create to the last delete.
+            log.add_to(&mut result, t.total);
         }
+        result
     }
 
     /// True when every file the run keeps fits in RAM.
@@ -238,6 +248,7 @@ impl RunSummary {
             },
             latency: std::array::from_fn(|_| LatencyRecorder::new()),
             out_of_files: false,
+            sync_log: None,
         }
     }
 }

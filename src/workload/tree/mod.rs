@@ -25,6 +25,7 @@ use self::dataset::{DatasetKind, Description, Plan};
 use self::ops::{Find, Read, Tally};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::workload::synclog::{SyncLog, SyncLogConfig};
 use crate::workload::{RunContext, Workload};
 
 /// The operations, in the order they run (whatever order `--ops` names
@@ -98,6 +99,9 @@ pub struct TreeConfig {
     pub threads: usize,
     /// Leave every operation's output in place (`--keep`).
     pub keep_outputs: bool,
+    /// Record every entry copy and untar create and delete removes in a
+    /// sync log (`--sync-log`).
+    pub sync_log: Option<SyncLogConfig>,
 }
 
 pub struct TreeWorkload {
@@ -169,6 +173,14 @@ impl TreeWorkload {
         generated + copy + others
     }
 
+    /// The most records a repetition's sync log gets: every entry of the
+    /// tree (and its top directory) once per operation that logs.
+    fn metadata_ops(&self) -> u64 {
+        let logging = [Op::Copy, Op::Untar, Op::Delete];
+        let ops = logging.iter().filter(|&&op| self.has(op)).count() as u64;
+        ops * (self.description.entries + 1)
+    }
+
     fn params(&self) -> serde_json::Value {
         let source = match &self.config.source {
             Source::Dataset { kind, scale, seed } => {
@@ -212,18 +224,27 @@ impl Workload for TreeWorkload {
 
     fn planned_bytes(&self) -> u64 {
         let d = &self.description;
+        let log = self.config.sync_log.as_ref();
+        let log_bytes = log.map_or(0, |l| l.bytes_on_target(self.metadata_ops()));
         self.peak(
             d.disk_bytes(),
             tarball::tar_bytes(d),
             d.bytes,
             self.stream_bytes(),
-        )
+        ) + log_bytes
     }
 
     fn planned_files(&self) -> u64 {
         // Each tree counts its entries plus one for its top directory; the
-        // repetition's directory and the marker come on top.
-        self.peak(self.description.entries + 1, 1, 1, 1) + 2
+        // repetition's directory, the marker and a sync log come on top.
+        self.peak(self.description.entries + 1, 1, 1, 1) + 3
+    }
+
+    fn check_outside(&self) -> anyhow::Result<()> {
+        match &self.config.sync_log {
+            Some(log) => log.check(self.metadata_ops()),
+            None => Ok(()),
+        }
     }
 
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
@@ -288,6 +309,10 @@ struct Repetition<'w, 'c> {
     caches: Caches,
     /// The tree or the data the read operations see lives in RAM.
     memory_backed: bool,
+    /// The sync log of `--sync-log`, and the time spent in the operations
+    /// that write it (copy, untar, delete).
+    log: Option<SyncLog>,
+    logging: PhaseTiming,
 }
 
 impl<'w, 'c> Repetition<'w, 'c> {
@@ -312,6 +337,10 @@ impl<'w, 'c> Repetition<'w, 'c> {
             (None, Source::Dataset { .. }) => unreachable!("datasets are planned in new()"),
         };
         let memory_backed = in_memory(dir.as_fd()) || in_memory(src.as_fd());
+        let log = work.config.sync_log.as_ref();
+        let log = log
+            .map(|config| SyncLog::open(config, ctx.scratch, ctx.repetition))
+            .transpose()?;
         Ok(Repetition {
             work,
             ctx,
@@ -322,6 +351,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
             src_path,
             caches,
             memory_backed,
+            log,
+            logging: PhaseTiming::default(),
         })
     }
 
@@ -343,7 +374,10 @@ impl<'w, 'c> Repetition<'w, 'c> {
 
     /// Records how caches were handled and removes the repetition's
     /// directory (unless `--keep`).
-    fn finish(self) -> anyhow::Result<()> {
+    fn finish(mut self) -> anyhow::Result<()> {
+        if let Some(log) = self.log.take() {
+            log.finish()?.add_to(self.result, self.logging);
+        }
         let caches = match &self.caches {
             Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
             Caches::Kept(why) => format!("not dropped ({why})"),
@@ -380,6 +414,18 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let outcome = work(self).with_context(|| name.to_string())?;
         let timing = clock.stop();
         self.ctx.progress.done(timing.elapsed.as_secs_f64());
+        Ok((outcome, timing))
+    }
+
+    /// `timed` for an operation that writes the sync log: its time counts
+    /// toward the log's rates.
+    fn timed_logging<T>(
+        &mut self,
+        name: &str,
+        work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<(T, PhaseTiming)> {
+        let (outcome, timing) = self.timed(name, work)?;
+        self.logging = self.logging.plus(timing);
         Ok((outcome, timing))
     }
 
@@ -456,9 +502,9 @@ impl<'w, 'c> Repetition<'w, 'c> {
         tarball::create(self.src.as_fd(), out).context("cannot create the tar")?;
         self.ctx.progress.done(0.0);
         let target = make_dir(self.dir.as_fd(), "untar")?;
-        let (tally, timing) = self.timed("untar", |rep| {
+        let (tally, timing) = self.timed_logging("untar", |rep| {
             let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
-            tarball::extract(tar, target.as_fd())
+            tarball::extract(tar, target.as_fd(), rep.log.as_ref())
         })?;
         drop(target);
         self.record("untar", &tally, timing, Units::Both, true);
@@ -466,16 +512,24 @@ impl<'w, 'c> Repetition<'w, 'c> {
         self.remove_output("untar")
     }
 
-    fn copy_to(&mut self, name: &str) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
-        let dst = make_dir(self.dir.as_fd(), name)?;
+    /// Copies the dataset to `copy`; `measured` when it is the copy
+    /// operation itself (it then writes the sync log), not delete's
+    /// untimed preparation.
+    fn copy_to_copy(&mut self, measured: bool) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
+        let dst = make_dir(self.dir.as_fd(), "copy")?;
         let threads = self.work.config.threads;
-        self.timed("copy", |rep| {
-            ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads)
-        })
+        let copy = |rep: &mut Self| {
+            let log = rep.log.as_ref().filter(|_| measured);
+            ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)
+        };
+        match measured {
+            true => self.timed_logging("copy", copy),
+            false => self.timed("copy", copy),
+        }
     }
 
     fn copy(&mut self) -> anyhow::Result<()> {
-        let (copied, timing) = self.copy_to("copy")?;
+        let (copied, timing) = self.copy_to_copy(true)?;
         self.record("copy", &copied.tally, timing, Units::Both, true);
         if copied.skipped > 0 {
             self.result.notes.push(format!(
@@ -545,13 +599,12 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// rm -rf of the copy (made first, untimed, when `copy` did not run).
     fn delete(&mut self) -> anyhow::Result<()> {
         if !self.work.has(Op::Copy) {
-            self.copy_to("copy")?;
+            self.copy_to_copy(false)?;
         }
         let name = cstring("copy")?;
         let threads = self.work.config.threads;
-        let (entries, timing) = self.timed("delete", |rep| match threads {
-            0 | 1 => ops::delete_tree(rep.dir.as_fd(), &name),
-            n => ops::delete_tree_parallel(rep.dir.as_fd(), &name, n),
+        let (entries, timing) = self.timed_logging("delete", |rep| {
+            ops::delete_logged(rep.dir.as_fd(), &name, threads, rep.log.as_ref())
         })?;
         let tally = Tally {
             entries,

@@ -15,6 +15,7 @@ use super::parallel::{self, Parallel, open_beneath};
 use super::walk::{Entry, Kind, Visitor, kind_of, read_listing, walk};
 use crate::measure::LatencyRecorder;
 use crate::target::cleanup::{CleanupReport, empty_dir, open_subdir};
+use crate::workload::synclog::{LogOp, SyncLog, record_in};
 
 /// What an operation did: entries handled, bytes moved, per-entry latency.
 #[derive(Default)]
@@ -212,6 +213,8 @@ struct Copy<'d> {
     as_root: bool,
     names: Vec<u8>,
     value: Vec<u8>,
+    /// Where each created entry is recorded (`--sync-log`).
+    log: Option<&'d SyncLog>,
 }
 
 /// What a copy did.
@@ -225,7 +228,7 @@ pub struct Copied {
 }
 
 impl<'d> Copy<'d> {
-    fn new(dst_root: BorrowedFd<'d>) -> Self {
+    fn new(dst_root: BorrowedFd<'d>, log: Option<&'d SyncLog>) -> Self {
         Copy {
             done: Copied::default(),
             made: Vec::new(),
@@ -236,6 +239,7 @@ impl<'d> Copy<'d> {
             as_root: rustix::process::geteuid().is_root(),
             names: vec![0; 64 << 10],
             value: vec![0; 64 << 10],
+            log,
         }
     }
 
@@ -367,6 +371,7 @@ impl Visitor for Copy<'_> {
             }
         }
         .with_context(|| format!("cannot copy {}", entry.rel))?;
+        record_in(self.log, LogOp::Create, entry.rel)?;
         self.done.tally.add(bytes, start);
         Ok(())
     }
@@ -379,6 +384,7 @@ impl Visitor for Copy<'_> {
         };
         let dir = create().with_context(|| format!("cannot create {}", entry.rel))?;
         self.open.push(dir);
+        record_in(self.log, LogOp::Create, entry.rel)?;
         self.done.tally.add(0, start);
         Ok(())
     }
@@ -407,8 +413,10 @@ impl Parallel for Copy<'_> {
                 .push((entry.rel.to_string(), rustix::fs::fstat(dir)?));
             Ok(())
         };
+        let start = Instant::now();
         make().with_context(|| format!("cannot create {}", entry.rel))?;
-        self.done.tally.add(0, Instant::now());
+        record_in(self.log, LogOp::Create, entry.rel)?;
+        self.done.tally.add(0, start);
         Ok(())
     }
 }
@@ -435,16 +443,17 @@ const NEW_DIR_MODE: u32 = 0o700;
 
 /// Copies the tree under `src` into the empty directory `dst` (created
 /// with mode `dst_mode`), then gives `dst` the attributes of `src` (as
-/// `rsync -a src/ dst/` does).
+/// `rsync -a src/ dst/` does). Each entry created is recorded in `log`.
 pub fn copy_tree(
     src: BorrowedFd<'_>,
     dst: BorrowedFd<'_>,
     dst_mode: u32,
     threads: usize,
+    log: Option<&SyncLog>,
 ) -> anyhow::Result<Copied> {
-    let mut copier = Copy::new(dst);
+    let mut copier = Copy::new(dst, log);
     if threads > 1 {
-        let copiers = parallel::walk(src, (0..threads).map(|_| Copy::new(dst)).collect())?;
+        let copiers = parallel::walk(src, (0..threads).map(|_| Copy::new(dst, log)).collect())?;
         for other in copiers {
             copier.done.tally.merge(&other.done.tally);
             copier.done.skipped += other.done.skipped;
@@ -468,6 +477,31 @@ pub fn copy_tree(
 /// file systems whose listings skip entries, files they add themselves) is
 /// emptied by the cleanup's repeated passes.
 pub fn delete_tree(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<u64> {
+    remove_tree(parent, name, &mut name.to_string_lossy().into_owned(), None)
+}
+
+/// The delete operation: `delete_tree` with `threads` threads, each entry
+/// removed recorded in `log` (by its path from `parent`). Entries a
+/// network file system added itself are removed unrecorded.
+pub fn delete_logged(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    threads: usize,
+    log: Option<&SyncLog>,
+) -> anyhow::Result<u64> {
+    match threads {
+        0 | 1 => remove_tree(parent, name, &mut name.to_string_lossy().into_owned(), log),
+        n => delete_tree_parallel(parent, name, n, log),
+    }
+}
+
+/// `delete_tree` of `parent/name`, known to the log as `rel`.
+fn remove_tree(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    rel: &mut String,
+    log: Option<&SyncLog>,
+) -> anyhow::Result<u64> {
     let dir = open_subdir(parent, name)
         .with_context(|| format!("cannot open {}", name.to_string_lossy()))?;
     let (stream, listing) = read_listing(dir)?;
@@ -475,26 +509,35 @@ pub fn delete_tree(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<u64> {
     let mut removed = 0;
     for item in &listing {
         crate::interrupt::check()?;
+        let rel_len = rel.len();
+        rel.push('/');
+        rel.push_str(&item.name.to_string_lossy());
         removed += match kind_of(fd, &item.name, item.file_type)? {
-            Kind::Dir => delete_tree(fd, &item.name)?,
+            Kind::Dir => remove_tree(fd, &item.name, rel, log)?,
             _ => {
                 rustix::fs::unlinkat(fd, item.name.as_c_str(), AtFlags::empty())
                     .with_context(|| format!("cannot remove {}", item.name.to_string_lossy()))?;
+                record_in(log, LogOp::Delete, rel)?;
                 1
             }
         };
+        rel.truncate(rel_len);
     }
-    match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+    let removed = match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
         Err(Errno::NOTEMPTY) => {
             let mut report = CleanupReport::default();
             empty_dir(fd, &name.to_string_lossy(), None, &mut report)?;
             drop(stream);
             rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?;
-            Ok(removed + report.removed + 1)
+            removed + report.removed + 1
         }
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", name.to_string_lossy())),
-        Ok(()) => Ok(removed + 1),
-    }
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot remove {}", name.to_string_lossy()));
+        }
+        Ok(()) => removed + 1,
+    };
+    record_in(log, LogOp::Delete, rel)?;
+    Ok(removed)
 }
 
 /// Walks `root` with one `make()` visitor, or with `threads` of them in
@@ -521,22 +564,28 @@ pub fn tally_walk<V: Parallel>(
 }
 
 /// Unlinks every non-directory; remembers directories for later.
-struct Unlink {
+struct Unlink<'l> {
     tally: Tally,
     dirs: Vec<String>,
+    log: Option<&'l SyncLog>,
+    /// The tree's name, which starts the paths the log records.
+    top: &'l str,
 }
 
-impl Visitor for Unlink {
+impl Visitor for Unlink<'_> {
     fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
         rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
             .with_context(|| format!("cannot remove {}", entry.rel))?;
+        if let Some(log) = self.log {
+            log.record(LogOp::Delete, &format!("{}/{}", self.top, entry.rel))?;
+        }
         self.tally.add(0, start);
         Ok(())
     }
 }
 
-impl Parallel for Unlink {
+impl Parallel for Unlink<'_> {
     fn subdir(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.dirs.push(entry.rel.to_string());
         Ok(())
@@ -544,17 +593,21 @@ impl Parallel for Unlink {
 }
 
 /// `delete_tree` with `threads` threads removing files, then the
-/// directories, deepest first.
-pub fn delete_tree_parallel(
+/// directories, deepest first; each entry recorded in `log`.
+fn delete_tree_parallel(
     parent: BorrowedFd<'_>,
     name: &CStr,
     threads: usize,
+    log: Option<&SyncLog>,
 ) -> anyhow::Result<u64> {
     let root = open_subdir(parent, name)
         .with_context(|| format!("cannot open {}", name.to_string_lossy()))?;
+    let top = name.to_string_lossy();
     let make = || Unlink {
         tally: Tally::default(),
         dirs: Vec::new(),
+        log,
+        top: &top,
     };
     let unlinkers = parallel::walk(root.as_fd(), (0..threads).map(|_| make()).collect())?;
     let mut dirs: Vec<String> = unlinkers
@@ -568,10 +621,12 @@ pub fn delete_tree_parallel(
         crate::interrupt::check()?;
         let (up, last) = rel.rsplit_once('/').unwrap_or(("", rel));
         let holder = open_beneath(root.as_fd(), up)?;
-        removed += delete_tree(holder.as_fd(), &std::ffi::CString::new(last)?)?;
+        let last = std::ffi::CString::new(last)?;
+        removed += remove_tree(holder.as_fd(), &last, &mut format!("{top}/{rel}"), log)?;
     }
     drop(root);
     rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
         .with_context(|| format!("cannot remove {}", name.to_string_lossy()))?;
+    record_in(log, LogOp::Delete, &top)?;
     Ok(removed + 1)
 }

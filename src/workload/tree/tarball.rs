@@ -4,6 +4,7 @@
 //! directory mtimes last. Every path is resolved beneath the extraction
 //! directory without following symlinks (`openat2` RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS), so no archive entry can write outside it.
+use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use std::borrow::Cow;
 use std::ffi::CString;
 use std::fs::File;
@@ -94,8 +95,9 @@ pub fn create(src: BorrowedFd<'_>, out: OwnedFd) -> anyhow::Result<()> {
 /// own buffer).
 const BUF_BYTES: usize = 256 << 10;
 
-/// Extracts the archive `tar` into the empty directory `root`.
-pub fn extract(tar: OwnedFd, root: BorrowedFd<'_>) -> anyhow::Result<Tally> {
+/// Extracts the archive `tar` into the empty directory `root`; each entry
+/// created is recorded in `log`.
+pub fn extract(tar: OwnedFd, root: BorrowedFd<'_>, log: Option<&SyncLog>) -> anyhow::Result<Tally> {
     let mut archive = tar::Archive::new(BufReader::with_capacity(BUF_BYTES, File::from(tar)));
     let mut extractor = Extractor {
         root,
@@ -114,6 +116,7 @@ pub fn extract(tar: OwnedFd, root: BorrowedFd<'_>) -> anyhow::Result<Tally> {
         let bytes = extractor
             .entry(&path, &mut entry)
             .with_context(|| format!("cannot extract {shown}"))?;
+        record_in(log, LogOp::Create, &shown)?;
         extractor.tally.add(bytes, start);
     }
     extractor.set_dir_times()?;

@@ -1,0 +1,346 @@
+//! Seed 000's conclusion made visible: where workloads of a run differ
+//! only in where their sync log lives (`--sync-log`: same kind, same
+//! parameters otherwise), one table per target compares the placements:
+//! each one's headline figures and its slowdown against the fastest
+//! placement (1.00x = the fastest). Groups are found from the results'
+//! `params`, so any suite that sweeps placements gets the table.
+use serde_json::Value;
+
+use super::Summary;
+use super::summary::{MetricSummary, WorkloadSummary};
+use crate::result::{Direction, RunResult, WorkloadResult};
+
+/// The key of the sync log's settings in a result's `params`.
+const SYNC_LOG_KEY: &str = "sync_log";
+
+/// The placements of one group of workloads, on one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementTable {
+    pub kind: String,
+    pub target: String,
+    /// The compared figures: (metric name, unit).
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<PlacementRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementRow {
+    pub workload: String,
+    /// Where the log was (`target`, a directory, `no sync log`), with its
+    /// mode and batch when not the defaults.
+    pub placement: String,
+    /// Per column: the mean and the slowdown against the fastest row.
+    pub cells: Vec<Option<Slowdown>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slowdown {
+    pub mean: f64,
+    /// How many times slower than the fastest placement (>= 1).
+    pub factor: f64,
+}
+
+/// The placement tables of a run: for every group of at least two
+/// workloads that differ only in their sync log, one table per target
+/// that has values.
+pub fn placement_tables(run: &RunResult, summary: &Summary) -> Vec<PlacementTable> {
+    let mut tables = Vec::new();
+    for group in groups(run, summary) {
+        let members: Vec<&WorkloadSummary> = group.iter().map(|&i| &summary.workloads[i]).collect();
+        let columns = headline_metrics(members[0]);
+        for (t, target) in summary.targets.iter().enumerate() {
+            let rows = rows_on_target(run, &members, &columns, t);
+            if rows.iter().any(|r| r.cells.iter().any(Option::is_some)) {
+                tables.push(PlacementTable {
+                    kind: members[0].kind.clone(),
+                    target: target.clone(),
+                    columns: columns
+                        .iter()
+                        .map(|m| (m.name.clone(), m.unit.clone()))
+                        .collect(),
+                    rows,
+                });
+            }
+        }
+    }
+    tables
+}
+
+/// Indices into `summary.workloads` of workloads alike but for their sync
+/// log, at least two placements per group, one of them a sync log.
+fn groups(run: &RunResult, summary: &Summary) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
+    for (index, workload) in summary.workloads.iter().enumerate() {
+        let Some(first) = first_result(run, &workload.name) else {
+            continue;
+        };
+        let key = serde_json::json!([first.workload, params_without_log(&first.params)]);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(index),
+            None => groups.push((key, vec![index])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, members)| members)
+        .filter(|members| {
+            let results: Vec<&WorkloadResult> = members
+                .iter()
+                .filter_map(|&i| first_result(run, &summary.workloads[i].name))
+                .collect();
+            let mut labels: Vec<String> = results.iter().map(|r| placement_label(r)).collect();
+            labels.sort();
+            labels.dedup();
+            let logged = results.iter().any(|r| r.params.get(SYNC_LOG_KEY).is_some());
+            labels.len() >= 2 && logged
+        })
+        .collect()
+}
+
+/// The first result of a workload, on any target.
+fn first_result<'r>(run: &'r RunResult, name: &str) -> Option<&'r WorkloadResult> {
+    run.targets
+        .iter()
+        .flat_map(|t| &t.workloads)
+        .find(|w| w.name() == name)
+}
+
+fn params_without_log(params: &Value) -> Value {
+    let mut params = params.clone();
+    if let Some(object) = params.as_object_mut() {
+        object.remove(SYNC_LOG_KEY);
+    }
+    params
+}
+
+/// `target`, `/mnt/ram`, `target, mode none, batch 10`, or `no sync log`.
+pub fn placement_label(result: &WorkloadResult) -> String {
+    let Some(log) = result.params.get(SYNC_LOG_KEY) else {
+        return "no sync log".to_string();
+    };
+    let mut label = log["placement"].as_str().unwrap_or("?").to_string();
+    if let Some(mode) = log["mode"].as_str().filter(|m| *m != "fdatasync") {
+        label.push_str(&format!(", mode {mode}"));
+    }
+    if let Some(batch) = log["batch"].as_u64().filter(|b| *b != 1) {
+        label.push_str(&format!(", batch {batch}"));
+    }
+    label
+}
+
+/// The figures a placement changes most visibly: the times (`*_s`) of a
+/// workload that reports them (tree), else its top-level rates, named
+/// without a qualifier (PostMark's transactions, create, read, append,
+/// delete). The sync log's own figures are left out: they are the cause.
+fn headline_metrics(workload: &WorkloadSummary) -> Vec<&MetricSummary> {
+    let own = |m: &&MetricSummary| !m.name.starts_with(SYNC_LOG_KEY);
+    let times: Vec<&MetricSummary> = workload
+        .metrics
+        .iter()
+        .filter(own)
+        .filter(|m| m.unit == "s")
+        .collect();
+    if !times.is_empty() {
+        return times;
+    }
+    workload
+        .metrics
+        .iter()
+        .filter(own)
+        .filter(|m| !m.name.contains('_'))
+        .collect()
+}
+
+/// One row per member on target `t`, slowdowns taken per column.
+fn rows_on_target(
+    run: &RunResult,
+    members: &[&WorkloadSummary],
+    columns: &[&MetricSummary],
+    t: usize,
+) -> Vec<PlacementRow> {
+    let means: Vec<Vec<Option<f64>>> = members
+        .iter()
+        .map(|workload| {
+            columns
+                .iter()
+                .map(|column| mean_of(workload, &column.name, t))
+                .collect()
+        })
+        .collect();
+    let factors: Vec<Vec<Option<f64>>> = columns
+        .iter()
+        .enumerate()
+        .map(|(c, column)| {
+            let values: Vec<Option<f64>> = means.iter().map(|row| row[c]).collect();
+            slowdowns(&values, column.direction)
+        })
+        .collect();
+    members
+        .iter()
+        .enumerate()
+        .map(|(r, workload)| PlacementRow {
+            workload: workload.name.clone(),
+            placement: first_result(run, &workload.name).map_or_else(String::new, placement_label),
+            cells: (0..columns.len())
+                .map(|c| {
+                    let mean = means[r][c]?;
+                    let factor = factors[c][r]?;
+                    Some(Slowdown { mean, factor })
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn mean_of(workload: &WorkloadSummary, metric: &str, t: usize) -> Option<f64> {
+    let metric = workload.metrics.iter().find(|m| m.name == metric)?;
+    metric.cells[t].as_ref().map(|cell| cell.stats.mean)
+}
+
+/// Each value's slowdown against the best one (the lowest time or the
+/// highest rate): 1 for the best, above 1 for the others. Values that are
+/// missing or not positive have none.
+pub fn slowdowns(values: &[Option<f64>], direction: Direction) -> Vec<Option<f64>> {
+    let positive = || values.iter().flatten().copied().filter(|v| *v > 0.0);
+    let best = match direction {
+        Direction::LowerIsBetter => positive().reduce(f64::min),
+        Direction::HigherIsBetter => positive().reduce(f64::max),
+    };
+    values
+        .iter()
+        .map(|value| {
+            let (value, best) = (value.filter(|v| *v > 0.0)?, best?);
+            Some(match direction {
+                Direction::LowerIsBetter => value / best,
+                Direction::HigherIsBetter => best / value,
+            })
+        })
+        .collect()
+}
+
+/// A cell as the text formats show it: `12.35 (2.41x)`.
+pub fn cell_text(cell: Option<Slowdown>) -> String {
+    match cell {
+        Some(cell) => format!("{} ({:.2}x)", super::number(cell.mean), cell.factor),
+        None => "–".to_string(),
+    }
+}
+
+/// The title of a table: `postmark on ext4`.
+pub fn title(table: &PlacementTable) -> String {
+    format!("{} on {}", table.kind, table.target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Metric, TargetResult};
+
+    #[test]
+    fn slowdowns_are_against_the_best_value() {
+        let times = [Some(2.0), Some(1.0), None, Some(6.0), Some(0.0)];
+        assert_eq!(
+            slowdowns(&times, Direction::LowerIsBetter),
+            [Some(2.0), Some(1.0), None, Some(6.0), None]
+        );
+        let rates = [Some(100.0), Some(50.0), Some(25.0)];
+        assert_eq!(
+            slowdowns(&rates, Direction::HigherIsBetter),
+            [Some(1.0), Some(2.0), Some(4.0)]
+        );
+        assert_eq!(slowdowns(&[None], Direction::HigherIsBetter), [None]);
+    }
+
+    fn metric(name: &str, unit: &str, value: f64) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            direction: match unit {
+                "s" => Direction::LowerIsBetter,
+                _ => Direction::HigherIsBetter,
+            },
+            samples: 1,
+            elapsed_s: 1.0,
+            cpu_percent: None,
+            latency: None,
+            flags: Vec::new(),
+        }
+    }
+
+    /// A tree result with `copy_s` seconds and its sync log at `placement`.
+    fn tree(label: &str, placement: Option<&str>, copy_s: f64, scale: f64) -> WorkloadResult {
+        let mut params = serde_json::json!({"scale": scale});
+        if let Some(placement) = placement {
+            params["sync_log"] =
+                serde_json::json!({"placement": placement, "mode": "fdatasync", "batch": 1});
+        }
+        WorkloadResult {
+            workload: "tree".into(),
+            label: label.into(),
+            params,
+            metrics: vec![
+                metric("copy_s", "s", copy_s),
+                metric("copy_mb_s", "MB/s", 1.0 / copy_s),
+                metric("sync_log_syncs", "syncs/s", 10.0),
+            ],
+            ..Default::default()
+        }
+    }
+
+    fn run_of(workloads: Vec<WorkloadResult>) -> RunResult {
+        let mut run = crate::runner::new_run_result("test");
+        run.targets.push(TargetResult {
+            name: "ext4".into(),
+            path: "/mnt/ext4".into(),
+            env: None,
+            workloads,
+            cleanup: None,
+        });
+        run
+    }
+
+    #[test]
+    fn workloads_differing_only_in_their_log_form_a_table() {
+        let run = run_of(vec![
+            tree("same-disk", Some("target"), 6.0, 0.1),
+            tree("ram", Some("/mnt/ram"), 1.0, 0.1),
+            tree("none", None, 0.9, 0.1),
+            tree("other-scale", Some("target"), 3.0, 0.5),
+        ]);
+        let tables = placement_tables(&run, &Summary::of(&run));
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let table = &tables[0];
+        assert_eq!(title(table), "tree on ext4");
+        assert_eq!(table.columns, [("copy_s".to_string(), "s".to_string())]);
+        let rows: Vec<(&str, &str, String)> = table
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.workload.as_str(),
+                    r.placement.as_str(),
+                    cell_text(r.cells[0]),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("same-disk", "target", "6.000 (6.67x)".to_string()),
+                ("ram", "/mnt/ram", "1.000 (1.11x)".to_string()),
+                ("none", "no sync log", "0.9000 (1.00x)".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn no_table_without_a_placement_sweep() {
+        let run = run_of(vec![
+            tree("a", None, 1.0, 0.1),
+            tree("b", None, 1.0, 0.1),
+            tree("c", Some("target"), 1.0, 0.2),
+        ]);
+        assert!(placement_tables(&run, &Summary::of(&run)).is_empty());
+    }
+}
