@@ -16,6 +16,8 @@ pub struct PhaseClock {
 /// The outcome of a `PhaseClock`.
 #[derive(Debug, Clone, Copy)]
 pub struct PhaseTiming {
+    /// When the phase started: places it on the common clock of an MPI job.
+    pub started: Instant,
     pub elapsed: Duration,
     pub cpu: Duration,
 }
@@ -32,7 +34,11 @@ impl PhaseClock {
     pub fn stop(&self) -> PhaseTiming {
         let elapsed = self.wall.elapsed();
         let cpu = process_cpu_time().saturating_sub(self.cpu);
-        PhaseTiming { elapsed, cpu }
+        PhaseTiming {
+            started: self.wall,
+            elapsed,
+            cpu,
+        }
     }
 }
 

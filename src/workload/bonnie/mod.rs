@@ -308,7 +308,8 @@ impl Workload for Bonnie {
     }
 }
 
-/// Runs one timed test with bonnie++'s progress messages around it.
+/// Runs one timed test with bonnie++'s progress messages around it (and,
+/// under MPI, in step with the other ranks).
 fn announce(
     ctx: &RunContext<'_>,
     test: Test,
@@ -316,7 +317,7 @@ fn announce(
     body: impl FnOnce() -> anyhow::Result<Outcome>,
 ) -> anyhow::Result<()> {
     ctx.progress.start(test.progress_text());
-    let outcome = body()?;
+    let outcome = crate::scale::phase(|o: &Outcome| o.timing, body)?;
     ctx.progress.done(outcome.timing.elapsed.as_secs_f64());
     outcomes.push(outcome);
     Ok(())

@@ -210,6 +210,7 @@ impl Workload for IoWorkload {
             metrics: metrics(&average, &outcome, fits_in_ram),
             notes,
             intervals: intervals(&outcome.rows),
+            ..Default::default()
         })
     }
 }

@@ -376,9 +376,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
     ) -> anyhow::Result<(T, PhaseTiming)> {
         self.caches.before_operation();
         self.ctx.progress.start(name);
-        let clock = PhaseClock::start();
-        let outcome = work(self).with_context(|| name.to_string())?;
-        let timing = clock.stop();
+        let (outcome, timing) = crate::scale::phase(
+            |(_, timing)| *timing,
+            || {
+                let clock = PhaseClock::start();
+                let outcome = work(self).with_context(|| name.to_string())?;
+                Ok((outcome, clock.stop()))
+            },
+        )?;
         self.ctx.progress.done(timing.elapsed.as_secs_f64());
         Ok((outcome, timing))
     }
@@ -593,15 +598,20 @@ fn generate(
     let src = make_dir(dir, "src")?;
     ctx.progress.start("generate");
     let mut tally = Tally::default();
-    let clock = PhaseClock::start();
-    let mut last = std::time::Instant::now();
-    dataset::write(plan, src.as_fd(), &pool, || {
-        crate::interrupt::check()?;
-        last = tally.latency.record_since(last);
-        Ok(())
-    })
-    .context("generate")?;
-    let timing = clock.stop();
+    let timing = crate::scale::phase(
+        |timing| *timing,
+        || {
+            let clock = PhaseClock::start();
+            let mut last = std::time::Instant::now();
+            dataset::write(plan, src.as_fd(), &pool, || {
+                crate::interrupt::check()?;
+                last = tally.latency.record_since(last);
+                Ok(())
+            })
+            .context("generate")?;
+            Ok(clock.stop())
+        },
+    )?;
     ctx.progress.done(timing.elapsed.as_secs_f64());
     let description = plan.describe();
     tally.entries = description.entries;
