@@ -272,3 +272,230 @@ fn rank_part(report: &RankReport, all_parts: &[Vec<Part<'_>>], origin: f64) -> R
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Direction;
+
+    const MIB: f64 = (1u64 << 20) as f64;
+
+    fn host(name: &str) -> HostEnv {
+        HostEnv {
+            hostname: name.into(),
+            kernel: "6.1".into(),
+            kernel_version: String::new(),
+            os: None,
+            arch: "x86_64".into(),
+            cpu_model: None,
+            cpu_count: 2,
+            ram_bytes: 1 << 30,
+        }
+    }
+
+    /// A rate metric as a workload reports it: `samples` over `seconds`,
+    /// in `unit` (value = samples × scale / seconds).
+    fn rate(name: &str, unit: &str, scale: f64, samples: u64, seconds: f64) -> Metric {
+        Metric {
+            name: name.into(),
+            value: samples as f64 * scale / seconds,
+            unit: unit.into(),
+            direction: Direction::HigherIsBetter,
+            samples,
+            elapsed_s: seconds,
+            cpu_percent: Some(50.0),
+            latency: None,
+            flags: Vec::new(),
+        }
+    }
+
+    fn span(start_s: f64, seconds: f64, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
+        Span {
+            elapsed_s: seconds,
+            start_s,
+            end_s: start_s + seconds,
+            ops,
+            checkpoints,
+        }
+    }
+
+    fn rank(rank: u32, on: &str, metrics: Vec<Metric>, spans: Vec<Span>) -> RankReport {
+        RankReport {
+            rank,
+            host: host(on),
+            result: WorkloadResult {
+                workload: "bonnie".into(),
+                metrics,
+                ..Default::default()
+            },
+            spans,
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Rank 0: 100 files in [10, 11]; rank 1: 300 files in [10.5, 12.5],
+    /// a checkpoint every 0.5 s; rank 2 (another host): 200 files in
+    /// [10.25, 11.25], no checkpoints.
+    fn three_ranks() -> Vec<RankReport> {
+        vec![
+            rank(
+                0,
+                "a",
+                vec![rate("create", "files/s", 1.0, 100, 1.0)],
+                vec![span(10.0, 1.0, 100, vec![])],
+            ),
+            rank(
+                1,
+                "a",
+                vec![rate("create", "files/s", 1.0, 300, 2.0)],
+                vec![span(
+                    10.5,
+                    2.0,
+                    300,
+                    vec![(10.75, 30), (11.25, 90), (12.0, 240)],
+                )],
+            ),
+            rank(
+                2,
+                "b",
+                vec![rate("create", "files/s", 1.0, 200, 1.0)],
+                vec![span(10.25, 1.0, 0, vec![])],
+            ),
+        ]
+    }
+
+    #[test]
+    fn rate_is_all_work_over_latest_end_minus_earliest_start() {
+        let result = aggregate(&three_ranks()).unwrap();
+        let create = &result.metrics[0];
+        assert_eq!(create.samples, 600);
+        assert_eq!(create.elapsed_s, 2.5);
+        assert_eq!(create.value, 600.0 / 2.5);
+        // Not the sum of per-rank rates (100 + 150 + 200), nor the work
+        // over the slowest rank's own time (600 / 2).
+        assert_ne!(create.value, 450.0);
+        assert_ne!(create.value, 300.0);
+        assert!(create.flags.is_empty());
+    }
+
+    #[test]
+    fn stonewall_counts_what_every_rank_had_done_when_the_first_finished() {
+        let result = aggregate(&three_ranks()).unwrap();
+        let spread = &result.scale.unwrap().spread[0];
+        // First done: rank 0 at 11.0 (1.0 after the earliest start).
+        assert_eq!(spread.first_done_s, 1.0);
+        assert_eq!(spread.last_done_s, 2.5);
+        // Rank 1 at 11.0: halfway between its checkpoints 30 and 90 → 60
+        // of 300; rank 2 (no checkpoints): 0.75 of its time → 150 of 200.
+        assert!((spread.stonewall_samples - (100.0 + 60.0 + 150.0)).abs() < 1e-9);
+        assert!((spread.stonewall_value - 310.0).abs() < 1e-9);
+        assert_eq!(spread.fastest_s, 1.0);
+        assert_eq!(spread.slowest_s, 2.0);
+    }
+
+    #[test]
+    fn hosts_and_ranks_are_broken_down() {
+        let scale = aggregate(&three_ranks()).unwrap().scale.unwrap();
+        assert_eq!(scale.ranks, 3);
+        let hosts: Vec<(&str, &[u32])> = scale
+            .hosts
+            .iter()
+            .map(|h| (h.host.as_str(), h.ranks.as_slice()))
+            .collect();
+        assert_eq!(hosts, [("a", &[0, 1][..]), ("b", &[2][..])]);
+        // Host a: 400 files from 10.0 to 12.5.
+        let a = &scale.hosts[0].metrics[0];
+        assert_eq!((a.samples, a.elapsed_s, a.value), (400, 2.5, 160.0));
+        assert_eq!(scale.hosts[1].metrics[0].start_s, 0.25);
+        let ranks: Vec<f64> = scale.per_rank.iter().map(|r| r.metrics[0].value).collect();
+        assert_eq!(ranks, [100.0, 150.0, 200.0]);
+        assert_eq!(scale.per_rank[1].metrics[0].start_s, 0.5);
+    }
+
+    #[test]
+    fn units_and_time_metrics_keep_their_meaning() {
+        let reports = vec![
+            rank(
+                0,
+                "a",
+                vec![
+                    rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, 2.0),
+                    Metric {
+                        unit: "s".into(),
+                        value: 2.0,
+                        direction: Direction::LowerIsBetter,
+                        ..rate("copy_s", "s", 1.0, 10, 2.0)
+                    },
+                ],
+                vec![span(0.0, 2.0, 0, vec![])],
+            ),
+            rank(
+                1,
+                "a",
+                vec![
+                    rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, 3.0),
+                    Metric {
+                        unit: "s".into(),
+                        value: 3.0,
+                        direction: Direction::LowerIsBetter,
+                        ..rate("copy_s", "s", 1.0, 10, 3.0)
+                    },
+                ],
+                vec![span(1.0, 3.0, 0, vec![])],
+            ),
+        ];
+        let result = aggregate(&reports).unwrap();
+        assert!((result.metrics[0].value - 128.0 / 4.0).abs() < 1e-9);
+        assert_eq!(result.metrics[1].value, 4.0);
+        assert_eq!(result.metrics[1].samples, 20);
+    }
+
+    #[test]
+    fn latency_histograms_are_added_not_averaged() {
+        let mut reports = three_ranks();
+        reports.truncate(2);
+        for (report, (ns, count)) in reports.iter_mut().zip([(1_000, 100), (3_000, 300)]) {
+            let mut recorder = LatencyRecorder::new();
+            for _ in 0..count {
+                recorder.record_ns(ns);
+            }
+            let summary = recorder.summarize().unwrap();
+            report.result.metrics[0].latency = Some(summary.clone());
+            report.latencies.push(Latency {
+                summary,
+                buckets: recorder.buckets(),
+            });
+        }
+        let result = aggregate(&reports).unwrap();
+        let latency = result.metrics[0].latency.as_ref().unwrap();
+        assert_eq!(latency.count, 400);
+        assert_eq!(latency.min_ns, 1_000);
+        // Three quarters of the operations took 3 µs: so did the median.
+        // Averaging the ranks' medians would say 2 µs.
+        assert!((2_995..=3_005).contains(&latency.p50_ns), "{latency:?}");
+        assert!((latency.mean_ns - 2_500.0).abs() < 10.0);
+    }
+
+    #[test]
+    fn a_rank_without_the_metric_or_its_phase_is_an_error() {
+        let mut reports = three_ranks();
+        reports[2].spans.clear();
+        let err = aggregate(&reports).unwrap_err().to_string();
+        assert!(err.contains("rank 2") && err.contains("create"), "{err}");
+        reports[2].result.metrics.clear();
+        assert!(aggregate(&reports).is_err());
+        assert!(aggregate(&[]).is_err());
+    }
+
+    #[test]
+    fn a_short_aggregate_is_flagged() {
+        let reports = vec![rank(
+            0,
+            "a",
+            vec![rate("create", "files/s", 1.0, 10, 0.1)],
+            vec![span(0.0, 0.1, 10, vec![])],
+        )];
+        let result = aggregate(&reports).unwrap();
+        assert_eq!(result.metrics[0].flags, [Flag::TooShort]);
+    }
+}

@@ -1,0 +1,322 @@
+//! Scale-out under MPI: `mpirun -np 4 fsbench ...` on a tmpfs, ranks on
+//! localhost. The JSON's aggregate must equal the sum of the ranks' work
+//! over (latest end − earliest start); a failing rank must stop the whole
+//! job, named, with every rank's scratch data removed.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+const RANKS: u32 = 4;
+
+/// `mpirun -np N fsbench ARGS` with `env` passed to every rank.
+fn mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Output {
+    let mut command = Command::new("mpirun");
+    command.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+    ]);
+    for (name, value) in env {
+        command.args(["-x", &format!("{name}={value}")]);
+    }
+    command.arg(FSBENCH);
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    command.args(&args);
+    let line = format!("mpirun -np {np} fsbench {}", args.join(" "));
+    Running::spawn_command(&mut command, line).wait()
+}
+
+/// The one workload result of a `--json` file.
+fn workload(json: &std::path::Path) -> Value {
+    let record = read_json(json);
+    record["targets"][0]["workloads"][0].clone()
+}
+
+fn number(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+/// For every metric: samples = the ranks' sum, elapsed = latest end −
+/// earliest start of the ranks' phases, and a rate = samples over it.
+fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
+    let scale = &result["scale"];
+    assert_eq!(scale["ranks"], ranks, "{scale}");
+    let per_rank = scale["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), ranks as usize);
+    let metrics = result["metrics"].as_array().unwrap();
+    assert!(!metrics.is_empty());
+    for (i, metric) in metrics.iter().enumerate() {
+        let name = metric["name"].as_str().unwrap();
+        let parts: Vec<&Value> = per_rank.iter().map(|r| &r["metrics"][i]).collect();
+        let sum: u64 = parts.iter().map(|p| p["samples"].as_u64().unwrap()).sum();
+        assert_eq!(metric["samples"].as_u64(), Some(sum), "{name}");
+        let first_start = parts
+            .iter()
+            .map(|p| number(&p["start_s"]))
+            .fold(f64::INFINITY, f64::min);
+        let last_end = parts
+            .iter()
+            .map(|p| number(&p["start_s"]) + number(&p["elapsed_s"]))
+            .fold(0.0, f64::max);
+        let elapsed = number(&metric["elapsed_s"]);
+        assert!(
+            (elapsed - (last_end - first_start)).abs() < 1e-6,
+            "{name}: {elapsed} vs {last_end} - {first_start}"
+        );
+        if metric["unit"] == "files/s" || metric["unit"] == "transactions/s" {
+            let rate = sum as f64 / elapsed;
+            assert!(
+                (number(&metric["value"]) - rate).abs() < 1e-6 * rate,
+                "{name}"
+            );
+        }
+    }
+    let hosts = scale["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1, "ranks on localhost");
+    assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1, 2, 3]));
+    assert!(
+        hosts[0]["env"]["kernel"]
+            .as_str()
+            .is_some_and(|k| !k.is_empty())
+    );
+}
+
+#[test]
+fn bonnie_file_tests_on_four_ranks_add_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &bonnie_args(
+            &mnt.arg(),
+            &[
+                "-s",
+                "0",
+                "-n",
+                "1",
+                "-r",
+                "0",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    assert_eq!(result["metrics"][0]["samples"], 4 * 1024);
+    assert!(out.stderr.contains("per rank"), "{out}");
+    // One table and CSV line: rank 0's, with the aggregate.
+    assert_eq!(out.csv_lines().len(), 1, "{out}");
+    std::fs::remove_file(&json).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn postmark_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let config = mnt.join("pm.cfg");
+    let commands = format!(
+        "set location {}\nset number 300\nset transactions 600\nrun\nquit\n",
+        mnt.arg()
+    );
+    std::fs::write(&config, commands).unwrap();
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "postmark",
+            config.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let transactions = &result["metrics"][0];
+    assert_eq!(transactions["name"], "transactions");
+    assert_eq!(transactions["samples"], 4 * 600);
+    std::fs::remove_file(&json).unwrap();
+    std::fs::remove_file(&config).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn tree_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "tree",
+            &mnt.arg(),
+            "--dataset",
+            "small",
+            "--scale",
+            "0.002",
+            "--ops",
+            "find,copy,delete",
+            "--no-drop-caches",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let copy = result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "copy_s")
+        .unwrap();
+    assert_eq!(
+        copy["value"], copy["elapsed_s"],
+        "a time metric is the aggregate time"
+    );
+    std::fs::remove_file(&json).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// Rank r starts each phase r × 300 ms late: the aggregate time spans the
+/// first start to the last end (≥ 0.9 s) although no rank took that long.
+#[test]
+fn aggregate_time_runs_from_earliest_start_to_latest_end() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[("FSBENCH_TEST_RANK_DELAY_MS", "300")],
+        &bonnie_args(
+            &mnt.arg(),
+            &[
+                "-s",
+                "0",
+                "-n",
+                "1",
+                "-r",
+                "0",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let create = &result["metrics"][0];
+    let spread = &result["scale"]["spread"][0];
+    let elapsed = number(&create["elapsed_s"]);
+    assert!(elapsed >= 0.9, "{create}");
+    assert_eq!(number(&spread["last_done_s"]), elapsed);
+    assert!(number(&spread["slowest_s"]) < 0.9, "{spread}");
+    for (r, part) in result["scale"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let start = number(&part["metrics"][0]["start_s"]);
+        assert!(
+            start >= 0.3 * r as f64 - 0.01,
+            "rank {r} started at {start}"
+        );
+    }
+    // When rank 0 was done, the late ranks had done little or nothing.
+    let first_done = number(&spread["first_done_s"]);
+    assert!(first_done < 0.3, "{spread}");
+    assert!(
+        number(&spread["stonewall_samples"]) < 2.0 * 1024.0,
+        "{spread}"
+    );
+}
+
+#[test]
+fn a_failing_rank_fails_the_job_by_name_and_every_rank_cleans_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
+        return;
+    };
+    let out = mpirun(
+        RANKS,
+        &[("FSBENCH_TEST_FAIL_RANK", "2")],
+        &bonnie_args(&mnt.arg(), &["-s", "0", "-n", "1", "-r", "0"]),
+    );
+    assert_ne!(out.code(), 0, "{out}");
+    out.assert_no_panic();
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
+    assert!(
+        errors[0].contains(&format!("rank 2 on host {host}")),
+        "{out}"
+    );
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn commands_without_mpi_support_refuse_to_run_under_it() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let out = mpirun(2, &[], &["durability", &mnt.arg()]);
+    assert_ne!(out.code(), 0, "{out}");
+    assert!(out.stderr.contains("does not run under MPI"), "{out}");
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Built with MPI but started without mpirun: one rank, as always.
+#[test]
+fn without_a_launcher_the_mpi_build_runs_alone() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = run(&bonnie_args(
+        &mnt.arg(),
+        &[
+            "-s",
+            "0",
+            "-n",
+            "1",
+            "-r",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    ));
+    out.assert_success();
+    let result = workload(&json);
+    assert!(result.get("scale").is_none(), "{result}");
+    assert!(!out.stderr.contains("per rank"), "{out}");
+}
