@@ -44,6 +44,19 @@ fn number(value: &Value) -> f64 {
         .unwrap_or_else(|| panic!("not a number: {value}"))
 }
 
+/// `bonnie -s 0 -n 1` (1024 files per rank) on 4 ranks, successful; its
+/// output and workload result (the JSON file is removed again).
+fn bonnie_file_tests(mnt: &TmpfsMount, env: &[(&str, &str)]) -> (Output, Value) {
+    let json = mnt.join("result.json");
+    let path = json.to_str().unwrap();
+    let args = ["-s", "0", "-n", "1", "-r", "0", "--json", path];
+    let out = mpirun(RANKS, env, &bonnie_args(&mnt.arg(), &args));
+    out.assert_success();
+    let result = workload(&json);
+    std::fs::remove_file(&json).unwrap();
+    (out, result)
+}
+
 /// For every metric: samples = the ranks' sum, elapsed = latest end −
 /// earliest start of the ranks' phases, and a rate = samples over it.
 fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
@@ -94,32 +107,12 @@ fn bonnie_file_tests_on_four_ranks_add_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
         return;
     };
-    let json = mnt.join("result.json");
-    let out = mpirun(
-        RANKS,
-        &[],
-        &bonnie_args(
-            &mnt.arg(),
-            &[
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-    );
-    out.assert_success();
-    let result = workload(&json);
+    let (out, result) = bonnie_file_tests(&mnt, &[]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     assert_eq!(result["metrics"][0]["samples"], 4 * 1024);
     assert!(out.stderr.contains("per rank"), "{out}");
     // One table and CSV line: rank 0's, with the aggregate.
     assert_eq!(out.csv_lines().len(), 1, "{out}");
-    std::fs::remove_file(&json).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -206,26 +199,7 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
-    let json = mnt.join("result.json");
-    let out = mpirun(
-        RANKS,
-        &[("FSBENCH_TEST_RANK_DELAY_MS", "300")],
-        &bonnie_args(
-            &mnt.arg(),
-            &[
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-    );
-    out.assert_success();
-    let result = workload(&json);
+    let (out, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let create = &result["metrics"][0];
     let spread = &result["scale"]["spread"][0];

@@ -37,6 +37,9 @@ Unlike PostMark, bad commands and values are errors (exit 2), not \"Eh?\".";
 const MPI_NEEDS_CONFIG: &str =
     "under MPI, give the commands in a CONFIG file: stdin reaches rank 0 alone";
 
+const RANK_0_REPORT: &str = "fsbench: the PostMark report below is rank 0's own; \
+the aggregate of all ranks is in the tables on stderr and in the JSON";
+
 /// PostMark's startup file when no CONFIG is given.
 const STARTUP_FILE: &str = ".pmrc";
 
@@ -228,6 +231,9 @@ impl Runner for ScratchRunner<'_> {
             })
             .collect();
         let summary = workload::run(config, &dirs, out)?;
+        if scale::size() > 1 {
+            writeln!(out, "{RANK_0_REPORT}").context("cannot write to standard output")?;
+        }
         drop(dirs);
         let mut results = Vec::new();
         for ((target, scratch), env) in targets.into_iter().zip(scratches).zip(envs) {

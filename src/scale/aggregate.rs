@@ -412,38 +412,28 @@ mod tests {
         assert_eq!(scale.per_rank[1].metrics[0].start_s, 0.5);
     }
 
+    /// 64 MiB written and a time metric, both over [start, start + seconds].
+    fn writer(number: u32, start: f64, seconds: f64) -> RankReport {
+        let time = Metric {
+            unit: "s".into(),
+            value: seconds,
+            direction: Direction::LowerIsBetter,
+            ..rate("copy_s", "s", 1.0, 10, seconds)
+        };
+        rank(
+            number,
+            "a",
+            vec![
+                rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, seconds),
+                time,
+            ],
+            vec![span(start, seconds, 0, vec![])],
+        )
+    }
+
     #[test]
     fn units_and_time_metrics_keep_their_meaning() {
-        let reports = vec![
-            rank(
-                0,
-                "a",
-                vec![
-                    rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, 2.0),
-                    Metric {
-                        unit: "s".into(),
-                        value: 2.0,
-                        direction: Direction::LowerIsBetter,
-                        ..rate("copy_s", "s", 1.0, 10, 2.0)
-                    },
-                ],
-                vec![span(0.0, 2.0, 0, vec![])],
-            ),
-            rank(
-                1,
-                "a",
-                vec![
-                    rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, 3.0),
-                    Metric {
-                        unit: "s".into(),
-                        value: 3.0,
-                        direction: Direction::LowerIsBetter,
-                        ..rate("copy_s", "s", 1.0, 10, 3.0)
-                    },
-                ],
-                vec![span(1.0, 3.0, 0, vec![])],
-            ),
-        ];
+        let reports = vec![writer(0, 0.0, 2.0), writer(1, 1.0, 3.0)];
         let result = aggregate(&reports).unwrap();
         assert!((result.metrics[0].value - 128.0 / 4.0).abs() < 1e-9);
         assert_eq!(result.metrics[1].value, 4.0);

@@ -26,7 +26,7 @@ pub fn count_op() {
         return;
     }
     let done = OPS.fetch_add(1, Ordering::Relaxed) + 1;
-    if done % EVERY == 0 {
+    if done.is_multiple_of(EVERY) {
         let now = Instant::now();
         POINTS
             .lock()

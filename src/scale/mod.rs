@@ -74,7 +74,8 @@ pub fn settle(outcome: anyhow::Result<()>) -> anyhow::Result<()> {
 /// finalises MPI.
 pub fn finish() {
     with_team(Team::barrier);
-    TEAM.with(|t| drop(t.borrow_mut().take()));
+    // Dropping an MPI team finalises MPI.
+    TEAM.with(|t| *t.borrow_mut() = None);
 }
 
 pub fn rank() -> u32 {

@@ -145,3 +145,75 @@ fn markdown(rows: &[Vec<String>]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Direction, Metric, RankPart, Spread};
+
+    fn figure(value: f64) -> Figure {
+        Figure {
+            name: "seq_create".into(),
+            value,
+            samples: 1024,
+            elapsed_s: 0.1,
+            start_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_single_rank_has_no_tables_and_ranks_read_as_ranges() {
+        assert!(render(&WorkloadResult::default()).is_none());
+        assert_eq!(rank_list(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(rank_list(&[0, 2]), "0,2");
+        assert_eq!(rank_list(&[5]), "5");
+    }
+
+    #[test]
+    fn tables_show_aggregate_stonewall_tail_and_every_rank() {
+        let result = WorkloadResult {
+            workload: "bonnie".into(),
+            metrics: vec![Metric {
+                name: "seq_create".into(),
+                value: 20_000.0,
+                unit: "files/s".into(),
+                direction: Direction::HigherIsBetter,
+                samples: 2048,
+                elapsed_s: 0.1024,
+                cpu_percent: None,
+                latency: None,
+                flags: Vec::new(),
+            }],
+            scale: Some(ScaleOut {
+                ranks: 2,
+                clock: String::new(),
+                spread: vec![Spread {
+                    name: "seq_create".into(),
+                    first_done_s: 0.05,
+                    last_done_s: 0.1024,
+                    stonewall_samples: 1500.0,
+                    stonewall_value: 30_000.0,
+                    fastest_s: 0.05,
+                    slowest_s: 0.1,
+                }],
+                hosts: Vec::new(),
+                per_rank: [11_000.0, 9_000.0]
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, &value)| RankPart {
+                        rank: rank as u32,
+                        host: "h".into(),
+                        metrics: vec![figure(value)],
+                    })
+                    .collect(),
+            }),
+            ..Default::default()
+        };
+        let text = render(&result).unwrap();
+        for needle in [
+            "2 ranks", "20000", "30000", "2.00", "rank 1", "11000", "9000",
+        ] {
+            assert!(text.contains(needle), "{needle} missing in\n{text}");
+        }
+    }
+}
