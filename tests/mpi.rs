@@ -199,7 +199,7 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
-    let (out, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")]);
+    let (_, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let create = &result["metrics"][0];
     let spread = &result["scale"]["spread"][0];
