@@ -67,7 +67,9 @@ pub fn run_on_target(
             repetition,
             progress: &options.progress,
         };
-        let Some(result) = scale::combine(workload.run(&ctx)?)? else {
+        // A rank's failure is agreed on here, before its scratch directory
+        // goes: no rank is still working when any removes its data.
+        let Some(result) = scale::combine(workload.run(&ctx))? else {
             continue;
         };
         on_result(&result)?;

@@ -44,12 +44,18 @@ fn number(value: &Value) -> f64 {
         .unwrap_or_else(|| panic!("not a number: {value}"))
 }
 
-/// `bonnie -s 0 -n 1` (1024 files per rank) on 4 ranks, successful; its
-/// output and workload result (the JSON file is removed again).
-fn bonnie_file_tests(mnt: &TmpfsMount, env: &[(&str, &str)]) -> (Output, Value) {
+/// `bonnie -s 0 -n FILES EXTRA` on 4 ranks, successful; its output and
+/// workload result (the JSON file is removed again).
+fn bonnie_file_tests(
+    mnt: &TmpfsMount,
+    env: &[(&str, &str)],
+    files: &str,
+    extra: &[&str],
+) -> (Output, Value) {
     let json = mnt.join("result.json");
     let path = json.to_str().unwrap();
-    let args = ["-s", "0", "-n", "1", "-r", "0", "--json", path];
+    let mut args = vec!["-s", "0", "-n", files, "-r", "0", "--json", path];
+    args.extend(extra);
     let out = mpirun(RANKS, env, &bonnie_args(&mnt.arg(), &args));
     out.assert_success();
     let result = workload(&json);
@@ -107,7 +113,7 @@ fn bonnie_file_tests_on_four_ranks_add_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
         return;
     };
-    let (out, result) = bonnie_file_tests(&mnt, &[]);
+    let (out, result) = bonnie_file_tests(&mnt, &[], "1", &[]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     assert_eq!(result["metrics"][0]["samples"], 4 * 1024);
     assert!(out.stderr.contains("per rank"), "{out}");
@@ -199,7 +205,7 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
-    let (_, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")]);
+    let (_, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")], "1", &[]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let create = &result["metrics"][0];
     let spread = &result["scale"]["spread"][0];
@@ -228,15 +234,41 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     );
 }
 
+/// `--shared-dir`: every rank's files in one directory (three of them
+/// here); each rank still stats and deletes exactly its own.
+#[test]
+fn ranks_share_one_directory_with_shared_dir() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let (_, result) = bonnie_file_tests(&mnt, &[], "1:0:0:3", &["--shared-dir"]);
+    assert_eq!(result["params"]["shared_dir"], true);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
 #[test]
 fn a_failing_rank_fails_the_job_by_name_and_every_rank_cleans_up() {
+    assert_failing_rank_cleans_up(2, &[]);
+}
+
+/// Rank 0 fails while the others fill its scratch directory.
+#[test]
+fn a_failing_rank_0_in_a_shared_directory_leaves_nothing() {
+    assert_failing_rank_cleans_up(0, &["--shared-dir"]);
+}
+
+fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
+    let mut args = vec!["-s", "0", "-n", "1", "-r", "0"];
+    args.extend(extra);
     let out = mpirun(
         RANKS,
-        &[("FSBENCH_TEST_FAIL_RANK", "2")],
-        &bonnie_args(&mnt.arg(), &["-s", "0", "-n", "1", "-r", "0"]),
+        &[("FSBENCH_TEST_FAIL_RANK", &rank.to_string())],
+        &bonnie_args(&mnt.arg(), &args),
     );
     assert_ne!(out.code(), 0, "{out}");
     out.assert_no_panic();
@@ -251,7 +283,7 @@ fn a_failing_rank_fails_the_job_by_name_and_every_rank_cleans_up() {
         .collect();
     assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
     assert!(
-        errors[0].contains(&format!("rank 2 on host {host}")),
+        errors[0].contains(&format!("rank {rank} on host {host}")),
         "{out}"
     );
     assert_no_scratch_left(mnt.path());

@@ -252,7 +252,7 @@ impl Runner for ScratchRunner<'_> {
         // One workload spans every location: it is recorded once, under
         // the first; the others carry their environment and cleanup.
         let result = summary.to_workload_result(self.runs, self.record.host.ram_bytes);
-        if let Some(result) = scale::combine(result)? {
+        if let Some(result) = scale::combine(Ok(result))? {
             show_scale_out(&result)?;
             results[0].workloads.push(result);
         }

@@ -18,6 +18,7 @@ mod team;
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -128,6 +129,18 @@ pub fn scratch_id(run_id: &str) -> anyhow::Result<String> {
     Ok(format!("{}-r{}", String::from_utf8_lossy(&shared), rank()))
 }
 
+/// Rank 0's scratch directory, given this rank's (see [`scratch_id`]):
+/// where the ranks of a `--shared-dir` run meet, inside a directory
+/// fsbench marked as its own. Alone: `own` itself.
+pub fn root_scratch(own: &Path) -> PathBuf {
+    let suffix = format!("-r{}", rank());
+    let name = own.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name.as_deref().and_then(|n| n.strip_suffix(&suffix)) {
+        Some(stem) if multi_rank() => own.with_file_name(format!("{stem}-r0")),
+        _ => own.to_path_buf(),
+    }
+}
+
 /// Refuses a command that does not run under MPI yet.
 pub fn require_single(command: &str) -> anyhow::Result<()> {
     match multi_rank() {
@@ -206,20 +219,23 @@ pub fn keep_latency(summary: &LatencySummary, buckets: impl FnOnce() -> Vec<(u64
 }
 
 /// One repetition's result of this rank → the job's result on rank 0
-/// (aggregated over all ranks), None on the others. Alone: `result` as is.
-pub fn combine(result: WorkloadResult) -> anyhow::Result<Option<WorkloadResult>> {
+/// (aggregated over all ranks), None on the others; or the failure of any
+/// rank, on every rank. Alone: `result` as is.
+pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<WorkloadResult>> {
     if !multi_rank() {
-        return Ok(Some(result));
+        return result.map(Some);
     }
     let (spans, latencies) = log::take();
-    let report = RankReport {
-        rank: rank(),
-        host: crate::target::env::probe_host(),
-        result,
-        spans,
-        latencies,
-    };
-    let bytes = serde_json::to_vec(&report).map_err(anyhow::Error::from);
+    let bytes = result.and_then(|result| {
+        let report = RankReport {
+            rank: rank(),
+            host: crate::target::env::probe_host(),
+            result,
+            spans,
+            latencies,
+        };
+        Ok(serde_json::to_vec(&report)?)
+    });
     let Some(all) = with_team(|team| team.gather(bytes))? else {
         return Ok(None);
     };

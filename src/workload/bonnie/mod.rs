@@ -42,6 +42,9 @@ pub struct BonnieConfig {
     pub fsync_every_write: bool,
     /// `-D`: O_DIRECT for the block tests.
     pub direct: bool,
+    /// `--shared-dir`: under MPI, every rank's file tests in one directory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_dir: bool,
     pub seed: Seed,
 }
 
