@@ -13,8 +13,12 @@ use serde_json::Value;
 
 const RANKS: u32 = 4;
 
-/// `mpirun -np N fsbench ARGS` with `env` passed to every rank.
+/// `mpirun -np N fsbench ARGS` with `env` passed to every rank, to completion.
 fn mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Output {
+    start_mpirun(np, env, args).wait()
+}
+
+fn start_mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Running {
     let mut command = Command::new("mpirun");
     command.args([
         "--allow-run-as-root",
@@ -29,7 +33,7 @@ fn mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Output {
     let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
     command.args(&args);
     let line = format!("mpirun -np {np} fsbench {}", args.join(" "));
-    Running::spawn_command(&mut command, line).wait()
+    Running::spawn_command(&mut command, line)
 }
 
 /// The one workload result of a `--json` file.
@@ -286,6 +290,29 @@ fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
         errors[0].contains(&format!("rank {rank} on host {host}")),
         "{out}"
     );
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// SIGUSR1 to mpirun (which forwards it; a Ctrl-C it answers by killing
+/// the ranks a second later) stops every rank cleanly.
+#[test]
+fn sigusr1_to_mpirun_stops_every_rank_cleanly() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("1g") else {
+        return;
+    };
+    let mut run = start_mpirun(
+        RANKS,
+        &[],
+        &bonnie_args(&mnt.arg(), &["-s", "0", "-n", "256", "-r", "0"]),
+    );
+    wait_until(STARTUP_TIMEOUT, "every rank's scratch directory", || {
+        scratch_dirs(mnt.path()).len() == RANKS as usize || !run.is_running()
+    });
+    run.signal(libc::SIGUSR1);
+    let out = run.wait();
+    out.assert_code(128 + libc::SIGUSR1);
+    assert!(out.stderr.contains("interrupted by SIGUSR1"), "{out}");
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }

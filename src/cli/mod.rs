@@ -102,7 +102,9 @@ pub fn main() -> i32 {
         eprintln!("fsbench: error: cannot join the MPI job: {e:#}");
         return 1;
     }
-    let outcome = crate::scale::settle(dispatch(cli.command, cli.json.as_deref()));
+    // A rank that failed on its own tells the others here (they then fail
+    // too); see `scale::agree`.
+    let outcome = crate::scale::agree(dispatch(cli.command, cli.json.as_deref()));
     let code = match outcome {
         Ok(()) => 0,
         Err(e) => report_error(&e),

@@ -53,20 +53,12 @@ pub fn init() -> anyhow::Result<()> {
     if team.size() > 1 {
         checkpoint::enable();
         hooks::load();
+        crate::interrupt::stop_on_sigusr1()?;
     }
     team.barrier();
     let _ = EPOCH.set(Instant::now());
     TEAM.with(|t| *t.borrow_mut() = Some(team));
     Ok(())
-}
-
-/// The job's outcome: a rank that failed on its own tells the others
-/// (which then fail too); a failure they all learned already stands.
-pub fn settle(outcome: anyhow::Result<()>) -> anyhow::Result<()> {
-    match outcome {
-        Err(e) if e.is::<RankFailed>() => Err(e),
-        other => agree(other),
-    }
 }
 
 /// Ends the job once the outcome is settled and reported: waits for every

@@ -123,9 +123,12 @@ impl Team {
     }
 
     /// The agreement: `outcome` on every rank if all succeeded, else the
-    /// lowest failing rank's error (as [`RankFailed`]) on every rank.
+    /// lowest failing rank's error (as [`RankFailed`]) on every rank. A
+    /// failure agreed on already stands: every rank has it and takes no
+    /// more steps.
     pub fn agree<T>(&self, outcome: anyhow::Result<T>) -> anyhow::Result<T> {
-        if self.size == 1 {
+        let agreed = matches!(&outcome, Err(e) if e.is::<RankFailed>());
+        if self.size == 1 || agreed {
             return outcome;
         }
         let mine = match &outcome {
