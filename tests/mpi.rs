@@ -238,6 +238,30 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     );
 }
 
+/// `fsbench report` of a saved multi-rank result shows the breakdown too.
+#[test]
+fn a_saved_result_reports_its_ranks() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let path = json.to_str().unwrap();
+    mpirun(
+        2,
+        &[],
+        &bonnie_args(
+            &mnt.arg(),
+            &["-s", "0", "-n", "1", "-r", "0", "--json", path],
+        ),
+    )
+    .assert_success();
+    let out = run(&["report", path]);
+    out.assert_success();
+    for needle in ["2 ranks", "stonewall", "per host", "rank 1"] {
+        assert!(out.stdout.contains(needle), "{needle}\n{out}");
+    }
+}
+
 /// `--shared-dir`: every rank's files in one directory (three of them
 /// here); each rank still stats and deletes exactly its own.
 #[test]

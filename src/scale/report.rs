@@ -1,5 +1,6 @@
 //! The terminal view of a multi-rank result: the aggregate with its
 //! stonewall and tail, then the same metrics per host and per rank.
+use crate::report::number;
 use crate::result::{Figure, ScaleOut, WorkloadResult};
 
 /// Ranks shown one per column; beyond that the JSON has them.
@@ -102,14 +103,6 @@ fn figure_rows(result: &WorkloadResult, parts: &[(String, &[Figure])]) -> Vec<Ve
         rows.push(row);
     }
     rows
-}
-
-fn number(value: f64) -> String {
-    match value.abs() {
-        v if v >= 100.0 => format!("{value:.0}"),
-        v if v >= 1.0 => format!("{value:.2}"),
-        _ => format!("{value:.4}"),
-    }
 }
 
 /// A Markdown table: first column left-aligned, the others right-aligned.
