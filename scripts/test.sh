@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 # chromium: the HTML report is loaded in a real headless browser.
 # rsync, tar: the tree workload's --cmd is tested with the real tools.
 # strace: counts the sync log's fdatasync/fsync calls (group commit).
-packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar strace)
+# libopenmpi-dev, openmpi-bin, libclang-dev: the build with the mpi feature
+# (mpicc and bindgen) and mpirun for the scale-out tests.
+packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar
+  strace libopenmpi-dev openmpi-bin libclang-dev)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do
@@ -27,5 +30,8 @@ else
   echo "not root: not installing ${packages[*]}; tests that mount file systems will skip" >&2
 fi
 
-cargo build --release --locked
-cargo test --release --locked
+# The default build (no MPI) must keep compiling on its own; the tests run
+# once, on the build with MPI, which also runs alone without mpirun.
+cargo check --release --locked
+cargo build --release --locked --features mpi
+cargo test --release --locked --features mpi

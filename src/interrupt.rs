@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
 use crate::error::Interrupted;
 
@@ -13,18 +13,29 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
 /// Installs the handlers; call once at start-up.
 pub fn install() -> anyhow::Result<()> {
-    for sig in [SIGINT, SIGTERM] {
-        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        // Order matters: the conditional shutdown fires only once `flag` is
-        // already set, i.e. on the second signal.
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
-        signal_hook::flag::register(sig, Arc::clone(&flag))?;
-        // SAFETY: the closure only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            signal_hook::low_level::register(sig, move || RECEIVED.store(sig, Ordering::Relaxed))?;
-        }
+    [SIGINT, SIGTERM].into_iter().try_for_each(stop_on)
+}
+
+/// Makes `sig` a stop signal like SIGINT: the first stops the run cleanly,
+/// a second kills at once.
+fn stop_on(sig: i32) -> anyhow::Result<()> {
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Order matters: the conditional shutdown fires only once `flag` is
+    // already set, i.e. on the second signal.
+    signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
+    signal_hook::flag::register(sig, Arc::clone(&flag))?;
+    // SAFETY: the closure only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        signal_hook::low_level::register(sig, move || RECEIVED.store(sig, Ordering::Relaxed))?;
     }
     Ok(())
+}
+
+/// Under MPI: OpenMPI's mpirun kills the ranks one second after a Ctrl-C,
+/// too soon to clean up, but forwards SIGUSR1 to them, so `kill -USR1
+/// <mpirun>` is the way to stop a job cleanly.
+pub fn stop_on_sigusr1() -> anyhow::Result<()> {
+    stop_on(SIGUSR1)
 }
 
 /// The signal received so far, if any.
@@ -53,6 +64,7 @@ fn signal_name(signal: i32) -> &'static str {
     match signal {
         SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",
+        SIGUSR1 => "SIGUSR1",
         _ => "a signal",
     }
 }

@@ -14,6 +14,7 @@ pub mod measure;
 pub mod report;
 pub mod result;
 pub mod runner;
+pub mod scale;
 pub mod size;
 pub mod suite;
 pub mod target;

@@ -62,6 +62,11 @@ pub struct WorkloadResult {
     /// with the targets' risks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub risks: Vec<Risk>,
+    /// A run of several ranks (`mpirun -np N`): `metrics` are then the
+    /// aggregate of all ranks, and this holds the spread, stonewall and the
+    /// per-host and per-rank figures behind them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleOut>,
 }
 
 impl WorkloadResult {
@@ -149,4 +154,63 @@ pub struct IntervalSample {
     pub warmup: bool,
     /// Named values, unit in the name (`mib_per_s`, `resp_ms`).
     pub values: std::collections::BTreeMap<String, f64>,
+}
+
+/// How the ranks of an MPI run shared the work. Every time is in seconds on
+/// the job's common clock, relative to the earliest start of the metric's
+/// phase on any rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleOut {
+    pub ranks: u32,
+    /// How the ranks' clocks were made comparable.
+    pub clock: String,
+    /// One per aggregate metric, in the same order.
+    pub spread: Vec<Spread>,
+    pub hosts: Vec<HostPart>,
+    pub per_rank: Vec<RankPart>,
+}
+
+/// The timing of one metric's phase across ranks (IOR/mdtest's view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub name: String,
+    /// When the first rank finished (the stonewall).
+    pub first_done_s: f64,
+    /// When the last rank finished: the aggregate's elapsed time.
+    pub last_done_s: f64,
+    /// Work all ranks had done by `first_done_s` (interpolated from their
+    /// progress checkpoints), and the rate over that interval.
+    pub stonewall_samples: f64,
+    pub stonewall_value: f64,
+    /// The fastest and slowest rank's own elapsed time.
+    pub fastest_s: f64,
+    pub slowest_s: f64,
+}
+
+/// One host's ranks and their work, aggregated like the whole job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostPart {
+    pub host: String,
+    pub ranks: Vec<u32>,
+    pub env: HostEnv,
+    pub metrics: Vec<Figure>,
+}
+
+/// One rank's own figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankPart {
+    pub rank: u32,
+    pub host: String,
+    pub metrics: Vec<Figure>,
+}
+
+/// A metric's value over a part of the job (a host, a rank).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub value: f64,
+    pub samples: u64,
+    pub elapsed_s: f64,
+    /// Start of the part's phase, relative to the job's earliest start.
+    pub start_s: f64,
 }

@@ -2,6 +2,7 @@
 //! cleanup, and the result record. Shared by every subcommand that runs
 //! workloads.
 use crate::result::{RunResult, SCHEMA_VERSION, TargetResult, WorkloadResult};
+use crate::scale;
 use crate::target::Target;
 use crate::target::env::{probe_host, probe_target};
 use crate::target::scratch::Scratch;
@@ -40,6 +41,10 @@ pub fn new_run_result(run_id: &str) -> RunResult {
 /// Runs `workload` `repetitions` times on `target`; `on_result` sees each
 /// repetition's result as soon as it exists. On any error or signal the
 /// scratch directory is removed before the error is returned.
+///
+/// Under MPI every rank runs this with a scratch directory of its own on
+/// the shared target; rank 0 alone sees the results, aggregated over all
+/// ranks, and prints their per-host and per-rank tables.
 pub fn run_on_target(
     target: &Target,
     workload: &mut dyn Workload,
@@ -47,10 +52,15 @@ pub fn run_on_target(
     options: &RunOptions,
     mut on_result: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<TargetResult> {
-    target.check(workload.planned_bytes(), workload.planned_files())?;
+    let ranks = u64::from(scale::size());
+    target.check(
+        workload.planned_bytes().saturating_mul(ranks),
+        workload.planned_files().saturating_mul(ranks),
+    )?;
     workload.check_outside()?;
     let env = probe_target(&target.path).ok();
-    let scratch = Scratch::create(&target.path, run_id, options.keep)?;
+    let scratch_id = scale::scratch_id(run_id)?;
+    let scratch = scale::agree(Scratch::create(&target.path, &scratch_id, options.keep))?;
     let mut workloads = Vec::new();
     for repetition in 0..options.repetitions {
         let ctx = RunContext {
@@ -58,8 +68,13 @@ pub fn run_on_target(
             repetition,
             progress: &options.progress,
         };
-        let result = workload.run(&ctx)?;
+        // A rank's failure is agreed on here, before its scratch directory
+        // goes: no rank is still working when any removes its data.
+        let Some(result) = scale::combine(workload.run(&ctx))? else {
+            continue;
+        };
         on_result(&result)?;
+        show_scale_out(&result)?;
         workloads.push(result);
     }
     let cleanup = scratch.finish()?;
@@ -73,6 +88,15 @@ pub fn run_on_target(
         workloads,
         cleanup,
     })
+}
+
+/// The per-host and per-rank tables of a multi-rank result, on stderr
+/// (stdout may carry CSV or JSON that must stay machine-readable).
+pub fn show_scale_out(result: &WorkloadResult) -> anyhow::Result<()> {
+    match scale::report::render(result) {
+        Some(text) => crate::cli::output::emit(crate::cli::output::Stream::Stderr, &text),
+        None => Ok(()),
+    }
 }
 
 /// Ends a single-target command: adds the target's result to the record,
@@ -90,9 +114,13 @@ pub fn finish_record(
     }
 }
 
-/// Writes the result as pretty JSON (`--json FILE`, `-` for stdout).
+/// Writes the result as pretty JSON (`--json FILE`, `-` for stdout); in an
+/// MPI job rank 0 writes the job's.
 pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context;
+    if !scale::is_root() {
+        return Ok(());
+    }
     let text = serde_json::to_string_pretty(result)? + "\n";
     if path.as_os_str() == "-" {
         return crate::cli::output::emit(crate::cli::output::Stream::Stdout, &text);

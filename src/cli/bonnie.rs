@@ -86,6 +86,10 @@ pub struct BonnieArgs {
     /// Keep the scratch data instead of removing it.
     #[arg(long)]
     keep: bool,
+    /// Under MPI: all ranks run the file tests in one shared directory
+    /// (contention on it, as mdtest's default) instead of one each.
+    #[arg(long)]
+    shared_dir: bool,
 }
 
 impl BonnieArgs {
@@ -137,6 +141,7 @@ impl BonnieArgs {
             concurrency: self.concurrency,
             fsync_every_write: self.fsync,
             direct: self.direct,
+            shared_dir: self.shared_dir,
             seed: match (&self.random_file, self.seed) {
                 (Some(path), _) => Seed::File(path.clone()),
                 (None, Some(seed)) => Seed::Number(seed),
@@ -309,5 +314,10 @@ pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload
         run_decides,
     )?;
     refuse_in_suite("--keep", args.keep, "use fsbench run --keep")?;
+    refuse_in_suite(
+        "--shared-dir",
+        args.shared_dir,
+        "fsbench run does not run under MPI",
+    )?;
     Ok(Box::new(Bonnie::new(args.config()?)?))
 }

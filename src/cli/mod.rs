@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::{Interrupted, UsageError};
+use crate::error::Interrupted;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -99,38 +99,79 @@ pub fn main() -> i32 {
         eprintln!("fsbench: error: cannot install signal handlers: {e}");
         return 1;
     }
-    let outcome = match cli.command {
-        Command::Run(args) => run::run(*args, cli.json.as_deref()),
-        Command::Bonnie(args) => bonnie::run(*args, cli.json.as_deref()),
-        Command::Postmark(args) => postmark::run(*args, cli.json.as_deref()),
-        Command::Io(args) => io::run(*args, cli.json.as_deref()),
-        Command::Tree(args) => tree::run(*args, cli.json.as_deref()),
-        Command::Durability(args) => durability::run(args, cli.json.as_deref()),
-        Command::Env(args) => env::run(args, cli.json.as_deref()),
-        Command::Clean(args) => clean::run(args, cli.json.as_deref()),
-        Command::Report(args) => report::run(args, cli.json.as_deref()),
-        Command::Compare(args) => compare::run(args, cli.json.as_deref()),
-    };
-    match outcome {
+    if let Err(e) = crate::scale::init() {
+        eprintln!("fsbench: error: cannot join the MPI job: {e:#}");
+        return 1;
+    }
+    // A rank that failed on its own tells the others here (they then fail
+    // too); see `scale::agree`.
+    let outcome = crate::scale::agree(dispatch(cli.command, cli.json.as_deref()));
+    let code = match outcome {
         Ok(()) => 0,
         Err(e) => report_error(&e),
+    };
+    crate::scale::finish();
+    code
+}
+
+/// Runs the command; under MPI only the commands that run workloads on
+/// every rank are allowed.
+fn dispatch(command: Command, json: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if !matches!(
+        command,
+        Command::Bonnie(_) | Command::Postmark(_) | Command::Tree(_)
+    ) {
+        crate::scale::require_single(command.name())?;
+    }
+    match command {
+        Command::Run(args) => run::run(*args, json),
+        Command::Bonnie(args) => bonnie::run(*args, json),
+        Command::Postmark(args) => postmark::run(*args, json),
+        Command::Io(args) => io::run(*args, json),
+        Command::Tree(args) => tree::run(*args, json),
+        Command::Durability(args) => durability::run(args, json),
+        Command::Env(args) => env::run(args, json),
+        Command::Clean(args) => clean::run(args, json),
+        Command::Report(args) => report::run(args, json),
+        Command::Compare(args) => compare::run(args, json),
+    }
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::Bonnie(_) => "bonnie",
+            Command::Postmark(_) => "postmark",
+            Command::Io(_) => "io",
+            Command::Tree(_) => "tree",
+            Command::Durability(_) => "durability",
+            Command::Env(_) => "env",
+            Command::Clean(_) => "clean",
+            Command::Report(_) => "report",
+            Command::Compare(_) => "compare",
+        }
     }
 }
 
 fn report_error(e: &anyhow::Error) -> i32 {
+    let code = crate::scale::exit_code_of(e);
+    // Every rank of a failed MPI job knows who failed and why; rank 0 says it.
+    if let Some(failed) = e.downcast_ref::<crate::scale::RankFailed>() {
+        if crate::scale::is_root() {
+            eprintln!("fsbench: error: {failed}");
+        }
+        return code;
+    }
     if let Some(interrupted) = e.downcast_ref::<Interrupted>() {
         let cleanup = match crate::target::scratch::cleanup_failed() {
             false => "scratch data removed",
             true => "scratch data NOT fully removed (see above)",
         };
         eprintln!("fsbench: {interrupted}; {cleanup}");
-        return 128 + interrupted.signal;
+        return code;
     }
     // One line: anyhow's alternate form joins the context chain with ": ".
     eprintln!("fsbench: error: {e:#}");
-    if e.downcast_ref::<UsageError>().is_some() {
-        2
-    } else {
-        1
-    }
+    code
 }

@@ -13,8 +13,12 @@ pub enum Stream {
     Stderr,
 }
 
-/// Writes `text` to `stream`; a closed pipe is an error, not a panic.
+/// Writes `text` to `stream`; a closed pipe is an error, not a panic. In
+/// an MPI job only rank 0 speaks.
 pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
+    if !crate::scale::is_root() {
+        return Ok(());
+    }
     let result = match stream {
         Stream::Stdout => std::io::stdout()
             .lock()

@@ -13,7 +13,8 @@ use super::synclog::SyncLogArgs;
 use crate::compat::postmark::session::{Flow, Runner, Session};
 use crate::error::{Interrupted, usage};
 use crate::result::{RunResult, TargetResult};
-use crate::runner::{new_run_id, new_run_result, write_json};
+use crate::runner::{new_run_id, new_run_result, show_scale_out, write_json};
+use crate::scale;
 use crate::size::format_bytes;
 use crate::target::Target;
 use crate::target::env::probe_target;
@@ -36,6 +37,12 @@ sizes, operations and system calls), timed with ns clocks. Files live in
 <location>/fsbench-<run-id>/, removed at the end. fsbench extension:
 `set threads N` runs N independent instances (seeds seed..seed+N-1).
 Unlike PostMark, bad commands and values are errors (exit 2), not \"Eh?\".";
+
+const MPI_NEEDS_CONFIG: &str =
+    "under MPI, give the commands in a CONFIG file: stdin reaches rank 0 alone";
+
+const RANK_0_REPORT: &str = "fsbench: the PostMark report below is rank 0's own; \
+the aggregate of all ranks is in the tables on stderr and in the JSON";
 
 /// PostMark's startup file when no CONFIG is given.
 const STARTUP_FILE: &str = ".pmrc";
@@ -63,7 +70,7 @@ pub fn run(args: PostmarkArgs, json: Option<&Path>) -> anyhow::Result<()> {
         json,
         runs: 0,
     };
-    let mut stdout = std::io::stdout();
+    let mut stdout = scale::root_stdout();
     let mut session = Session::new(&mut runner, &mut stdout);
     let startup = args.config.or_else(|| {
         let pmrc = PathBuf::from(STARTUP_FILE);
@@ -71,9 +78,11 @@ pub fn run(args: PostmarkArgs, json: Option<&Path>) -> anyhow::Result<()> {
     });
     let flow = match startup {
         Some(path) => session.execute_file(&path)?,
+        None if scale::size() > 1 => return usage(MPI_NEEDS_CONFIG),
         None => Flow::Continue,
     };
-    if flow == Flow::Continue {
+    // Under MPI stdin reaches rank 0 alone: every rank runs the file only.
+    if flow == Flow::Continue && scale::size() == 1 {
         read_stdin(&mut session)?;
     }
     drop(session);
@@ -201,6 +210,7 @@ impl Runner for ScratchRunner<'_> {
     fn run(&mut self, config: &PostmarkConfig, out: &mut dyn Write) -> anyhow::Result<RunSummary> {
         check_memory(config, self.record.host.ram_bytes)?;
         let targets = targets_of(config)?;
+        let ranks = u64::from(scale::size());
         for (index, target) in targets.iter().enumerate() {
             // A log placed on the target lives in the first location.
             let log_bytes = match (index, &self.sync_log) {
@@ -209,8 +219,8 @@ impl Runner for ScratchRunner<'_> {
             };
             let log_files = u64::from(log_bytes > 0);
             target.check(
-                config.planned_bytes(index) + log_bytes,
-                config.planned_files(index) + log_files,
+                config.planned_bytes(index).saturating_mul(ranks) + log_bytes,
+                config.planned_files(index).saturating_mul(ranks) + log_files,
             )?;
         }
         if let Some(log) = &self.sync_log {
@@ -219,14 +229,16 @@ impl Runner for ScratchRunner<'_> {
         let envs: Vec<_> = targets.iter().map(|t| probe_target(&t.path).ok()).collect();
         // Later runs of a session get their own directories, so `--keep`
         // can keep them all.
-        let scratch_id = match self.runs {
+        let scratch_id = scale::scratch_id(&match self.runs {
             0 => self.run_id.clone(),
             n => format!("{}-{}", self.run_id, n + 1),
-        };
-        let scratches = targets
-            .iter()
-            .map(|t| Scratch::create(&t.path, &scratch_id, self.keep))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        })?;
+        let scratches = scale::agree(
+            targets
+                .iter()
+                .map(|t| Scratch::create(&t.path, &scratch_id, self.keep))
+                .collect::<anyhow::Result<Vec<_>>>(),
+        )?;
         let dirs: Vec<LocationDir<'_>> = targets
             .iter()
             .zip(&scratches)
@@ -241,6 +253,9 @@ impl Runner for ScratchRunner<'_> {
             repetition: self.runs,
         });
         let summary = workload::run(config, &dirs, log, out)?;
+        if scale::size() > 1 {
+            writeln!(out, "{RANK_0_REPORT}").context("cannot write to standard output")?;
+        }
         drop(dirs);
         let mut results = Vec::new();
         for ((target, scratch), env) in targets.into_iter().zip(scratches).zip(envs) {
@@ -258,9 +273,11 @@ impl Runner for ScratchRunner<'_> {
         }
         // One workload spans every location: it is recorded once, under
         // the first; the others carry their environment and cleanup.
-        results[0]
-            .workloads
-            .push(summary.to_workload_result(self.runs, self.record.host.ram_bytes));
+        let result = summary.to_workload_result(self.runs, self.record.host.ram_bytes);
+        if let Some(result) = scale::combine(Ok(result))? {
+            show_scale_out(&result)?;
+            results[0].workloads.push(result);
+        }
         self.record.targets.extend(results);
         self.record.finished = Some(chrono::Utc::now());
         self.runs += 1;

@@ -28,6 +28,7 @@ impl LatencyRecorder {
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
         self.histogram.saturating_record(ns.max(1));
+        crate::scale::checkpoint::count_op();
     }
 
     /// Records the time since `start` and returns the new "now", so loops
@@ -45,7 +46,34 @@ impl LatencyRecorder {
         let _ = self.histogram.add(&other.histogram);
     }
 
+    /// The recorded buckets as (value, count): what an MPI rank sends so
+    /// that rank 0 can add histograms up exactly.
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        self.histogram
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    /// A recorder holding `buckets` (from [`LatencyRecorder::buckets`]).
+    pub fn from_buckets(buckets: &[(u64, u64)]) -> Self {
+        let mut recorder = Self::new();
+        for &(value, count) in buckets {
+            let _ = recorder.histogram.record_n(value.max(1), count);
+        }
+        recorder
+    }
+
+    /// The percentiles; in a multi-rank run the histogram is also kept
+    /// for the aggregation of all ranks' latencies.
     pub fn summary(&self) -> Option<LatencySummary> {
+        let summary = self.summarize()?;
+        crate::scale::keep_latency(&summary, || self.buckets());
+        Some(summary)
+    }
+
+    /// The percentiles alone.
+    pub fn summarize(&self) -> Option<LatencySummary> {
         let h = &self.histogram;
         if h.is_empty() {
             return None;
@@ -81,6 +109,16 @@ mod tests {
         assert!((s.p99_ns as f64 - 990_000.0).abs() < 2000.0, "{}", s.p99_ns);
         assert!((s.max_ns as f64 - 1_000_000.0).abs() < 1000.0);
         assert!((s.mean_ns - 500_500.0).abs() < 1000.0);
+    }
+
+    #[test]
+    fn buckets_round_trip_exactly() {
+        let mut rec = LatencyRecorder::new();
+        for ns in [1, 7, 1000, 123_456, 5_000_000_000] {
+            rec.record_ns(ns);
+        }
+        let copy = LatencyRecorder::from_buckets(&rec.buckets());
+        assert_eq!(copy.summarize(), rec.summarize());
     }
 
     #[test]

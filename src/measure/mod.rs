@@ -14,8 +14,10 @@ pub struct PhaseClock {
 }
 
 /// The outcome of a `PhaseClock`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct PhaseTiming {
+    /// When the phase started: places it on the common clock of an MPI job.
+    pub started: Instant,
     pub elapsed: Duration,
     pub cpu: Duration,
 }
@@ -32,14 +34,29 @@ impl PhaseClock {
     pub fn stop(&self) -> PhaseTiming {
         let elapsed = self.wall.elapsed();
         let cpu = process_cpu_time().saturating_sub(self.cpu);
-        PhaseTiming { elapsed, cpu }
+        PhaseTiming {
+            started: self.wall,
+            elapsed,
+            cpu,
+        }
     }
 }
 
 impl PhaseTiming {
-    /// Both phases together (wall and CPU time added).
+    /// No time yet, from now: the start of a sum of phases (`plus`).
+    pub fn zero() -> PhaseTiming {
+        PhaseTiming {
+            started: Instant::now(),
+            elapsed: Duration::ZERO,
+            cpu: Duration::ZERO,
+        }
+    }
+
+    /// Both phases together (wall and CPU time added), starting at the
+    /// earlier start.
     pub fn plus(self, other: PhaseTiming) -> PhaseTiming {
         PhaseTiming {
+            started: self.started.min(other.started),
             elapsed: self.elapsed + other.elapsed,
             cpu: self.cpu + other.cpu,
         }

@@ -69,6 +69,10 @@ impl Reporter for Terminal {
             out.push_str(&profile_table(&summary.profiles()).to_string());
             out.push('\n');
         }
+        let workloads = run.targets.iter().flat_map(|t| &t.workloads);
+        for scale_out in workloads.filter_map(crate::scale::report::render) {
+            out.push_str(&scale_out);
+        }
         out.push('\n');
         out.push_str(&legend(summary));
         Ok(out)

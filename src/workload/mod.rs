@@ -58,7 +58,8 @@ enum Display {
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
-        let display = match !quiet && std::io::stderr().is_terminal() {
+        let shown = !quiet && crate::scale::is_root() && std::io::stderr().is_terminal();
+        let display = match shown {
             true => Display::Lines,
             false => Display::Off,
         };

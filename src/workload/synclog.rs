@@ -518,6 +518,7 @@ mod tests {
             ..Default::default()
         };
         let phase = PhaseTiming {
+            started: std::time::Instant::now(),
             elapsed: std::time::Duration::from_secs(2),
             cpu: std::time::Duration::ZERO,
         };

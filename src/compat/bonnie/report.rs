@@ -377,6 +377,7 @@ mod tests {
             concurrency: 1,
             fsync_every_write: false,
             direct: false,
+            shared_dir: false,
             seed: Seed::Number(42),
         }
     }

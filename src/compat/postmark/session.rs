@@ -123,7 +123,9 @@ impl<'a> Session<'a> {
     /// `run [FILE]`. The report file is opened first, so a bad name costs
     /// no run (PostMark runs, then prints the report to stdout instead).
     fn run(&mut self, report_file: Option<&str>) -> anyhow::Result<()> {
+        // Under MPI rank 0 alone writes reports (the others' output is a sink).
         let mut file = report_file
+            .filter(|_| crate::scale::is_root())
             .map(|name| open_for_append(name).map(|file| (name, file)))
             .transpose()?;
         let summary = self.runner.run(&self.config, &mut *self.out)?;

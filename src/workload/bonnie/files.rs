@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use rustix::fs::{AtFlags, Dir, Mode, OFlags};
+use rustix::io::Errno;
 
-use super::names::{NameArena, NameTable, Order, dir_of, shuffle};
+use super::names::{NameArena, NameTable, Order, Owner, dir_of, shuffle};
 use super::rng::RandomSource;
 use super::{BonnieConfig, FileKind, Outcome, Test, announce};
 use crate::interrupt;
@@ -24,18 +25,26 @@ struct TestDirs<'a> {
     name: CString,
     top: OwnedFd,
     subdirs: Vec<(CString, OwnedFd)>,
+    /// Whose files are in them: ours alone, or (`--shared-dir`) a range of
+    /// the files of all ranks of an MPI job, where whoever comes first
+    /// creates a directory and whoever leaves last removes it.
+    owner: Owner,
 }
 
 impl TestDirs<'_> {
-    fn create(scratch: BorrowedFd<'_>, count: u64) -> anyhow::Result<TestDirs<'_>> {
-        let name = CString::new(format!("Bonnie.{}", std::process::id()))?;
-        make_dir(scratch, &name)?;
+    fn create(scratch: BorrowedFd<'_>, count: u64, owner: Owner) -> anyhow::Result<TestDirs<'_>> {
+        let shared = owner.is_shared();
+        let name = match shared {
+            true => CString::new("Bonnie.shared")?,
+            false => CString::new(format!("Bonnie.{}", std::process::id()))?,
+        };
+        make_dir(scratch, &name, shared)?;
         let top = cleanup::open_subdir(scratch, &name).context("cannot open test directory")?;
         let mut subdirs = Vec::new();
         if count > 1 {
             for i in 0..count {
                 let sub = CString::new(format!("{i:05}"))?;
-                make_dir(top.as_fd(), &sub)?;
+                make_dir(top.as_fd(), &sub, shared)?;
                 let fd =
                     cleanup::open_subdir(top.as_fd(), &sub).context("cannot open subdirectory")?;
                 subdirs.push((sub, fd));
@@ -46,6 +55,7 @@ impl TestDirs<'_> {
             name,
             top,
             subdirs,
+            owner,
         })
     }
 
@@ -70,35 +80,53 @@ impl TestDirs<'_> {
 
     /// rmdir of the subdirectories and the test directory, as bonnie++
     /// times it at the end of each delete phase. Entries the file system or
-    /// another program put there are removed (and reported) first.
+    /// another program put there are removed (and reported) first — but in
+    /// a shared directory they are other ranks' files, left to them.
     fn remove(self, report: &mut CleanupReport) -> anyhow::Result<()> {
         let TestDirs {
             scratch,
             name,
             top,
             subdirs,
+            owner,
         } = self;
+        let shared = owner.is_shared();
         let top_rel = name.to_string_lossy().into_owned();
         for (sub, fd) in subdirs {
-            let rel = format!("{top_rel}/{}", sub.to_string_lossy());
-            cleanup::empty_dir(fd.as_fd(), &rel, None, report)?;
+            if !shared {
+                let rel = format!("{top_rel}/{}", sub.to_string_lossy());
+                cleanup::empty_dir(fd.as_fd(), &rel, None, report)?;
+            }
             drop(fd);
-            remove_dir(top.as_fd(), &sub)?;
+            remove_dir(top.as_fd(), &sub, shared)?;
         }
-        cleanup::empty_dir(top.as_fd(), &top_rel, None, report)?;
+        if !shared {
+            cleanup::empty_dir(top.as_fd(), &top_rel, None, report)?;
+        }
         drop(top);
-        remove_dir(scratch, &name)
+        remove_dir(scratch, &name, shared)
     }
 }
 
-fn make_dir(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
-    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700))
-        .with_context(|| format!("cannot create directory {}", name.to_string_lossy()))
+/// mkdir; in a shared directory another rank may have made it already.
+fn make_dir(parent: BorrowedFd<'_>, name: &CStr, shared: bool) -> anyhow::Result<()> {
+    match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+        Err(Errno::EXIST) if shared => Ok(()),
+        other => {
+            other.with_context(|| format!("cannot create directory {}", name.to_string_lossy()))
+        }
+    }
 }
 
-fn remove_dir(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
-    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
-        .with_context(|| format!("cannot remove directory {}", name.to_string_lossy()))
+/// rmdir; in a shared directory another rank may still have files there
+/// (it removes the directory when it leaves) or have removed it already.
+fn remove_dir(parent: BorrowedFd<'_>, name: &CStr, shared: bool) -> anyhow::Result<()> {
+    match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+        Err(Errno::NOTEMPTY | Errno::NOENT) if shared => Ok(()),
+        other => {
+            other.with_context(|| format!("cannot remove directory {}", name.to_string_lossy()))
+        }
+    }
 }
 
 /// Per-file sizes, drawn as bonnie++ does: `min + rand() % (max - min + 1)`.
@@ -140,9 +168,14 @@ pub(super) fn run_all(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     let mut report = CleanupReport::default();
+    let total = config.total_files();
+    let (parent, owner) = test_place(config, ctx, total)?;
     for order in [Order::Sequential, Order::Random] {
-        let total = config.total_files();
-        let names = NameTable::generate(total, order, random);
+        let first = match owner {
+            Owner::All => 0,
+            Owner::Range { first, .. } => first,
+        };
+        let names = NameTable::generate(first, total, order, random);
         let sizes = file_sizes(config, total, random);
         let set = FileSet {
             config,
@@ -151,7 +184,7 @@ pub(super) fn run_all(
         };
         let mut buf = AlignedBuf::new(config.files.chunk);
         fill_pattern(&mut buf);
-        let dirs = TestDirs::create(ctx.scratch.dir(), config.files.dirs)?;
+        let dirs = TestDirs::create(parent.as_fd(), config.files.dirs, owner)?;
         let (create, stat, delete) = match order {
             Order::Sequential => (Test::SeqCreate, Test::SeqStat, Test::SeqDelete),
             Order::Random => (Test::RandCreate, Test::RandStat, Test::RandDelete),
@@ -189,6 +222,37 @@ pub(super) fn run_all(
         notes.push(format!("file tests: {unusual}"));
     }
     Ok(())
+}
+
+/// Where the test directories go and whose files they hold: the scratch
+/// directory, ours alone; or with `--shared-dir` in an MPI job, rank 0's
+/// scratch directory, where each rank numbers its files after the lower
+/// ranks' so that names never collide.
+fn test_place(
+    config: &BonnieConfig,
+    ctx: &RunContext<'_>,
+    total: u64,
+) -> anyhow::Result<(OwnedFd, Owner)> {
+    if !config.shared_dir || crate::scale::size() == 1 {
+        let own = rustix::io::fcntl_dupfd_cloexec(ctx.scratch.dir(), 0)
+            .context("cannot duplicate the scratch directory fd")?;
+        return Ok((own, Owner::All));
+    }
+    let path = crate::scale::root_scratch(ctx.scratch.path());
+    let shared = rustix::fs::open(
+        &path,
+        OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .with_context(|| format!("cannot open the shared directory {}", path.display()))?;
+    let first = u64::from(crate::scale::rank()) * total;
+    Ok((
+        shared,
+        Owner::Range {
+            first,
+            count: total,
+        },
+    ))
 }
 
 /// File contents: not all zeros, so compressing file systems do real work.
@@ -321,7 +385,7 @@ fn stat_in_readdir_order(
         let mut stream = Dir::read_from(dir).context("cannot open directory")?;
         while let Some(entry) = stream.read() {
             let entry = entry.context("readdir failed")?;
-            if entry.file_name().to_bytes().first() == Some(&b'.') {
+            if !dirs.owner.owns(entry.file_name().to_bytes()) {
                 continue;
             }
             interrupt::check()?;
@@ -356,15 +420,15 @@ fn stat_in_order(
     Ok(Outcome::new(Test::RandStat, clock.stop(), total, &latency))
 }
 
-/// Our files still in `dir`: names not starting with `.` (bonnie++ skips
-/// those too; what the file system adds there is foreign).
-fn list_own_names(dir: BorrowedFd<'_>) -> anyhow::Result<NameArena> {
+/// Our files still in `dir` (see [`Owner`]; bonnie++ too skips names
+/// starting with `.`).
+fn list_own_names(dir: BorrowedFd<'_>, owner: Owner) -> anyhow::Result<NameArena> {
     let mut names = NameArena::default();
     let mut stream = Dir::read_from(dir).context("cannot open directory")?;
     while let Some(entry) = stream.read() {
         let entry = entry.context("readdir failed")?;
         let name = entry.file_name().to_bytes();
-        if name.first() != Some(&b'.') {
+        if owner.owns(name) {
             names.push(name);
         }
     }
@@ -386,7 +450,7 @@ fn delete_in_readdir_order(
     let clock = PhaseClock::start();
     for dir in dirs.all_fds() {
         for pass in 1.. {
-            let names = list_own_names(dir)?;
+            let names = list_own_names(dir, dirs.owner)?;
             if names.is_empty() {
                 break;
             }

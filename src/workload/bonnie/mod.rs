@@ -42,6 +42,9 @@ pub struct BonnieConfig {
     pub fsync_every_write: bool,
     /// `-D`: O_DIRECT for the block tests.
     pub direct: bool,
+    /// `--shared-dir`: under MPI, every rank's file tests in one directory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_dir: bool,
     pub seed: Seed,
 }
 
@@ -308,7 +311,8 @@ impl Workload for Bonnie {
     }
 }
 
-/// Runs one timed test with bonnie++'s progress messages around it.
+/// Runs one timed test with bonnie++'s progress messages around it (and,
+/// under MPI, in step with the other ranks).
 fn announce(
     ctx: &RunContext<'_>,
     test: Test,
@@ -316,7 +320,7 @@ fn announce(
     body: impl FnOnce() -> anyhow::Result<Outcome>,
 ) -> anyhow::Result<()> {
     ctx.progress.start(test.progress_text());
-    let outcome = body()?;
+    let outcome = crate::scale::phase(|o: &Outcome| o.timing, body)?;
     ctx.progress.done(outcome.timing.elapsed.as_secs_f64());
     outcomes.push(outcome);
     Ok(())

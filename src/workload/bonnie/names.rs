@@ -9,6 +9,8 @@ use super::rng::RandomSource;
 const NAME_CHARS: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /// The random part is 0..=12 characters long (`rand() % 13`).
 const MAX_RANDOM_CHARS: u64 = 13;
+/// The index part: 10 hex digits.
+const INDEX_DIGITS: usize = 10;
 
 /// Bytes per generated name: 10 hex digits, at most 12 random characters
 /// and the NUL fit in 23.
@@ -38,20 +40,21 @@ pub enum Order {
 }
 
 impl NameTable {
-    /// bonnie++'s names: the index as 10 hex digits before (sequential) or
-    /// after (random) 0–12 random alphanumerics.
-    pub fn generate(count: u64, order: Order, random: &mut RandomSource) -> Self {
+    /// bonnie++'s names: the index (from `first`: 0 but for a rank in a
+    /// shared directory) as 10 hex digits before (sequential) or after
+    /// (random) 0–12 random alphanumerics.
+    pub fn generate(first: u64, count: u64, order: Order, random: &mut RandomSource) -> Self {
         let mut table = NameTable {
             bytes: Vec::with_capacity(count as usize * SLOT),
         };
         let mut suffix = Vec::with_capacity(MAX_RANDOM_CHARS as usize);
-        for index in 0..count {
+        for index in first..first + count {
             suffix.clear();
             let len = random.below(MAX_RANDOM_CHARS);
             for _ in 0..len {
                 suffix.push(NAME_CHARS[random.below(NAME_CHARS.len() as u64) as usize]);
             }
-            let digits = format!("{index:010x}");
+            let digits = format!("{index:0INDEX_DIGITS$x}");
             let name = match order {
                 Order::Sequential => [digits.as_bytes(), &suffix].concat(),
                 Order::Random => [&suffix, digits.as_bytes()].concat(),
@@ -107,6 +110,41 @@ impl NameArena {
     }
 }
 
+/// Which names in a directory are this run's files (never those starting
+/// with `.`: what file systems add there is foreign).
+#[derive(Clone, Copy)]
+pub enum Owner {
+    /// Every other name: the directory is ours alone.
+    All,
+    /// Sequential names whose index is in `first..first + count`: one
+    /// rank's files in a directory the ranks share.
+    Range { first: u64, count: u64 },
+}
+
+impl Owner {
+    pub fn is_shared(self) -> bool {
+        matches!(self, Owner::Range { .. })
+    }
+
+    pub fn owns(self, name: &[u8]) -> bool {
+        if name.first() == Some(&b'.') {
+            return false;
+        }
+        match self {
+            Owner::All => true,
+            Owner::Range { first, count } => {
+                sequential_index(name).is_some_and(|i| (first..first + count).contains(&i))
+            }
+        }
+    }
+}
+
+/// The index of a sequential-order name (its leading hex digits).
+fn sequential_index(name: &[u8]) -> Option<u64> {
+    let digits = std::str::from_utf8(name.get(..INDEX_DIGITS)?).ok()?;
+    u64::from_str_radix(digits, 16).ok()
+}
+
 /// Which of `dirs` directories file `index` of `total` goes in: contiguous,
 /// even blocks (bonnie++'s own split is off by one and can leave the last
 /// directory empty).
@@ -131,8 +169,8 @@ mod tests {
     #[test]
     fn names_carry_the_index_in_hex_at_the_right_end() {
         let mut random = RandomSource::seeded(7);
-        let seq = NameTable::generate(300, Order::Sequential, &mut random);
-        let ran = NameTable::generate(300, Order::Random, &mut random);
+        let seq = NameTable::generate(0, 300, Order::Sequential, &mut random);
+        let ran = NameTable::generate(0, 300, Order::Random, &mut random);
         assert_eq!(seq.len(), 300);
         let name = seq.get(255).to_str().unwrap();
         assert!(name.starts_with("00000000ff"), "{name}");
@@ -148,13 +186,13 @@ mod tests {
     #[test]
     fn matches_bonnie_names_for_seed_1() {
         let mut random = RandomSource::seeded(1);
-        let seq = NameTable::generate(1024, Order::Sequential, &mut random);
+        let seq = NameTable::generate(0, 1024, Order::Sequential, &mut random);
         let seq_first: Vec<_> = seq.iter().take(3).map(|n| n.to_str().unwrap()).collect();
         assert_eq!(
             seq_first,
             ["0000000000", "0000000001dhtNCmrRY", "0000000002SBZ"]
         );
-        let ran = NameTable::generate(1024, Order::Random, &mut random);
+        let ran = NameTable::generate(0, 1024, Order::Random, &mut random);
         let ran_first: Vec<_> = ran.iter().take(3).map(|n| n.to_str().unwrap()).collect();
         assert_eq!(
             ran_first,
@@ -163,9 +201,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_owns_its_range_of_a_shared_directory() {
+        let rank1 =
+            NameTable::generate(1024, 1024, Order::Sequential, &mut RandomSource::seeded(1));
+        let mine = Owner::Range {
+            first: 1024,
+            count: 1024,
+        };
+        let rank0s = Owner::Range {
+            first: 0,
+            count: 1024,
+        };
+        assert!(rank1.iter().all(|n| mine.owns(n.to_bytes())));
+        assert!(!rank1.iter().any(|n| rank0s.owns(n.to_bytes())));
+        for foreign in [&b".nfs0001"[..], b"._0000000400", b"x", b"zzzzzzzzzzzz"] {
+            assert!(!mine.owns(foreign), "{foreign:?}");
+        }
+        assert!(Owner::All.owns(b"x") && !Owner::All.owns(b".DS_Store"));
+    }
+
+    #[test]
     fn same_seed_same_names() {
-        let a = NameTable::generate(50, Order::Random, &mut RandomSource::seeded(1));
-        let b = NameTable::generate(50, Order::Random, &mut RandomSource::seeded(1));
+        let a = NameTable::generate(0, 50, Order::Random, &mut RandomSource::seeded(1));
+        let b = NameTable::generate(0, 50, Order::Random, &mut RandomSource::seeded(1));
         assert!(a.iter().eq(b.iter()));
     }
 

@@ -121,26 +121,39 @@ fn run_phases<'c>(
 ) -> anyhow::Result<Timing> {
     let total = PhaseClock::start();
     say(out, "Creating files...")?;
-    let creation = run_phase(instances, out, |instance, stop, _| {
-        instance.create_files(stop)
+    let creation = in_step(|| {
+        run_phase(instances, out, |instance, stop, _| {
+            instance.create_files(stop)
+        })
     })?;
     say(out, "Done\nPerforming transactions")?;
-    let transactions = run_phase(instances, out, |instance, stop, dots| {
-        instance.run_transactions(stop, dots)
+    let transactions = in_step(|| {
+        run_phase(instances, out, |instance, stop, dots| {
+            instance.run_transactions(stop, dots)
+        })
     })?;
     let out_of_files = instances.iter().any(|i| i.ran_out_of_files());
     say(out, if out_of_files { OUT_OF_FILES } else { "Done\n" })?;
     say(out, "Deleting files...")?;
-    let deletion = run_phase(instances, out, |instance, stop, _| {
-        instance.delete_files(stop)
+    let deletion = in_step(|| {
+        run_phase(instances, out, |instance, stop, _| {
+            instance.delete_files(stop)
+        })
     })?;
     say(out, "Done\n")?;
+    let total = total.stop();
+    crate::scale::note_span(&total);
     Ok(Timing {
         creation,
         transactions,
         deletion,
-        total: total.stop(),
+        total,
     })
+}
+
+/// A phase run in step with the other ranks of an MPI job.
+fn in_step(phase: impl FnOnce() -> anyhow::Result<PhaseTiming>) -> anyhow::Result<PhaseTiming> {
+    crate::scale::phase(|timing| *timing, phase)
 }
 
 /// Writes a progress message at once (PostMark flushes them too).

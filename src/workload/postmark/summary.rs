@@ -234,6 +234,7 @@ impl RunSummary {
     /// deletion and 3 s in all, for report tests.
     pub fn example(ops: [u64; 6], bytes_read: u64, bytes_written: u64, transactions: u64) -> Self {
         let phase = |ms| PhaseTiming {
+            started: std::time::Instant::now(),
             elapsed: std::time::Duration::from_millis(ms),
             cpu: std::time::Duration::from_millis(ms / 2),
         };

@@ -310,9 +310,9 @@ struct Repetition<'w, 'c> {
     /// The tree or the data the read operations see lives in RAM.
     memory_backed: bool,
     /// The sync log of `--sync-log`, and the time spent in the operations
-    /// that write it (copy, untar, delete).
+    /// that write it (copy, untar, delete), from the first one's start.
     log: Option<SyncLog>,
-    logging: PhaseTiming,
+    logging: Option<PhaseTiming>,
 }
 
 impl<'w, 'c> Repetition<'w, 'c> {
@@ -352,7 +352,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             caches,
             memory_backed,
             log,
-            logging: PhaseTiming::default(),
+            logging: None,
         })
     }
 
@@ -376,7 +376,10 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// directory (unless `--keep`).
     fn finish(mut self) -> anyhow::Result<()> {
         if let Some(log) = self.log.take() {
-            log.finish()?.add_to(self.result, self.logging);
+            let logging = self.logging.unwrap_or_else(PhaseTiming::zero);
+            // Under MPI the log's rates are aggregated over this span.
+            crate::scale::note_span(&logging);
+            log.finish()?.add_to(self.result, logging);
         }
         let caches = match &self.caches {
             Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
@@ -410,9 +413,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
     ) -> anyhow::Result<(T, PhaseTiming)> {
         self.caches.before_operation();
         self.ctx.progress.start(name);
-        let clock = PhaseClock::start();
-        let outcome = work(self).with_context(|| name.to_string())?;
-        let timing = clock.stop();
+        let (outcome, timing) = crate::scale::phase(
+            |(_, timing)| *timing,
+            || {
+                let clock = PhaseClock::start();
+                let outcome = work(self).with_context(|| name.to_string())?;
+                Ok((outcome, clock.stop()))
+            },
+        )?;
         self.ctx.progress.done(timing.elapsed.as_secs_f64());
         Ok((outcome, timing))
     }
@@ -425,7 +433,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, PhaseTiming)> {
         let (outcome, timing) = self.timed(name, work)?;
-        self.logging = self.logging.plus(timing);
+        self.logging = Some(self.logging.map_or(timing, |sum| sum.plus(timing)));
         Ok((outcome, timing))
     }
 
@@ -646,15 +654,20 @@ fn generate(
     let src = make_dir(dir, "src")?;
     ctx.progress.start("generate");
     let mut tally = Tally::default();
-    let clock = PhaseClock::start();
-    let mut last = std::time::Instant::now();
-    dataset::write(plan, src.as_fd(), &pool, || {
-        crate::interrupt::check()?;
-        last = tally.latency.record_since(last);
-        Ok(())
-    })
-    .context("generate")?;
-    let timing = clock.stop();
+    let timing = crate::scale::phase(
+        |timing| *timing,
+        || {
+            let clock = PhaseClock::start();
+            let mut last = std::time::Instant::now();
+            dataset::write(plan, src.as_fd(), &pool, || {
+                crate::interrupt::check()?;
+                last = tally.latency.record_since(last);
+                Ok(())
+            })
+            .context("generate")?;
+            Ok(clock.stop())
+        },
+    )?;
     ctx.progress.done(timing.elapsed.as_secs_f64());
     let description = plan.describe();
     tally.entries = description.entries;

@@ -1,0 +1,491 @@
+//! IOR/mdtest's aggregation of per-rank results: a phase's rate is the
+//! work of all ranks over (latest end − earliest start) on the common
+//! clock; the stonewall view is the work all ranks had done when the first
+//! finished; latency histograms are added, not averaged.
+use serde::{Deserialize, Serialize};
+
+use super::log::{Latency, Span};
+use crate::measure::LatencyRecorder;
+use crate::result::{
+    Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS, Metric, RankPart, ScaleOut,
+    Spread, WorkloadResult,
+};
+use crate::target::env::HostEnv;
+
+/// One rank's contribution, as it travels to rank 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RankReport {
+    pub rank: u32,
+    pub host: HostEnv,
+    pub result: WorkloadResult,
+    pub spans: Vec<Span>,
+    pub latencies: Vec<Latency>,
+}
+
+/// How `ScaleOut::clock` describes the common clock (see `scale::clock`).
+pub const CLOCK: &str =
+    "monotonic clock of each rank, zeroed when all ranks left a barrier at start-up";
+
+/// One rank's part in one metric.
+struct Part<'a> {
+    report: &'a RankReport,
+    metric: &'a Metric,
+    span: &'a Span,
+}
+
+/// The job's result: rank 0's with every metric aggregated over all
+/// ranks, and the spread, hosts and ranks behind it.
+pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
+    let first = reports
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("no rank reported"))?;
+    let mut all_parts = Vec::new();
+    for metric in &first.result.metrics {
+        all_parts.push(parts_of(reports, &metric.name)?);
+    }
+    let origin = all_parts
+        .iter()
+        .flatten()
+        .map(|p| p.span.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let mut result = first.result.clone();
+    result.metrics = all_parts.iter().map(|parts| combined(parts)).collect();
+    let hosts = hosts_of(reports);
+    result.notes.push(format!(
+        "{} ranks on {} host(s): each rate is all ranks' work over (latest end - earliest start)",
+        reports.len(),
+        hosts.len()
+    ));
+    result.scale = Some(ScaleOut {
+        ranks: reports.len() as u32,
+        clock: CLOCK.into(),
+        spread: all_parts
+            .iter()
+            .map(|parts| spread(parts, origin))
+            .collect(),
+        hosts: hosts
+            .iter()
+            .map(|&host| host_part(host, reports, &all_parts, origin))
+            .collect(),
+        per_rank: reports
+            .iter()
+            .map(|r| rank_part(r, &all_parts, origin))
+            .collect(),
+    });
+    Ok(result)
+}
+
+/// Every rank's metric `name` and the phase it was measured over.
+fn parts_of<'a>(reports: &'a [RankReport], name: &str) -> anyhow::Result<Vec<Part<'a>>> {
+    reports
+        .iter()
+        .map(|report| {
+            let metric = report
+                .result
+                .metric(name)
+                .ok_or_else(|| anyhow::anyhow!("rank {} has no metric {name}", report.rank))?;
+            let span = report
+                .spans
+                .iter()
+                .find(|s| s.elapsed_s == metric.elapsed_s)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("rank {}: metric {name} has no timed phase", report.rank)
+                })?;
+            Ok(Part {
+                report,
+                metric,
+                span,
+            })
+        })
+        .collect()
+}
+
+fn earliest_start(parts: &[&Part<'_>]) -> f64 {
+    parts
+        .iter()
+        .map(|p| p.span.start_s)
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn latest_end(parts: &[&Part<'_>]) -> f64 {
+    parts
+        .iter()
+        .map(|p| p.span.end_s)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Units per sample of a metric (1/MiB for MiB/s, 1e-6 for MB/s, 1 for
+/// files/s), recovered from a rank's own figure: value = samples × unit /
+/// elapsed.
+fn unit_scale(parts: &[&Part<'_>]) -> f64 {
+    parts
+        .iter()
+        .map(|p| p.metric)
+        .find(|m| m.samples > 0 && m.elapsed_s > 0.0 && m.value > 0.0)
+        .map_or(1.0, |m| m.value * m.elapsed_s / m.samples as f64)
+}
+
+/// The metric's value for `samples` of work over `seconds`: a time metric
+/// (unit "s") is the time itself, anything else a rate.
+fn value_of(metric: &Metric, samples: f64, seconds: f64, unit_scale: f64) -> f64 {
+    match (metric.unit.as_str(), seconds > 0.0) {
+        ("s", _) => seconds,
+        (_, true) => samples * unit_scale / seconds,
+        (_, false) => 0.0,
+    }
+}
+
+/// The metric over `parts` (all ranks, or one host's).
+fn combined(parts: &[Part<'_>]) -> Metric {
+    let refs: Vec<&Part<'_>> = parts.iter().collect();
+    combined_of(&refs)
+}
+
+fn combined_of(parts: &[&Part<'_>]) -> Metric {
+    let model = parts[0].metric;
+    let elapsed_s = latest_end(parts) - earliest_start(parts);
+    let samples: u64 = parts.iter().map(|p| p.metric.samples).sum();
+    let cpu: Vec<f64> = parts.iter().filter_map(|p| p.metric.cpu_percent).collect();
+    let mut flags: Vec<Flag> = parts
+        .iter()
+        .flat_map(|p| p.metric.flags.iter().copied())
+        .filter(|&f| f != Flag::TooShort)
+        .collect();
+    flags.sort_by_key(|f| *f as u8);
+    flags.dedup();
+    if elapsed_s < MIN_PRECISE_SECONDS {
+        flags.insert(0, Flag::TooShort);
+    }
+    Metric {
+        value: value_of(model, samples as f64, elapsed_s, unit_scale(parts)),
+        samples,
+        elapsed_s,
+        // Each rank's CPU % is of its own process: the mean says how busy
+        // a rank was.
+        cpu_percent: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
+        latency: merged_latency(parts),
+        flags,
+        ..model.clone()
+    }
+}
+
+/// The ranks' histograms added up, when every rank has one.
+fn merged_latency(parts: &[&Part<'_>]) -> Option<LatencySummary> {
+    let mut merged = LatencyRecorder::new();
+    for part in parts {
+        let summary = part.metric.latency.as_ref()?;
+        let latency = part
+            .report
+            .latencies
+            .iter()
+            .find(|l| &l.summary == summary)?;
+        merged.merge(&LatencyRecorder::from_buckets(&latency.buckets));
+    }
+    merged.summarize()
+}
+
+fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
+    let refs: Vec<&Part<'_>> = parts.iter().collect();
+    let model = parts[0].metric;
+    let start = earliest_start(&refs);
+    let first_done = parts
+        .iter()
+        .map(|p| p.span.end_s)
+        .fold(f64::INFINITY, f64::min);
+    let stonewall_samples: f64 = parts
+        .iter()
+        .map(|p| p.metric.samples as f64 * p.span.done_at(first_done))
+        .sum();
+    let own: Vec<f64> = parts
+        .iter()
+        .map(|p| p.span.end_s - p.span.start_s)
+        .collect();
+    Spread {
+        name: model.name.clone(),
+        first_done_s: first_done - origin,
+        last_done_s: latest_end(&refs) - origin,
+        stonewall_samples,
+        stonewall_value: value_of(
+            model,
+            stonewall_samples,
+            first_done - start,
+            unit_scale(&refs),
+        ),
+        fastest_s: own.iter().copied().fold(f64::INFINITY, f64::min),
+        slowest_s: own.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+fn figure(parts: &[&Part<'_>], origin: f64) -> Figure {
+    let metric = combined_of(parts);
+    Figure {
+        name: metric.name,
+        value: metric.value,
+        samples: metric.samples,
+        elapsed_s: metric.elapsed_s,
+        start_s: earliest_start(parts) - origin,
+    }
+}
+
+/// Each host's environment, in the order of its first rank.
+fn hosts_of(reports: &[RankReport]) -> Vec<&HostEnv> {
+    let mut hosts: Vec<&HostEnv> = Vec::new();
+    for report in reports {
+        if !hosts.iter().any(|h| h.hostname == report.host.hostname) {
+            hosts.push(&report.host);
+        }
+    }
+    hosts
+}
+
+fn host_part(
+    env: &HostEnv,
+    reports: &[RankReport],
+    all_parts: &[Vec<Part<'_>>],
+    origin: f64,
+) -> HostPart {
+    let host = env.hostname.as_str();
+    let on_host = |p: &&Part<'_>| p.report.host.hostname == host;
+    HostPart {
+        host: host.to_string(),
+        env: env.clone(),
+        ranks: reports
+            .iter()
+            .filter(|r| r.host.hostname == host)
+            .map(|r| r.rank)
+            .collect(),
+        metrics: all_parts
+            .iter()
+            .map(|parts| figure(&parts.iter().filter(on_host).collect::<Vec<_>>(), origin))
+            .collect(),
+    }
+}
+
+fn rank_part(report: &RankReport, all_parts: &[Vec<Part<'_>>], origin: f64) -> RankPart {
+    let own = |p: &&Part<'_>| p.report.rank == report.rank;
+    RankPart {
+        rank: report.rank,
+        host: report.host.hostname.clone(),
+        metrics: all_parts
+            .iter()
+            .map(|parts| figure(&parts.iter().filter(own).collect::<Vec<_>>(), origin))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Direction;
+
+    const MIB: f64 = (1u64 << 20) as f64;
+
+    fn host(name: &str) -> HostEnv {
+        HostEnv {
+            hostname: name.into(),
+            kernel: "6.1".into(),
+            kernel_version: String::new(),
+            os: None,
+            arch: "x86_64".into(),
+            cpu_model: None,
+            cpu_count: 2,
+            ram_bytes: 1 << 30,
+        }
+    }
+
+    /// A rate metric as a workload reports it: `samples` over `seconds`,
+    /// in `unit` (value = samples × scale / seconds).
+    fn rate(name: &str, unit: &str, scale: f64, samples: u64, seconds: f64) -> Metric {
+        Metric {
+            name: name.into(),
+            value: samples as f64 * scale / seconds,
+            unit: unit.into(),
+            direction: Direction::HigherIsBetter,
+            samples,
+            elapsed_s: seconds,
+            cpu_percent: Some(50.0),
+            latency: None,
+            flags: Vec::new(),
+        }
+    }
+
+    fn span(start_s: f64, seconds: f64, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
+        Span {
+            elapsed_s: seconds,
+            start_s,
+            end_s: start_s + seconds,
+            ops,
+            checkpoints,
+        }
+    }
+
+    fn rank(rank: u32, on: &str, metrics: Vec<Metric>, spans: Vec<Span>) -> RankReport {
+        RankReport {
+            rank,
+            host: host(on),
+            result: WorkloadResult {
+                workload: "bonnie".into(),
+                metrics,
+                ..Default::default()
+            },
+            spans,
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Rank 0: 100 files in [10, 11]; rank 1: 300 files in [10.5, 12.5],
+    /// a checkpoint every 0.5 s; rank 2 (another host): 200 files in
+    /// [10.25, 11.25], no checkpoints.
+    fn three_ranks() -> Vec<RankReport> {
+        vec![
+            rank(
+                0,
+                "a",
+                vec![rate("create", "files/s", 1.0, 100, 1.0)],
+                vec![span(10.0, 1.0, 100, vec![])],
+            ),
+            rank(
+                1,
+                "a",
+                vec![rate("create", "files/s", 1.0, 300, 2.0)],
+                vec![span(
+                    10.5,
+                    2.0,
+                    300,
+                    vec![(10.75, 30), (11.25, 90), (12.0, 240)],
+                )],
+            ),
+            rank(
+                2,
+                "b",
+                vec![rate("create", "files/s", 1.0, 200, 1.0)],
+                vec![span(10.25, 1.0, 0, vec![])],
+            ),
+        ]
+    }
+
+    #[test]
+    fn rate_is_all_work_over_latest_end_minus_earliest_start() {
+        let result = aggregate(&three_ranks()).unwrap();
+        let create = &result.metrics[0];
+        assert_eq!(create.samples, 600);
+        assert_eq!(create.elapsed_s, 2.5);
+        assert_eq!(create.value, 600.0 / 2.5);
+        // Not the sum of per-rank rates (100 + 150 + 200), nor the work
+        // over the slowest rank's own time (600 / 2).
+        assert_ne!(create.value, 450.0);
+        assert_ne!(create.value, 300.0);
+        assert!(create.flags.is_empty());
+    }
+
+    #[test]
+    fn stonewall_counts_what_every_rank_had_done_when_the_first_finished() {
+        let result = aggregate(&three_ranks()).unwrap();
+        let spread = &result.scale.unwrap().spread[0];
+        // First done: rank 0 at 11.0 (1.0 after the earliest start).
+        assert_eq!(spread.first_done_s, 1.0);
+        assert_eq!(spread.last_done_s, 2.5);
+        // Rank 1 at 11.0: halfway between its checkpoints 30 and 90 → 60
+        // of 300; rank 2 (no checkpoints): 0.75 of its time → 150 of 200.
+        assert!((spread.stonewall_samples - (100.0 + 60.0 + 150.0)).abs() < 1e-9);
+        assert!((spread.stonewall_value - 310.0).abs() < 1e-9);
+        assert_eq!(spread.fastest_s, 1.0);
+        assert_eq!(spread.slowest_s, 2.0);
+    }
+
+    #[test]
+    fn hosts_and_ranks_are_broken_down() {
+        let scale = aggregate(&three_ranks()).unwrap().scale.unwrap();
+        assert_eq!(scale.ranks, 3);
+        let hosts: Vec<(&str, &[u32])> = scale
+            .hosts
+            .iter()
+            .map(|h| (h.host.as_str(), h.ranks.as_slice()))
+            .collect();
+        assert_eq!(hosts, [("a", &[0, 1][..]), ("b", &[2][..])]);
+        // Host a: 400 files from 10.0 to 12.5.
+        let a = &scale.hosts[0].metrics[0];
+        assert_eq!((a.samples, a.elapsed_s, a.value), (400, 2.5, 160.0));
+        assert_eq!(scale.hosts[1].metrics[0].start_s, 0.25);
+        let ranks: Vec<f64> = scale.per_rank.iter().map(|r| r.metrics[0].value).collect();
+        assert_eq!(ranks, [100.0, 150.0, 200.0]);
+        assert_eq!(scale.per_rank[1].metrics[0].start_s, 0.5);
+    }
+
+    /// 64 MiB written and a time metric, both over [start, start + seconds].
+    fn writer(number: u32, start: f64, seconds: f64) -> RankReport {
+        let time = Metric {
+            unit: "s".into(),
+            value: seconds,
+            direction: Direction::LowerIsBetter,
+            ..rate("copy_s", "s", 1.0, 10, seconds)
+        };
+        rank(
+            number,
+            "a",
+            vec![
+                rate("put_block", "MiB/s", 1.0 / MIB, 64 << 20, seconds),
+                time,
+            ],
+            vec![span(start, seconds, 0, vec![])],
+        )
+    }
+
+    #[test]
+    fn units_and_time_metrics_keep_their_meaning() {
+        let reports = vec![writer(0, 0.0, 2.0), writer(1, 1.0, 3.0)];
+        let result = aggregate(&reports).unwrap();
+        assert!((result.metrics[0].value - 128.0 / 4.0).abs() < 1e-9);
+        assert_eq!(result.metrics[1].value, 4.0);
+        assert_eq!(result.metrics[1].samples, 20);
+    }
+
+    #[test]
+    fn latency_histograms_are_added_not_averaged() {
+        let mut reports = three_ranks();
+        reports.truncate(2);
+        for (report, (ns, count)) in reports.iter_mut().zip([(1_000, 100), (3_000, 300)]) {
+            let mut recorder = LatencyRecorder::new();
+            for _ in 0..count {
+                recorder.record_ns(ns);
+            }
+            let summary = recorder.summarize().unwrap();
+            report.result.metrics[0].latency = Some(summary.clone());
+            report.latencies.push(Latency {
+                summary,
+                buckets: recorder.buckets(),
+            });
+        }
+        let result = aggregate(&reports).unwrap();
+        let latency = result.metrics[0].latency.as_ref().unwrap();
+        assert_eq!(latency.count, 400);
+        assert_eq!(latency.min_ns, 1_000);
+        // Three quarters of the operations took 3 µs: so did the median.
+        // Averaging the ranks' medians would say 2 µs.
+        assert!((2_995..=3_005).contains(&latency.p50_ns), "{latency:?}");
+        assert!((latency.mean_ns - 2_500.0).abs() < 10.0);
+    }
+
+    #[test]
+    fn a_rank_without_the_metric_or_its_phase_is_an_error() {
+        let mut reports = three_ranks();
+        reports[2].spans.clear();
+        let err = aggregate(&reports).unwrap_err().to_string();
+        assert!(err.contains("rank 2") && err.contains("create"), "{err}");
+        reports[2].result.metrics.clear();
+        assert!(aggregate(&reports).is_err());
+        assert!(aggregate(&[]).is_err());
+    }
+
+    #[test]
+    fn a_short_aggregate_is_flagged() {
+        let reports = vec![rank(
+            0,
+            "a",
+            vec![rate("create", "files/s", 1.0, 10, 0.1)],
+            vec![span(0.0, 0.1, 10, vec![])],
+        )];
+        let result = aggregate(&reports).unwrap();
+        assert_eq!(result.metrics[0].flags, [Flag::TooShort]);
+    }
+}

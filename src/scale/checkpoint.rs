@@ -1,0 +1,50 @@
+//! Progress checkpoints of the running phase, for the stonewall view: a
+//! count of operations (every latency sample is one) and a (time, count)
+//! point every `EVERY` operations. Costs one relaxed atomic add per
+//! operation, and nothing at all outside multi-rank runs.
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Operations between two checkpoints: a few µs of syscalls apart on a
+/// fast file system, so the points are dense enough to interpolate yet
+/// cost nothing next to the work.
+const EVERY: u64 = 64;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static OPS: AtomicU64 = AtomicU64::new(0);
+static POINTS: Mutex<Vec<(Instant, u64)>> = Mutex::new(Vec::new());
+
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Counts one operation of the running phase (any thread).
+#[inline]
+pub fn count_op() {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    let done = OPS.fetch_add(1, Ordering::Relaxed) + 1;
+    if done.is_multiple_of(EVERY) {
+        let now = Instant::now();
+        POINTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((now, done));
+    }
+}
+
+/// Starts counting a new phase.
+pub fn restart() {
+    OPS.store(0, Ordering::Relaxed);
+    POINTS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The phase's operations and checkpoints, in time order.
+pub fn take() -> (u64, Vec<(Instant, u64)>) {
+    let mut points = std::mem::take(&mut *POINTS.lock().unwrap_or_else(|e| e.into_inner()));
+    // Threads push in any order; counts grow with time.
+    points.sort_unstable_by_key(|&(_, count)| count);
+    (OPS.load(Ordering::Relaxed), points)
+}

@@ -1,0 +1,272 @@
+//! Scale-out: one fsbench process per MPI rank (`mpirun -np N fsbench
+//! ...`), all on one shared file system, with one correct result.
+//!
+//! Workloads see a tiny interface and no MPI: [`phase`] around each timed
+//! phase (the ranks start it together and agree on its outcome at its
+//! end), [`note_span`] for a timing made of phases. The runner uses
+//! [`scratch_id`] and [`combine`]; the CLI [`init`] and [`finish`]. Without
+//! the `mpi` feature, or when no MPI launcher started the process, the
+//! team has one rank and every call here is a no-op: fsbench runs exactly
+//! as it does alone.
+pub mod aggregate;
+pub mod checkpoint;
+mod log;
+#[cfg(feature = "mpi")]
+mod mpi;
+pub mod report;
+mod team;
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use aggregate::RankReport;
+pub use log::{Latency, Span};
+use team::Team;
+pub use team::{RankFailed, exit_code_of};
+
+use crate::measure::PhaseTiming;
+use crate::result::{LatencySummary, WorkloadResult};
+
+thread_local! {
+    /// MPI is used from the main thread only: the team lives there.
+    static TEAM: RefCell<Option<Team>> = const { RefCell::new(None) };
+}
+/// Copies of the team's rank and size, readable from any thread.
+static RANK: AtomicU32 = AtomicU32::new(0);
+static SIZE: AtomicU32 = AtomicU32::new(1);
+/// Zero of the job's common clock: the moment this rank left the start-up
+/// barrier. All ranks leave a barrier within a few µs of each other (on one
+/// host; a network round trip across hosts), so monotonic times measured
+/// from there are comparable across ranks and hosts without trusting the
+/// hosts' wall clocks to agree (NTP is good to a millisecond at best).
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// Joins the job the launcher started (if any); call once, first thing.
+pub fn init() -> anyhow::Result<()> {
+    let team = Team::launch()?;
+    RANK.store(team.rank(), Ordering::Relaxed);
+    SIZE.store(team.size(), Ordering::Relaxed);
+    if team.size() > 1 {
+        checkpoint::enable();
+        hooks::load();
+        crate::interrupt::stop_on_sigusr1()?;
+    }
+    team.barrier();
+    let _ = EPOCH.set(Instant::now());
+    TEAM.with(|t| *t.borrow_mut() = Some(team));
+    Ok(())
+}
+
+/// Ends the job once the outcome is settled and reported: waits for every
+/// rank (mpirun kills the rest as soon as one exits with an error, so no
+/// rank may leave before all have cleaned up and rank 0 has spoken), then
+/// finalises MPI.
+pub fn finish() {
+    with_team(Team::barrier);
+    // Dropping an MPI team finalises MPI.
+    TEAM.with(|t| *t.borrow_mut() = None);
+}
+
+pub fn rank() -> u32 {
+    RANK.load(Ordering::Relaxed)
+}
+
+pub fn size() -> u32 {
+    SIZE.load(Ordering::Relaxed)
+}
+
+/// Rank 0 alone prints and writes reports.
+pub fn is_root() -> bool {
+    rank() == 0
+}
+
+fn multi_rank() -> bool {
+    size() > 1
+}
+
+fn with_team<T>(f: impl FnOnce(&Team) -> T) -> T {
+    TEAM.with(|t| match t.borrow().as_ref() {
+        Some(team) => f(team),
+        None => f(&Team::solo()),
+    })
+}
+
+/// See [`Team::agree`]: every rank gets `outcome`, or every rank gets the
+/// failure of the lowest rank that failed.
+pub fn agree<T>(outcome: anyhow::Result<T>) -> anyhow::Result<T> {
+    match multi_rank() {
+        false => outcome,
+        true => with_team(|team| team.agree(outcome)),
+    }
+}
+
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The id of this rank's scratch directory: rank 0's run id, plus `-r<N>`
+/// in a multi-rank run (alone: the run id itself).
+pub fn scratch_id(run_id: &str) -> anyhow::Result<String> {
+    if !multi_rank() {
+        return Ok(run_id.to_string());
+    }
+    let shared = with_team(|team| team.share_from_root(Ok(run_id.as_bytes().to_vec())))?;
+    Ok(format!("{}-r{}", String::from_utf8_lossy(&shared), rank()))
+}
+
+/// Rank 0's scratch directory, given this rank's (see [`scratch_id`]):
+/// where the ranks of a `--shared-dir` run meet, inside a directory
+/// fsbench marked as its own. Alone: `own` itself.
+pub fn root_scratch(own: &Path) -> PathBuf {
+    let suffix = format!("-r{}", rank());
+    let name = own.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name.as_deref().and_then(|n| n.strip_suffix(&suffix)) {
+        Some(stem) if multi_rank() => own.with_file_name(format!("{stem}-r0")),
+        _ => own.to_path_buf(),
+    }
+}
+
+/// Refuses a command that does not run under MPI yet.
+pub fn require_single(command: &str) -> anyhow::Result<()> {
+    match multi_rank() {
+        false => Ok(()),
+        true => crate::error::usage(format!(
+            "fsbench {command} does not run under MPI (yet): use bonnie, postmark or tree"
+        )),
+    }
+}
+
+/// Standard output on rank 0, a sink on the others.
+pub fn root_stdout() -> Box<dyn Write> {
+    match is_root() {
+        true => Box::new(std::io::stdout()),
+        false => Box::new(std::io::sink()),
+    }
+}
+
+/// Runs one timed phase in step with the other ranks: they start it
+/// together once all agree nobody failed, and agree on its outcome at its
+/// end, so a failure anywhere stops every rank here. `timing` picks the
+/// phase's timing from its outcome, which places it on the common clock.
+pub fn phase<T>(
+    timing: impl FnOnce(&T) -> PhaseTiming,
+    body: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    if !multi_rank() {
+        return body();
+    }
+    agree(Ok(()))?;
+    checkpoint::restart();
+    let outcome = hooks::before_phase().and_then(|()| body());
+    if let Ok(value) = &outcome {
+        let (ops, points) = checkpoint::take();
+        let checkpoints = points
+            .into_iter()
+            .map(|(at, count)| (common_seconds(at), count))
+            .collect();
+        log::add_span(span_of(&timing(value), ops, checkpoints));
+    }
+    agree(outcome)
+}
+
+/// Records a timing made of several phases (e.g. PostMark's total), so
+/// the metrics measured over it can be aggregated too.
+pub fn note_span(timing: &PhaseTiming) {
+    if multi_rank() {
+        log::add_span(span_of(timing, 0, Vec::new()));
+    }
+}
+
+fn common_seconds(at: Instant) -> f64 {
+    let epoch = EPOCH.get().copied().unwrap_or(at);
+    at.saturating_duration_since(epoch).as_secs_f64()
+}
+
+fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
+    let start_s = common_seconds(timing.started);
+    Span {
+        elapsed_s: timing.elapsed.as_secs_f64(),
+        start_s,
+        end_s: start_s + timing.elapsed.as_secs_f64(),
+        ops,
+        checkpoints,
+    }
+}
+
+/// Keeps a latency histogram for the aggregation (multi-rank runs only).
+pub fn keep_latency(summary: &LatencySummary, buckets: impl FnOnce() -> Vec<(u64, u64)>) {
+    if multi_rank() {
+        log::add_latency(Latency {
+            summary: summary.clone(),
+            buckets: buckets(),
+        });
+    }
+}
+
+/// One repetition's result of this rank → the job's result on rank 0
+/// (aggregated over all ranks), None on the others; or the failure of any
+/// rank, on every rank. Alone: `result` as is.
+pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<WorkloadResult>> {
+    if !multi_rank() {
+        return result.map(Some);
+    }
+    let (spans, latencies) = log::take();
+    let bytes = result.and_then(|result| {
+        let report = RankReport {
+            rank: rank(),
+            host: crate::target::env::probe_host(),
+            result,
+            spans,
+            latencies,
+        };
+        Ok(serde_json::to_vec(&report)?)
+    });
+    let Some(all) = with_team(|team| team.gather(bytes))? else {
+        return Ok(None);
+    };
+    let reports = all
+        .iter()
+        .map(|bytes| serde_json::from_slice::<RankReport>(bytes))
+        .collect::<Result<Vec<_>, _>>()?;
+    aggregate::aggregate(&reports).map(Some)
+}
+
+/// Hidden hooks for the integration tests, read only in multi-rank runs
+/// and not for users.
+mod hooks {
+    use super::*;
+
+    /// FSBENCH_TEST_RANK_DELAY_MS=N: rank r starts each timed phase r × N
+    /// ms after the ranks agreed to start it, so they finish at known,
+    /// different times (tests the timing rule).
+    /// FSBENCH_TEST_FAIL_RANK=R: rank R fails its first timed phase
+    /// (tests that a failing rank stops and cleans up every rank).
+    static DELAY: OnceLock<Duration> = OnceLock::new();
+    static FAIL_RANK: OnceLock<Option<u32>> = OnceLock::new();
+
+    fn env_number(name: &str) -> Option<u64> {
+        std::env::var(name).ok()?.parse().ok()
+    }
+
+    pub fn load() {
+        let delay = env_number("FSBENCH_TEST_RANK_DELAY_MS").unwrap_or(0);
+        let _ = DELAY.set(Duration::from_millis(delay * u64::from(rank())));
+        let fail = env_number("FSBENCH_TEST_FAIL_RANK").map(|r| r as u32);
+        let _ = FAIL_RANK.set(fail);
+    }
+
+    pub fn before_phase() -> anyhow::Result<()> {
+        if FAIL_RANK.get().copied().flatten() == Some(rank()) {
+            anyhow::bail!("test fault injected (FSBENCH_TEST_FAIL_RANK)");
+        }
+        std::thread::sleep(DELAY.get().copied().unwrap_or_default());
+        Ok(())
+    }
+}

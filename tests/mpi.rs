@@ -1,0 +1,389 @@
+//! Scale-out under MPI: `mpirun -np 4 fsbench ...` on a tmpfs, ranks on
+//! localhost. The JSON's aggregate must equal the sum of the ranks' work
+//! over (latest end − earliest start); a failing rank must stop the whole
+//! job, named, with every rank's scratch data removed.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+const RANKS: u32 = 4;
+
+/// `mpirun -np N fsbench ARGS` with `env` passed to every rank, to completion.
+fn mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Output {
+    start_mpirun(np, env, args).wait()
+}
+
+fn start_mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Running {
+    let mut command = Command::new("mpirun");
+    command.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+    ]);
+    for (name, value) in env {
+        command.args(["-x", &format!("{name}={value}")]);
+    }
+    command.arg(FSBENCH);
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    command.args(&args);
+    let line = format!("mpirun -np {np} fsbench {}", args.join(" "));
+    Running::spawn_command(&mut command, line)
+}
+
+/// The one workload result of a `--json` file.
+fn workload(json: &std::path::Path) -> Value {
+    let record = read_json(json);
+    record["targets"][0]["workloads"][0].clone()
+}
+
+fn number(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+/// `bonnie -s 0 -n FILES EXTRA` on 4 ranks, successful; its output and
+/// workload result (the JSON file is removed again).
+fn bonnie_file_tests(
+    mnt: &TmpfsMount,
+    env: &[(&str, &str)],
+    files: &str,
+    extra: &[&str],
+) -> (Output, Value) {
+    let json = mnt.join("result.json");
+    let path = json.to_str().unwrap();
+    let mut args = vec!["-s", "0", "-n", files, "-r", "0", "--json", path];
+    args.extend(extra);
+    let out = mpirun(RANKS, env, &bonnie_args(&mnt.arg(), &args));
+    out.assert_success();
+    let result = workload(&json);
+    std::fs::remove_file(&json).unwrap();
+    (out, result)
+}
+
+/// For every metric: samples = the ranks' sum, elapsed = latest end −
+/// earliest start of the ranks' phases, and a rate = samples over it.
+fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
+    let scale = &result["scale"];
+    assert_eq!(scale["ranks"], ranks, "{scale}");
+    let per_rank = scale["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), ranks as usize);
+    let metrics = result["metrics"].as_array().unwrap();
+    assert!(!metrics.is_empty());
+    for (i, metric) in metrics.iter().enumerate() {
+        let name = metric["name"].as_str().unwrap();
+        let parts: Vec<&Value> = per_rank.iter().map(|r| &r["metrics"][i]).collect();
+        let sum: u64 = parts.iter().map(|p| p["samples"].as_u64().unwrap()).sum();
+        assert_eq!(metric["samples"].as_u64(), Some(sum), "{name}");
+        let first_start = parts
+            .iter()
+            .map(|p| number(&p["start_s"]))
+            .fold(f64::INFINITY, f64::min);
+        let last_end = parts
+            .iter()
+            .map(|p| number(&p["start_s"]) + number(&p["elapsed_s"]))
+            .fold(0.0, f64::max);
+        let elapsed = number(&metric["elapsed_s"]);
+        assert!(
+            (elapsed - (last_end - first_start)).abs() < 1e-6,
+            "{name}: {elapsed} vs {last_end} - {first_start}"
+        );
+        if metric["unit"] == "files/s" || metric["unit"] == "transactions/s" {
+            let rate = sum as f64 / elapsed;
+            assert!(
+                (number(&metric["value"]) - rate).abs() < 1e-6 * rate,
+                "{name}"
+            );
+        }
+    }
+    let hosts = scale["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1, "ranks on localhost");
+    assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1, 2, 3]));
+    assert!(
+        hosts[0]["env"]["kernel"]
+            .as_str()
+            .is_some_and(|k| !k.is_empty())
+    );
+}
+
+#[test]
+fn bonnie_file_tests_on_four_ranks_add_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let (out, result) = bonnie_file_tests(&mnt, &[], "1", &[]);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    assert_eq!(result["metrics"][0]["samples"], 4 * 1024);
+    assert!(out.stderr.contains("per rank"), "{out}");
+    // One table and CSV line: rank 0's, with the aggregate.
+    assert_eq!(out.csv_lines().len(), 1, "{out}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn postmark_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let config = mnt.join("pm.cfg");
+    let commands = format!(
+        "set location {}\nset number 300\nset transactions 600\nrun\nquit\n",
+        mnt.arg()
+    );
+    std::fs::write(&config, commands).unwrap();
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "postmark",
+            config.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let transactions = &result["metrics"][0];
+    assert_eq!(transactions["name"], "transactions");
+    assert_eq!(transactions["samples"], 4 * 600);
+    std::fs::remove_file(&json).unwrap();
+    std::fs::remove_file(&config).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn tree_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "tree",
+            &mnt.arg(),
+            "--dataset",
+            "small",
+            "--scale",
+            "0.002",
+            "--ops",
+            "find,copy,delete",
+            "--no-drop-caches",
+            "--sync-log",
+            "target",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let metric = |name: &str| {
+        result["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no metric {name}"))
+            .clone()
+    };
+    assert!(
+        number(&metric("sync_log_records")["samples"]) > 0.0,
+        "every rank's sync log is in the aggregate"
+    );
+    let copy = metric("copy_s");
+    assert_eq!(
+        copy["value"], copy["elapsed_s"],
+        "a time metric is the aggregate time"
+    );
+    std::fs::remove_file(&json).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// Rank r starts each phase r × 300 ms late: the aggregate time spans the
+/// first start to the last end (≥ 0.9 s) although no rank took that long.
+#[test]
+fn aggregate_time_runs_from_earliest_start_to_latest_end() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let (_, result) = bonnie_file_tests(&mnt, &[("FSBENCH_TEST_RANK_DELAY_MS", "300")], "1", &[]);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let create = &result["metrics"][0];
+    let spread = &result["scale"]["spread"][0];
+    let elapsed = number(&create["elapsed_s"]);
+    assert!(elapsed >= 0.9, "{create}");
+    assert_eq!(number(&spread["last_done_s"]), elapsed);
+    assert!(number(&spread["slowest_s"]) < 0.9, "{spread}");
+    for (r, part) in result["scale"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let start = number(&part["metrics"][0]["start_s"]);
+        assert!(
+            start >= 0.3 * r as f64 - 0.01,
+            "rank {r} started at {start}"
+        );
+    }
+    // When rank 0 was done, the late ranks had done little or nothing.
+    let first_done = number(&spread["first_done_s"]);
+    assert!(first_done < 0.3, "{spread}");
+    assert!(
+        number(&spread["stonewall_samples"]) < 2.0 * 1024.0,
+        "{spread}"
+    );
+}
+
+/// `fsbench report` of a saved multi-rank result shows the breakdown too.
+#[test]
+fn a_saved_result_reports_its_ranks() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let path = json.to_str().unwrap();
+    mpirun(
+        2,
+        &[],
+        &bonnie_args(
+            &mnt.arg(),
+            &["-s", "0", "-n", "1", "-r", "0", "--json", path],
+        ),
+    )
+    .assert_success();
+    let out = run(&["report", path]);
+    out.assert_success();
+    for needle in ["2 ranks", "stonewall", "per host", "rank 1"] {
+        assert!(out.stdout.contains(needle), "{needle}\n{out}");
+    }
+}
+
+/// `--shared-dir`: every rank's files in one directory (three of them
+/// here); each rank still stats and deletes exactly its own.
+#[test]
+fn ranks_share_one_directory_with_shared_dir() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let (_, result) = bonnie_file_tests(&mnt, &[], "1:0:0:3", &["--shared-dir"]);
+    assert_eq!(result["params"]["shared_dir"], true);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn a_failing_rank_fails_the_job_by_name_and_every_rank_cleans_up() {
+    assert_failing_rank_cleans_up(2, &[]);
+}
+
+/// Rank 0 fails while the others fill its scratch directory.
+#[test]
+fn a_failing_rank_0_in_a_shared_directory_leaves_nothing() {
+    assert_failing_rank_cleans_up(0, &["--shared-dir"]);
+}
+
+fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
+        return;
+    };
+    let mut args = vec!["-s", "0", "-n", "1", "-r", "0"];
+    args.extend(extra);
+    let out = mpirun(
+        RANKS,
+        &[("FSBENCH_TEST_FAIL_RANK", &rank.to_string())],
+        &bonnie_args(&mnt.arg(), &args),
+    );
+    assert_ne!(out.code(), 0, "{out}");
+    out.assert_no_panic();
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
+    assert!(
+        errors[0].contains(&format!("rank {rank} on host {host}")),
+        "{out}"
+    );
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// SIGUSR1 to mpirun (which forwards it; a Ctrl-C it answers by killing
+/// the ranks a second later) stops every rank cleanly.
+#[test]
+fn sigusr1_to_mpirun_stops_every_rank_cleanly() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("1g") else {
+        return;
+    };
+    let mut run = start_mpirun(
+        RANKS,
+        &[],
+        &bonnie_args(&mnt.arg(), &["-s", "0", "-n", "256", "-r", "0"]),
+    );
+    wait_until(STARTUP_TIMEOUT, "every rank's scratch directory", || {
+        scratch_dirs(mnt.path()).len() == RANKS as usize || !run.is_running()
+    });
+    run.signal(libc::SIGUSR1);
+    let out = run.wait();
+    out.assert_code(128 + libc::SIGUSR1);
+    assert!(out.stderr.contains("interrupted by SIGUSR1"), "{out}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn commands_without_mpi_support_refuse_to_run_under_it() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let out = mpirun(2, &[], &["durability", &mnt.arg()]);
+    assert_ne!(out.code(), 0, "{out}");
+    assert!(out.stderr.contains("does not run under MPI"), "{out}");
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Built with MPI but started without mpirun: one rank, as always.
+#[test]
+fn without_a_launcher_the_mpi_build_runs_alone() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = run(&bonnie_args(
+        &mnt.arg(),
+        &[
+            "-s",
+            "0",
+            "-n",
+            "1",
+            "-r",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    ));
+    out.assert_success();
+    let result = workload(&json);
+    assert!(result.get("scale").is_none(), "{result}");
+    assert!(!out.stderr.contains("per rank"), "{out}");
+}
