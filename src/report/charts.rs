@@ -175,31 +175,16 @@ pub fn bar_chart(title: &str, axis: &str, bars: &[Bar]) -> anyhow::Result<String
     let label_width = label_area_width(bars.iter().map(|bar| bar.label.as_str()));
     let row_of = |i: usize| rows - 1 - i;
     render_svg((CHART_WIDTH, height), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, CAPTION_SIZE).into_font().color(&INK))
-            .margin(MARGIN)
-            .margin_right(RIGHT_MARGIN)
-            .x_label_area_size(X_AXIS_HEIGHT)
-            .y_label_area_size(label_width)
-            .build_cartesian_2d(x_range.clone(), (0..rows - 1).into_segmented())?;
-        let label_of = |segment: &SegmentValue<usize>| match segment {
-            SegmentValue::CenterOf(row) if *row < rows => bars[row_of(*row)].label.clone(),
-            _ => String::new(),
+        let frame = RowFrame {
+            title,
+            labels: bars.iter().map(|bar| bar.label.as_str()).collect(),
+            label_width,
+            x_range: x_range.clone(),
+            x_labels: 6,
+            x_format: &|v| format_tick(*v),
+            x_desc: axis,
         };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(INK)
-            .y_labels(rows)
-            .y_label_formatter(&label_of)
-            .x_labels(6)
-            .x_label_formatter(&|v| format_tick(*v))
-            .x_desc(axis)
-            .label_style(label_font())
-            .axis_desc_style(label_font())
-            .draw()?;
+        let mut chart = frame.draw(root)?;
         chart.draw_series(bars.iter().enumerate().map(|(i, bar)| {
             let mut rect = Rectangle::new(
                 [
@@ -403,31 +388,16 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
     let label_width = label_area_width(rows.iter().map(|row| row.label.as_str()));
     let row_of = |i: usize| count - 1 - i;
     render_svg((CHART_WIDTH + label_width, height), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, CAPTION_SIZE).into_font().color(&INK))
-            .margin(MARGIN)
-            .margin_right(RIGHT_MARGIN)
-            .x_label_area_size(X_AXIS_HEIGHT)
-            .y_label_area_size(label_width)
-            .build_cartesian_2d(x_range.clone(), (0..count - 1).into_segmented())?;
-        let label_of = |segment: &SegmentValue<usize>| match segment {
-            SegmentValue::CenterOf(row) if *row < count => rows[row_of(*row)].label.clone(),
-            _ => String::new(),
+        let frame = RowFrame {
+            title,
+            labels: rows.iter().map(|row| row.label.as_str()).collect(),
+            label_width,
+            x_range: x_range.clone(),
+            x_labels: 9,
+            x_format: &|v| signed(format_tick(*v), *v),
+            x_desc: "change (%)",
         };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(INK)
-            .y_labels(count)
-            .y_label_formatter(&label_of)
-            .x_labels(9)
-            .x_label_formatter(&|v| signed(format_tick(*v), *v))
-            .x_desc("change (%)")
-            .label_style(label_font())
-            .axis_desc_style(label_font())
-            .draw()?;
+        let mut chart = frame.draw(root)?;
         chart.draw_series(std::iter::once(PathElement::new(
             vec![
                 (0.0, SegmentValue::Exact(0)),
@@ -527,6 +497,54 @@ fn draw_change_label(
         draw_bar_label(chart, (hi.max(0.0), y), text, font, HPos::Left)
     } else {
         draw_bar_label(chart, (lo.min(0.0), y), text, font, HPos::Right)
+    }
+}
+
+/// The frame of a chart with one horizontal bar per row: caption, row
+/// labels (the first on top), value axis and grid.
+struct RowFrame<'f> {
+    title: &'f str,
+    labels: Vec<&'f str>,
+    label_width: u32,
+    x_range: std::ops::Range<f64>,
+    x_labels: usize,
+    x_format: &'f dyn Fn(&f64) -> String,
+    x_desc: &'f str,
+}
+
+impl RowFrame<'_> {
+    /// Draws the frame on `root`; bars go in row `rows - 1 - i` for label `i`.
+    fn draw<'a, 'b>(
+        &self,
+        root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    ) -> anyhow::Result<BarChartContext<'a, 'b>> {
+        let rows = self.labels.len();
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title, (FONT, CAPTION_SIZE).into_font().color(&INK))
+            .margin(MARGIN)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AXIS_HEIGHT)
+            .y_label_area_size(self.label_width)
+            .build_cartesian_2d(self.x_range.clone(), (0..rows - 1).into_segmented())?;
+        let label_of = |segment: &SegmentValue<usize>| match segment {
+            SegmentValue::CenterOf(row) if *row < rows => self.labels[rows - 1 - row].to_string(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .axis_style(INK)
+            .y_labels(rows)
+            .y_label_formatter(&label_of)
+            .x_labels(self.x_labels)
+            .x_label_formatter(self.x_format)
+            .x_desc(self.x_desc)
+            .label_style(label_font())
+            .axis_desc_style(label_font())
+            .draw()?;
+        Ok(chart)
     }
 }
 
