@@ -340,6 +340,7 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
         cpu_percent: Some(outcome.cpu_percent),
         latency: latency.and_then(LatencyRecorder::summary),
         flags: flags.clone(),
+        across_ranks: Default::default(),
     };
     use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
     let mut metrics = vec![
