@@ -99,7 +99,6 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         |target, result| {
             if verbose {
                 eprintln!("fsbench: {target}: {} done", result.name());
-                let _ = crate::runner::show_scale_out(result);
             }
         },
     )?;
