@@ -218,6 +218,9 @@ impl Workload for IoWorkload {
             params: params(&job, file, &outcome),
             metrics: metrics(&average, &outcome, fits_in_ram),
             notes,
+            // Under MPI the job's result keeps rank 0's time series: each
+            // rank's intervals count from its own job's start, so a sum by
+            // interval index would add slices of different moments.
             intervals: intervals(&outcome.rows),
             ..Default::default()
         })
