@@ -435,6 +435,51 @@ fn io_on_four_ranks_adds_up() {
     sentinel.assert_intact();
 }
 
+/// The phase of an io job is its measured part: 2 s with the first 1 s
+/// interval as warm-up measure 1 s on every rank, and the time series is
+/// rank 0's (both intervals, the warm-up marked).
+#[test]
+fn io_aggregates_the_measured_part_after_the_warm_up() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        2,
+        &[],
+        &[
+            "io",
+            &mnt.arg(),
+            "-s",
+            "8m",
+            "-b",
+            "4k",
+            "--read",
+            "70",
+            "--seek",
+            "100",
+            "--duration",
+            "2s",
+            "--interval",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    let elapsed = number(&result["metrics"][0]["elapsed_s"]);
+    assert!((1.0..1.4).contains(&elapsed), "{elapsed}");
+    for part in result["scale"]["per_rank"].as_array().unwrap() {
+        let own = number(&part["metrics"][0]["elapsed_s"]);
+        assert!((own - 1.0).abs() < 0.05, "{part}");
+    }
+    let intervals = result["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{result}");
+    assert_eq!(intervals[0]["warmup"], true);
+    assert_no_scratch_left(mnt.path());
+}
+
 /// `run` on 4 ranks: a small suite of every kind that runs under MPI,
 /// each workload combined over the ranks, the result saved once.
 #[test]
