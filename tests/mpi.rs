@@ -480,17 +480,8 @@ fn io_aggregates_the_measured_part_after_the_warm_up() {
     assert_no_scratch_left(mnt.path());
 }
 
-/// `run` on 4 ranks: a small suite of every kind that runs under MPI,
-/// each workload combined over the ranks, the result saved once.
-#[test]
-fn a_suite_runs_on_four_ranks() {
-    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
-        return;
-    };
-    let suite = mnt.join("suite.toml");
-    std::fs::write(
-        &suite,
-        r#"description = "every kind that runs under MPI, small"
+/// Every kind of workload that runs under MPI, small.
+const SUITE: &str = r#"description = "every kind that runs under MPI, small"
 repeat = 1
 
 [[workload]]
@@ -508,9 +499,17 @@ args = "--dataset small --scale 0.002 --ops find,copy,delete --no-drop-caches"
 [[workload]]
 kind = "io"
 args = "-s 8m -b 4k --read 70 --seek 100 --duration 1s --warmup 0s"
-"#,
-    )
-    .unwrap();
+"#;
+
+/// `run` on 4 ranks: a small suite of every kind that runs under MPI,
+/// each workload combined over the ranks, the result saved once.
+#[test]
+fn a_suite_runs_on_four_ranks() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let suite = mnt.join("suite.toml");
+    std::fs::write(&suite, SUITE).unwrap();
     let save_dir = mnt.join("results");
     let out = mpirun(
         RANKS,
@@ -547,6 +546,42 @@ args = "-s 8m -b 4k --read 70 --seek 100 --duration 1s --warmup 0s"
         assert_aggregate_is_sum_of_ranks(result, RANKS);
     }
     std::fs::remove_dir_all(&save_dir).unwrap();
+    std::fs::remove_file(&suite).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// A rank failing in a suite stops every rank, named once, and every
+/// rank's scratch directories (one per workload inside one per target)
+/// are removed.
+#[test]
+fn a_failing_rank_in_a_suite_stops_the_job_and_every_rank_cleans_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let suite = mnt.join("suite.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    let out = mpirun(
+        RANKS,
+        &[("FSBENCH_TEST_FAIL_RANK", "2")],
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "-t",
+            &mnt.arg(),
+            "--no-save",
+        ],
+    );
+    assert_ne!(out.code(), 0, "{out}");
+    out.assert_no_panic();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
+    assert!(errors[0].contains("rank 2 on host"), "{out}");
     std::fs::remove_file(&suite).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
