@@ -123,6 +123,41 @@ pub struct Metric {
     pub cpu_percent: Option<f64>,
     pub latency: Option<LatencySummary>,
     pub flags: Vec<Flag>,
+    /// How the metric combines over the ranks of an MPI job; left out of
+    /// the JSON when it follows from the unit (see [`AcrossRanks`]).
+    #[serde(default, skip_serializing_if = "AcrossRanks::follows_unit")]
+    pub across_ranks: AcrossRanks,
+}
+
+/// How the ranks' values of a metric make the job's (`scale::aggregate`).
+/// Work over time is the default; a metric that is a statistic of its
+/// samples (a mean response time, a maximum, a standard deviation) says
+/// which statistic it is, so that it is combined exactly instead of being
+/// taken for a rate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcrossRanks {
+    /// By the unit: unit "s" is the phase's time, so the job's is the span
+    /// from the earliest start to the latest end; any other unit is work
+    /// over time (`samples` × unit / `elapsed_s`), so the job's is all
+    /// ranks' samples over that span.
+    #[default]
+    ByUnit,
+    /// The mean of the metric's samples (e.g. a mean response time): the
+    /// ranks' means weighted by their samples.
+    Mean,
+    /// The largest of the samples: the largest rank's.
+    Max,
+    /// The (population) standard deviation of the samples whose mean is
+    /// the metric named here: pooled exactly from every rank's count, mean
+    /// and standard deviation.
+    StdDevOf(String),
+}
+
+impl AcrossRanks {
+    pub fn follows_unit(&self) -> bool {
+        *self == AcrossRanks::ByUnit
+    }
 }
 
 /// Per-operation latency, from an HdrHistogram, in nanoseconds.

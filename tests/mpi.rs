@@ -94,8 +94,13 @@ fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
             (elapsed - (last_end - first_start)).abs() < 1e-6,
             "{name}: {elapsed} vs {last_end} - {first_start}"
         );
-        if metric["unit"] == "files/s" || metric["unit"] == "transactions/s" {
-            let rate = sum as f64 / elapsed;
+        let per_sample = match metric["unit"].as_str().unwrap() {
+            "files/s" | "transactions/s" | "IO/s" => Some(1.0),
+            "MiB/s" => Some(1.0 / (1u64 << 20) as f64),
+            _ => None,
+        };
+        if let Some(per_sample) = per_sample {
+            let rate = sum as f64 * per_sample / elapsed;
             assert!(
                 (number(&metric["value"]) - rate).abs() < 1e-6 * rate,
                 "{name}"
@@ -349,6 +354,270 @@ fn sigusr1_to_mpirun_stops_every_rank_cleanly() {
     assert!(out.stderr.contains("interrupted by SIGUSR1"), "{out}");
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
+}
+
+/// `io` on 4 ranks, each on its own file: the aggregate IO/s and MiB/s
+/// are all ranks' I/Os over the common span; response times are the
+/// statistics of all ranks' I/Os, not rates.
+#[test]
+fn io_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "io",
+            &mnt.arg(),
+            "-s",
+            "16m",
+            "-b",
+            "4k",
+            "--read",
+            "70",
+            "--seek",
+            "100",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    let elapsed = number(&result["metrics"][0]["elapsed_s"]);
+    assert!((1.0..1.5).contains(&elapsed), "{elapsed}");
+    let per_rank = result["scale"]["per_rank"].as_array().unwrap();
+    let index = |name: &str| {
+        result["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no metric {name}"))
+    };
+    let ranks_of = |name: &str| -> Vec<f64> {
+        let i = index(name);
+        per_rank
+            .iter()
+            .map(|r| number(&r["metrics"][i]["value"]))
+            .collect()
+    };
+    let job = |name: &str| number(&result["metrics"][index(name)]["value"]);
+    // The largest response time is the largest rank's.
+    let max = ranks_of("resp_max_ms")
+        .into_iter()
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(job("resp_max_ms"), max);
+    // The mean response time lies among the ranks' (a sum would not).
+    let means = ranks_of("resp_ms");
+    let lowest = means.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!((lowest..=highest).contains(&job("resp_ms")), "{means:?}");
+    // Latency histograms are merged: their count is every rank's I/Os.
+    let resp = &result["metrics"][index("resp_ms")];
+    assert_eq!(resp["latency"]["count"], resp["samples"]);
+    // 70 % reads: the rate of all I/Os exceeds any one rank's.
+    let rates = ranks_of("io_rate");
+    assert!(rates.iter().all(|&r| job("io_rate") > r), "{rates:?}");
+    assert_eq!(
+        out.stdout.matches("avg_").count(),
+        1,
+        "rank 0 alone prints\n{out}"
+    );
+    std::fs::remove_file(&json).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// The phase of an io job is its measured part: 2 s with the first 1 s
+/// interval as warm-up measure 1 s on every rank, and the time series is
+/// rank 0's (both intervals, the warm-up marked).
+#[test]
+fn io_aggregates_the_measured_part_after_the_warm_up() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        2,
+        &[],
+        &[
+            "io",
+            &mnt.arg(),
+            "-s",
+            "8m",
+            "-b",
+            "4k",
+            "--read",
+            "70",
+            "--seek",
+            "100",
+            "--duration",
+            "2s",
+            "--interval",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let result = workload(&json);
+    let elapsed = number(&result["metrics"][0]["elapsed_s"]);
+    assert!((1.0..1.4).contains(&elapsed), "{elapsed}");
+    for part in result["scale"]["per_rank"].as_array().unwrap() {
+        let own = number(&part["metrics"][0]["elapsed_s"]);
+        assert!((own - 1.0).abs() < 0.05, "{part}");
+    }
+    let intervals = result["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2, "{result}");
+    assert_eq!(intervals[0]["warmup"], true);
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Every kind of workload that runs under MPI, small.
+const SUITE: &str = r#"description = "every kind that runs under MPI, small"
+repeat = 1
+
+[[workload]]
+kind = "bonnie"
+args = "-s 0 -n 1 -r 0"
+
+[[workload]]
+kind = "postmark"
+commands = ["set number 200", "set transactions 400"]
+
+[[workload]]
+kind = "tree"
+args = "--dataset small --scale 0.002 --ops find,copy,delete --no-drop-caches"
+
+[[workload]]
+kind = "io"
+args = "-s 8m -b 4k --read 70 --seek 100 --duration 1s --warmup 0s"
+"#;
+
+/// `run` on 4 ranks: a small suite of every kind that runs under MPI,
+/// each workload combined over the ranks, the result saved once.
+#[test]
+fn a_suite_runs_on_four_ranks() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let suite = mnt.join("suite.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    let save_dir = mnt.join("results");
+    let out = mpirun(
+        RANKS,
+        &[],
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "-t",
+            &format!("fs={}", mnt.arg()),
+            "--save-dir",
+            save_dir.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let saved: Vec<_> = std::fs::read_dir(&save_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "saved once, by rank 0: {saved:?}");
+    assert_eq!(
+        out.stderr.matches("result saved to").count(),
+        1,
+        "rank 0 alone reports\n{out}"
+    );
+    let record = read_json(&saved[0]);
+    let workloads = record["targets"][0]["workloads"].as_array().unwrap();
+    let kinds: Vec<&str> = workloads
+        .iter()
+        .map(|w| w["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["bonnie", "postmark", "tree", "io"]);
+    for result in workloads {
+        assert_aggregate_is_sum_of_ranks(result, RANKS);
+    }
+    std::fs::remove_dir_all(&save_dir).unwrap();
+    std::fs::remove_file(&suite).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// A rank failing in a suite stops every rank, named once, and every
+/// rank's scratch directories (one per workload inside one per target)
+/// are removed.
+#[test]
+fn a_failing_rank_in_a_suite_stops_the_job_and_every_rank_cleans_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let suite = mnt.join("suite.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    let out = mpirun(
+        RANKS,
+        &[("FSBENCH_TEST_FAIL_RANK", "2")],
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "-t",
+            &mnt.arg(),
+            "--no-save",
+        ],
+    );
+    assert_ne!(out.code(), 0, "{out}");
+    out.assert_no_panic();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
+    assert!(errors[0].contains("rank 2 on host"), "{out}");
+    std::fs::remove_file(&suite).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// A suite with a durability workload is refused under MPI, up front.
+#[test]
+fn a_suite_with_durability_is_refused_under_mpi() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let suite = mnt.join("suite.toml");
+    std::fs::write(
+        &suite,
+        "description = \"d\"\n[[workload]]\nkind = \"durability\"\nargs = \"\"\n",
+    )
+    .unwrap();
+    let out = mpirun(
+        2,
+        &[],
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "-t",
+            &mnt.arg(),
+            "--no-save",
+        ],
+    );
+    assert_eq!(out.code(), 2, "{out}");
+    assert!(
+        out.stderr.contains("durability) does not run under MPI"),
+        "{out}"
+    );
+    std::fs::remove_file(&suite).unwrap();
+    assert_no_scratch_left(mnt.path());
 }
 
 #[test]

@@ -119,7 +119,11 @@ pub fn main() -> i32 {
 fn dispatch(command: Command, json: Option<&std::path::Path>) -> anyhow::Result<()> {
     if !matches!(
         command,
-        Command::Bonnie(_) | Command::Postmark(_) | Command::Tree(_)
+        Command::Bonnie(_)
+            | Command::Postmark(_)
+            | Command::Tree(_)
+            | Command::Io(_)
+            | Command::Run(_)
     ) {
         crate::scale::require_single(command.name())?;
     }

@@ -81,6 +81,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let suite = Suite::load(&args.suite)?;
+    refuse_under_mpi(&suite)?;
     let options = options(&args, &suite)?;
     let targets = targets(&args.targets)?;
     let baseline = baseline_index(&targets, args.baseline.as_deref())?;
@@ -101,6 +102,10 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             }
         },
     )?;
+    // Under MPI rank 0 holds the combined results and alone reports them.
+    if !crate::scale::is_root() {
+        return Ok(());
+    }
     record.finished = Some(chrono::Utc::now());
 
     let report_clock = Instant::now();
@@ -193,6 +198,19 @@ fn baseline_index(targets: &[Target], name: Option<&str>) -> anyhow::Result<usiz
 }
 
 /// Builds a suite entry's workload with its subcommand's parser.
+/// The workloads that do not run under MPI: durability (its crash and
+/// power-loss probes are one host's).
+fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
+    match suite.workloads.iter().find(|e| e.kind == "durability") {
+        Some(entry) if crate::scale::size() > 1 => usage(format!(
+            "suite {}: workload {} (durability) does not run under MPI: leave it out of the suite",
+            suite.name,
+            entry.label()
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
     match entry.kind.as_str() {
         "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
@@ -208,6 +226,9 @@ fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>
 }
 
 fn progress_bar() -> indicatif::ProgressBar {
+    if !crate::scale::is_root() {
+        return indicatif::ProgressBar::hidden();
+    }
     let bar = indicatif::ProgressBar::with_draw_target(
         None,
         indicatif::ProgressDrawTarget::stderr_with_hz(4),

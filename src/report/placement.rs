@@ -273,6 +273,7 @@ mod tests {
             cpu_percent: None,
             latency: None,
             flags: Vec::new(),
+            across_ranks: Default::default(),
         }
     }
 

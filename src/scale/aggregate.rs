@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::log::{Latency, Span};
 use crate::measure::LatencyRecorder;
 use crate::result::{
-    Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS, Metric, RankPart, ScaleOut,
-    Spread, WorkloadResult,
+    AcrossRanks, Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS, Metric, RankPart,
+    ScaleOut, Spread, WorkloadResult,
 };
 use crate::target::env::HostEnv;
 
@@ -135,6 +135,46 @@ fn value_of(metric: &Metric, samples: f64, seconds: f64, unit_scale: f64) -> f64
     }
 }
 
+/// The job's value of the metric over `parts`, given their `samples`
+/// over `seconds` (see [`AcrossRanks`]): work over time, or the statistic
+/// of the samples that the metric is, computed exactly from the ranks'.
+fn combined_value(parts: &[&Part<'_>], samples: f64, seconds: f64) -> f64 {
+    let model = parts[0].metric;
+    let weight = |p: &&Part<'_>| p.metric.samples as f64;
+    let total: f64 = parts.iter().map(weight).sum();
+    match &model.across_ranks {
+        AcrossRanks::ByUnit => value_of(model, samples, seconds, unit_scale(parts)),
+        AcrossRanks::Mean if total > 0.0 => {
+            parts
+                .iter()
+                .map(|p| weight(p) * p.metric.value)
+                .sum::<f64>()
+                / total
+        }
+        AcrossRanks::Mean => 0.0,
+        AcrossRanks::Max => parts
+            .iter()
+            .map(|p| p.metric.value)
+            .fold(f64::NEG_INFINITY, f64::max),
+        AcrossRanks::StdDevOf(_) if total <= 0.0 => 0.0,
+        AcrossRanks::StdDevOf(mean_name) => {
+            // Each rank's sum and sum of squares, from its count n, mean m
+            // and standard deviation s: n·m and n·(s² + m²). A rank without
+            // the mean metric counts as m = 0 (then this is the ranks'
+            // root mean square deviation).
+            let mean_of =
+                |p: &&Part<'_>| p.report.result.metric(mean_name).map_or(0.0, |m| m.value);
+            let sum: f64 = parts.iter().map(|p| weight(p) * mean_of(p)).sum();
+            let squares: f64 = parts
+                .iter()
+                .map(|p| weight(p) * (p.metric.value.powi(2) + mean_of(p).powi(2)))
+                .sum();
+            let mean = sum / total;
+            (squares / total - mean * mean).max(0.0).sqrt()
+        }
+    }
+}
+
 /// The metric over `parts` (all ranks, or one host's).
 fn combined(parts: &[Part<'_>]) -> Metric {
     let refs: Vec<&Part<'_>> = parts.iter().collect();
@@ -157,7 +197,7 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
         flags.insert(0, Flag::TooShort);
     }
     Metric {
-        value: value_of(model, samples as f64, elapsed_s, unit_scale(parts)),
+        value: combined_value(parts, samples as f64, elapsed_s),
         samples,
         elapsed_s,
         // Each rank's CPU % is of its own process: the mean says how busy
@@ -205,12 +245,9 @@ fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
         first_done_s: first_done - origin,
         last_done_s: latest_end(&refs) - origin,
         stonewall_samples,
-        stonewall_value: value_of(
-            model,
-            stonewall_samples,
-            first_done - start,
-            unit_scale(&refs),
-        ),
+        // A statistic of the samples (a mean, a maximum) has no stonewall
+        // view: it is the job's value.
+        stonewall_value: combined_value(&refs, stonewall_samples, first_done - start),
         fastest_s: own.iter().copied().fold(f64::INFINITY, f64::min),
         slowest_s: own.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     }
@@ -306,6 +343,7 @@ mod tests {
             cpu_percent: Some(50.0),
             latency: None,
             flags: Vec::new(),
+            across_ranks: Default::default(),
         }
     }
 
@@ -487,5 +525,68 @@ mod tests {
         )];
         let result = aggregate(&reports).unwrap();
         assert_eq!(result.metrics[0].flags, [Flag::TooShort]);
+    }
+
+    /// A statistic of the samples, as the io workload reports its response
+    /// times: `value` over `samples` of the phase.
+    fn statistic(name: &str, value: f64, samples: u64, across_ranks: AcrossRanks) -> Metric {
+        Metric {
+            value,
+            unit: "ms".into(),
+            direction: Direction::LowerIsBetter,
+            across_ranks,
+            ..rate(name, "ms", 1.0, samples, 1.0)
+        }
+    }
+
+    /// Rank 0: response times 1 and 3 ms; rank 1: 5, 5, 5 and 9 ms.
+    fn responder(number: u32, start: f64, times: &[f64]) -> RankReport {
+        let n = times.len() as f64;
+        let mean = times.iter().sum::<f64>() / n;
+        let stddev = (times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / n).sqrt();
+        let max = times.iter().copied().fold(0.0, f64::max);
+        let samples = times.len() as u64;
+        rank(
+            number,
+            "a",
+            vec![
+                rate("io_rate", "IO/s", 1.0, samples, 1.0),
+                statistic("resp_ms", mean, samples, AcrossRanks::Mean),
+                statistic("resp_max_ms", max, samples, AcrossRanks::Max),
+                statistic(
+                    "resp_stddev_ms",
+                    stddev,
+                    samples,
+                    AcrossRanks::StdDevOf("resp_ms".into()),
+                ),
+            ],
+            vec![span(start, 1.0, 0, vec![])],
+        )
+    }
+
+    #[test]
+    fn statistics_of_samples_combine_exactly_not_as_rates() {
+        let reports = vec![
+            responder(0, 0.0, &[1.0, 3.0]),
+            responder(1, 1.0, &[5.0, 5.0, 5.0, 9.0]),
+        ];
+        let result = aggregate(&reports).unwrap();
+        let value = |name: &str| result.metric(name).unwrap().value;
+        // The six response times together: 1, 3, 5, 5, 5, 9.
+        let all = [1.0, 3.0, 5.0, 5.0, 5.0, 9.0];
+        let mean = all.iter().sum::<f64>() / 6.0;
+        let stddev = (all.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / 6.0).sqrt();
+        assert!((value("resp_ms") - mean).abs() < 1e-9);
+        assert_eq!(value("resp_max_ms"), 9.0);
+        assert!((value("resp_stddev_ms") - stddev).abs() < 1e-9);
+        // The rate stays work over the span: 6 I/Os over [0, 2].
+        assert_eq!(value("io_rate"), 3.0);
+        assert_eq!(result.metric("resp_ms").unwrap().samples, 6);
+        // Per rank, each is the rank's own.
+        let scale = result.scale.unwrap();
+        assert_eq!(scale.per_rank[1].metrics[2].value, 9.0);
+        assert_eq!(scale.per_rank[0].metrics[1].value, 2.0);
+        // No stonewall view of a statistic: it is the job's value.
+        assert!((scale.spread[1].stonewall_value - mean).abs() < 1e-9);
     }
 }

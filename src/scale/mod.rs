@@ -138,7 +138,7 @@ pub fn require_single(command: &str) -> anyhow::Result<()> {
     match multi_rank() {
         false => Ok(()),
         true => crate::error::usage(format!(
-            "fsbench {command} does not run under MPI (yet): use bonnie, postmark or tree"
+            "fsbench {command} does not run under MPI (yet): use bonnie, postmark, tree, io or run"
         )),
     }
 }

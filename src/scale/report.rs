@@ -176,6 +176,7 @@ mod tests {
                 cpu_percent: None,
                 latency: None,
                 flags: Vec::new(),
+                across_ranks: Default::default(),
             }],
             scale: Some(ScaleOut {
                 ranks: 2,

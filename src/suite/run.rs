@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::{Entry, Suite};
 use crate::result::{RunResult, TargetResult, WorkloadResult};
+use crate::scale;
 use crate::target::Target;
 use crate::target::env::probe_target;
 use crate::target::scratch::Scratch;
@@ -48,11 +49,14 @@ impl TargetPlan<'_> {
     }
 
     /// Every workload's data may stay in the scratch directory until the
-    /// end (an io file is laid out once), so the check adds them up.
+    /// end (an io file is laid out once), so the check adds them up, for
+    /// every rank of an MPI job.
     fn check(&self) -> anyhow::Result<()> {
-        let bytes = self.workloads.iter().map(|(_, w)| w.planned_bytes()).sum();
-        let files = self.workloads.iter().map(|(_, w)| w.planned_files()).sum();
-        self.target.check(bytes, files)?;
+        let ranks = u64::from(scale::size());
+        let bytes: u64 = self.workloads.iter().map(|(_, w)| w.planned_bytes()).sum();
+        let files: u64 = self.workloads.iter().map(|(_, w)| w.planned_files()).sum();
+        self.target
+            .check(bytes.saturating_mul(ranks), files.saturating_mul(ranks))?;
         self.workloads
             .iter()
             .try_for_each(|(_, w)| w.check_outside())
@@ -62,6 +66,11 @@ impl TargetPlan<'_> {
 /// Runs `suite` on `targets`; every finished workload result is added to
 /// `record` (so a failure keeps what was measured) and shown to
 /// `on_result`. Returns where the time went.
+///
+/// Under MPI every rank runs the same suite on the same targets in the
+/// same order, each in scratch directories of its own; the workloads'
+/// phases keep the ranks in step, and each result is combined over all
+/// ranks as it ends: rank 0 alone gets it (in `record` and `on_result`).
 pub fn run_suite(
     suite: &Suite,
     targets: &[Target],
@@ -92,10 +101,13 @@ pub fn run_suite(
     overhead.probe = clock.elapsed();
 
     let clock = Instant::now();
-    let scratches = plans
-        .iter()
-        .map(|plan| TargetScratch::create(plan, &record.run_id, options.keep))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let scratch_id = scale::scratch_id(&record.run_id)?;
+    let scratches = scale::agree(
+        plans
+            .iter()
+            .map(|plan| TargetScratch::create(plan, &scratch_id, options.keep))
+            .collect::<anyhow::Result<Vec<_>>>(),
+    )?;
     overhead.scratch_setup = clock.elapsed();
 
     let steps: u64 = plans.iter().map(TargetPlan::steps_per_repetition).sum();
@@ -119,11 +131,16 @@ pub fn run_suite(
                 };
                 let steps = workload.steps();
                 for _ in 0..steps {
-                    let mut result = workload.run(&ctx)?;
+                    // A rank's failure is agreed on here, before any rank
+                    // removes its scratch directories.
+                    let combined = scale::combine(workload.run(&ctx))?;
+                    bar.inc(1);
+                    let Some(mut result) = combined else {
+                        continue;
+                    };
                     name_result(&mut result, entry, steps, repetition);
                     on_result(&plan.target.name, &result);
                     record.targets[index].workloads.push(result);
-                    bar.inc(1);
                 }
             }
         }

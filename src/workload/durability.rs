@@ -159,6 +159,7 @@ impl Measured {
             cpu_percent: Some(self.cpu_percent),
             latency: self.latency,
             flags,
+            across_ranks: Default::default(),
         }
     }
 }

@@ -392,6 +392,7 @@ impl SyncStats {
             cpu_percent: Some(phase.cpu_percent()),
             latency: None,
             flags: flags.clone(),
+            across_ranks: Default::default(),
         };
         let syncs = Metric {
             latency: self.latency.summary(),

@@ -403,6 +403,7 @@ mod tests {
                 max_ns,
             }),
             flags: vec![],
+            across_ranks: Default::default(),
         }
     }
 

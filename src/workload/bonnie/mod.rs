@@ -233,6 +233,7 @@ impl Outcome {
             cpu_percent: Some(self.timing.cpu_percent()),
             latency: self.latency.clone(),
             flags,
+            across_ranks: Default::default(),
         }
     }
 }

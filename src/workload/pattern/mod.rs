@@ -16,6 +16,7 @@ mod verify;
 
 use std::borrow::Cow;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -25,8 +26,10 @@ pub use stats::Row;
 
 use super::{RunContext, Workload};
 use crate::error::usage;
-use crate::measure::LatencyRecorder;
-use crate::result::{Direction, Flag, IntervalSample, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::measure::{LatencyRecorder, PhaseTiming};
+use crate::result::{
+    AcrossRanks, Direction, Flag, IntervalSample, MIN_PRECISE_SECONDS, Metric, WorkloadResult,
+};
 use crate::size::format_bytes;
 use engine::JobOutcome;
 pub use verify::BadBlock;
@@ -199,7 +202,13 @@ impl Workload for IoWorkload {
         let keys = self.laid_out[index].as_ref().and_then(|f| f.keys.as_ref());
         let mut notes = Vec::new();
         let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?;
-        let (outcome, average) = measure(ctx.scratch.dir(), &job, file, keys, &mut self.sink)?;
+        let sink = &mut self.sink;
+        // Under MPI the ranks run the job together, each on its own file;
+        // the phase is the measured part (after the warm-up).
+        let (outcome, average) = crate::scale::phase(
+            |(outcome, average)| measured(outcome, average),
+            || measure(ctx.scratch.dir(), &job, file, keys, sink),
+        )?;
         let fits_in_ram = !job.direct && job.reads() && file.size < self.ram_bytes;
         notes.extend(job_notes(&job));
         Ok(WorkloadResult {
@@ -209,6 +218,9 @@ impl Workload for IoWorkload {
             params: params(&job, file, &outcome),
             metrics: metrics(&average, &outcome, fits_in_ram),
             notes,
+            // Under MPI the job's result keeps rank 0's time series: each
+            // rank's intervals count from its own job's start, so a sum by
+            // interval index would add slices of different moments.
             intervals: intervals(&outcome.rows),
             ..Default::default()
         })
@@ -233,6 +245,16 @@ fn usable<'a>(
     sink(Event::Warning(&warning))?;
     notes.push(warning);
     Ok(Cow::Owned(fallback))
+}
+
+/// The measured part of a job (its intervals after the warm-up) as a
+/// phase timing; the metrics' `elapsed_s` is its `elapsed`.
+fn measured(outcome: &JobOutcome, average: &Row) -> PhaseTiming {
+    PhaseTiming {
+        started: outcome.started + Duration::from_secs_f64(average.start_s),
+        elapsed: Duration::from_secs_f64(average.seconds),
+        cpu: Duration::ZERO,
+    }
 }
 
 /// Opens the file for `job`, runs it with its events going to `sink`, and
@@ -325,27 +347,41 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
     if fits_in_ram {
         flags.push(Flag::FitsInPageCache);
     }
+    // The phase's elapsed time exactly as `scale::phase` records it (whole
+    // ns), which is how the MPI aggregation finds the metrics' phase.
+    let elapsed_s = measured(outcome, average).elapsed.as_secs_f64();
     let metric = |name: &str,
                   value: f64,
                   unit: &str,
                   direction,
                   samples,
-                  latency: Option<&LatencyRecorder>| Metric {
+                  latency: Option<&LatencyRecorder>,
+                  across_ranks| Metric {
         name: name.into(),
         value,
         unit: unit.into(),
         direction,
         samples,
-        elapsed_s: average.seconds,
+        elapsed_s,
         cpu_percent: Some(outcome.cpu_percent),
         latency: latency.and_then(LatencyRecorder::summary),
         flags: flags.clone(),
+        across_ranks,
     };
+    use AcrossRanks::{ByUnit, Max, Mean};
     use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
     let mut metrics = vec![
-        metric("io_rate", f.io_rate, "IO/s", Higher, c.ops(), None),
-        metric("mib_per_s", f.mib_per_s, "MiB/s", Higher, c.bytes(), None),
-        metric("resp_ms", f.resp_ms, "ms", Lower, c.ops(), Some(&all)),
+        metric("io_rate", f.io_rate, "IO/s", Higher, c.ops(), None, ByUnit),
+        metric(
+            "mib_per_s",
+            f.mib_per_s,
+            "MiB/s",
+            Higher,
+            c.bytes(),
+            None,
+            ByUnit,
+        ),
+        metric("resp_ms", f.resp_ms, "ms", Lower, c.ops(), Some(&all), Mean),
     ];
     let directions = [
         (
@@ -363,7 +399,7 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
     ];
     for (name, value, ops, latency) in directions {
         if ops > 0 {
-            metrics.push(metric(name, value, "ms", Lower, ops, Some(latency)));
+            metrics.push(metric(name, value, "ms", Lower, ops, Some(latency), Mean));
         }
     }
     metrics.push(metric(
@@ -373,6 +409,7 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
         Lower,
         c.ops(),
         None,
+        Max,
     ));
     metrics.push(metric(
         "resp_stddev_ms",
@@ -381,6 +418,7 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
         Lower,
         c.ops(),
         None,
+        AcrossRanks::StdDevOf("resp_ms".into()),
     ));
     metrics
 }

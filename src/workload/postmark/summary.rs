@@ -218,6 +218,7 @@ impl Figure {
             cpu_percent: Some(self.phase.cpu_percent()),
             latency: self.latency,
             flags,
+            across_ranks: Default::default(),
         }
     }
 }

@@ -710,6 +710,7 @@ fn metrics(
         cpu_percent: Some(timing.cpu_percent()),
         latency: tally.latency.summary(),
         flags: flags.to_vec(),
+        across_ranks: Default::default(),
     };
     let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
         name: format!("{name}_{suffix}"),

@@ -33,6 +33,8 @@ const MAX_NAP: Duration = Duration::from_millis(50);
 
 /// Everything one job measured.
 pub struct JobOutcome {
+    /// When the first interval began: rows' `start_s` count from here.
+    pub started: Instant,
     pub rows: Vec<Row>,
     pub decisions: Decisions,
     pub read_latency: LatencyRecorder,
@@ -121,6 +123,7 @@ pub fn run_job(
             .collect();
         let (rows, cpu_percent) = report?;
         let mut outcome = JobOutcome {
+            started: start,
             rows,
             decisions: Decisions::default(),
             read_latency: LatencyRecorder::new(),
