@@ -155,7 +155,7 @@ def rows_for(results, job, key):
 
 def mount_tmpfs():
     mnt = tempfile.mkdtemp(prefix="fsb-bench-")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4g", "tmpfs", mnt], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6g", "tmpfs", mnt], check=True)
     return mnt
 
 
@@ -163,7 +163,10 @@ def mount_loop_ext4(backing_dir):
     """An ext4 on a loop device whose image lives in `backing_dir`."""
     image = Path(backing_dir) / "ext4.img"
     with open(image, "wb") as f:
-        f.truncate(1536 << 20)
+        # Room for the 1 GiB file twice over: ext4 returns a deleted file's
+        # blocks only at its next journal commit, so a back-to-back run
+        # on a 1.5 GiB file system can find its space still taken.
+        f.truncate(2560 << 20)
     device = run(["losetup", "--find", "--show", str(image)]).stdout.strip()
     run(["mkfs.ext4", "-q", "-F", device])
     mnt = tempfile.mkdtemp(prefix="fsb-bench-ext4-")
@@ -172,7 +175,8 @@ def mount_loop_ext4(backing_dir):
 
 
 def unmount_loop(mnt, device):
-    subprocess.run(["umount", mnt])
+    if subprocess.run(["umount", mnt]).returncode != 0:
+        subprocess.run(["umount", "-l", mnt])
     subprocess.run(["losetup", "-d", device])
     os.rmdir(mnt)
 
@@ -228,7 +232,8 @@ def main():
         if loop:
             unmount_loop(*loop)
         if not o.dir:
-            subprocess.run(["umount", mnt])
+            if subprocess.run(["umount", mnt]).returncode != 0:
+                subprocess.run(["umount", "-l", mnt])
             os.rmdir(mnt)
     rows = []
     for name, key in [(j[0], j[-1]) for j in PSYNC_JOBS] + [(URING_JOB, "iops")]:
