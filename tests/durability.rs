@@ -99,7 +99,7 @@ fn risky_ext4_options_are_flagged_and_defaults_are_not() {
 }
 
 #[test]
-fn a_full_file_system_stops_the_probe_cleanly() {
+fn a_probe_that_cannot_fit_is_refused_before_it_writes() {
     let Some(mnt) = TmpfsMount::new("1m") else {
         return;
     };

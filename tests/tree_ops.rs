@@ -216,11 +216,19 @@ fn source_is_only_read_and_copied_faithfully() {
         &[
             "--source",
             source.to_str().unwrap(),
+            // No delete: fsbench's own copy stays to be compared.
+            "--ops",
+            "find,read,untar,copy",
             "--cmd",
             "cp -a {src}/. {dst}/",
         ],
     );
     assert_eq!(before, tree_digest(&source), "the source changed");
+    assert_eq!(
+        before,
+        tree_digest(&rep.join("copy")),
+        "fsbench's copy differs from its source"
+    );
     assert_eq!(
         before,
         tree_digest(&rep.join("cmd1")),

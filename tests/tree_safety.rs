@@ -7,8 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    Frozen, Running, assert_no_scratch_left, run, start_run, tmpfs_with_sentinel, tree_cmd_args,
-    wait_until,
+    Frozen, Running, assert_no_scratch_left, fill_file_system, run, start_run, tmpfs_with_sentinel,
+    tree_cmd_args, wait_until,
 };
 
 #[test]
@@ -21,18 +21,6 @@ fn normal_end_leaves_only_the_sentinel() {
     assert!(out.stdout.contains("| copy "), "{out}");
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
-}
-
-/// Fills the file system of `dir` to the last block with a file of ours.
-fn fill(dir: &std::path::Path) {
-    use std::io::Write;
-    let mut file = std::fs::File::create(dir.join("filler")).unwrap();
-    let block = vec![0u8; 1 << 20];
-    while file.write_all(&block).is_ok() {}
-    let mut byte = [0u8; 1];
-    while file.write_all(&byte).is_ok() {
-        byte[0] += 1;
-    }
 }
 
 #[test]
@@ -60,7 +48,7 @@ fn enospc_during_copy_is_one_clear_line_and_cleans_up() {
     });
     {
         let _frozen = Frozen::new(&fsbench);
-        fill(mnt.path());
+        fill_file_system(&mnt.join("filler"));
     }
     let out = fsbench.wait();
     let line = out.assert_error(1, &["copy", "no space left on device"]);

@@ -12,7 +12,6 @@ use crate::report::json::Json;
 use crate::report::markdown::Markdown;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary, load, save};
-use crate::result::RunResult;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -41,7 +40,13 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let run = load(&args.result)?;
-    let summary = Summary::with_baseline(&run, baseline_index(&run, args.baseline.as_deref())?);
+    let summary = Summary::with_baseline(
+        &run,
+        baseline_index(
+            run.targets.iter().map(|t| t.name.as_str()),
+            args.baseline.as_deref(),
+        )?,
+    );
     if let Some(path) = json {
         let text = Json.render(&run, &summary)?;
         if json_to_stdout(Some(path)) {
@@ -69,20 +74,20 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-/// Index of the `--baseline` target; a name the run lacks is a usage error
-/// that lists the names it has.
-pub fn baseline_index(run: &RunResult, name: Option<&str>) -> anyhow::Result<usize> {
+/// Index of the `--baseline` target among `names` (0 without one); a name
+/// that is not there is a usage error that lists the names there are.
+pub fn baseline_index<'n>(
+    mut names: impl Iterator<Item = &'n str> + Clone,
+    name: Option<&str>,
+) -> anyhow::Result<usize> {
     let Some(name) = name else {
         return Ok(0);
     };
-    match Summary::target_index(run, name) {
+    match names.clone().position(|n| n == name) {
         Some(index) => Ok(index),
-        None => {
-            let names: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
-            usage(format!(
-                "--baseline {name}: no such target (the run has: {})",
-                names.join(", ")
-            ))
-        }
+        None => usage(format!(
+            "--baseline {name}: no such target (targets: {})",
+            names.by_ref().collect::<Vec<_>>().join(", ")
+        )),
     }
 }

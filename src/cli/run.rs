@@ -84,7 +84,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     refuse_under_mpi(&suite)?;
     let options = options(&args, &suite)?;
     let targets = targets(&args.targets)?;
-    let baseline = baseline_index(&targets, args.baseline.as_deref())?;
+    let names = targets.iter().map(|t| t.name.as_str());
+    let baseline = super::report::baseline_index(names, args.baseline.as_deref())?;
     check_json_path(json)?;
     let save_path = (!args.no_save).then(|| save_path(&args.save_dir));
 
@@ -178,23 +179,6 @@ fn targets(specs: &[String]) -> anyhow::Result<Vec<Target>> {
         }
     }
     Ok(targets)
-}
-
-fn baseline_index(targets: &[Target], name: Option<&str>) -> anyhow::Result<usize> {
-    let Some(name) = name else {
-        return Ok(0);
-    };
-    match targets.iter().position(|t| t.name == name) {
-        Some(index) => Ok(index),
-        None => usage(format!(
-            "--baseline {name}: no such target (targets: {})",
-            targets
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
 }
 
 /// Builds a suite entry's workload with its subcommand's parser.

@@ -185,17 +185,11 @@ pub fn bar_chart(title: &str, axis: &str, bars: &[Bar]) -> anyhow::Result<String
             x_desc: axis,
         };
         let mut chart = frame.draw(root)?;
-        chart.draw_series(bars.iter().enumerate().map(|(i, bar)| {
-            let mut rect = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(row_of(i))),
-                    (bar.value, SegmentValue::Exact(row_of(i) + 1)),
-                ],
-                target_color(bar.color).filled(),
-            );
-            rect.set_margin(BAR_GAP, BAR_GAP, 0, 0);
-            rect
-        }))?;
+        chart.draw_series(
+            bars.iter()
+                .enumerate()
+                .map(|(i, bar)| row_bar(row_of(i), bar.value, target_color(bar.color), BAR_GAP)),
+        )?;
         for (i, bar) in bars.iter().enumerate() {
             let row = SegmentValue::CenterOf(row_of(i));
             if let Some(ci95) = bar.ci95 {
@@ -406,18 +400,8 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             INK.stroke_width(1),
         )))?;
         chart.draw_series(rows.iter().enumerate().map(|(i, row)| {
-            let mut rect = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(row_of(i))),
-                    (
-                        limits.clamp(row.change_pct),
-                        SegmentValue::Exact(row_of(i) + 1),
-                    ),
-                ],
-                change_color(row).filled(),
-            );
-            rect.set_margin(CHANGE_BAR_GAP, CHANGE_BAR_GAP, 0, 0);
-            rect
+            let end = limits.clamp(row.change_pct);
+            row_bar(row_of(i), end, change_color(row), CHANGE_BAR_GAP)
         }))?;
         for (i, row) in rows.iter().enumerate() {
             let y = SegmentValue::CenterOf(row_of(i));
@@ -546,6 +530,24 @@ impl RowFrame<'_> {
             .draw()?;
         Ok(chart)
     }
+}
+
+/// The bar of row `row`, from 0 to `end`, `gap` px short of its neighbours.
+fn row_bar(
+    row: usize,
+    end: f64,
+    color: RGBColor,
+    gap: u32,
+) -> Rectangle<(f64, SegmentValue<usize>)> {
+    let mut rect = Rectangle::new(
+        [
+            (0.0, SegmentValue::Exact(row)),
+            (end, SegmentValue::Exact(row + 1)),
+        ],
+        color.filled(),
+    );
+    rect.set_margin(gap, gap, 0, 0);
+    rect
 }
 
 /// A chart with horizontal bars: values across, one category per row.

@@ -163,11 +163,6 @@ impl Summary {
         }
     }
 
-    /// Index of the target called `name`.
-    pub fn target_index(run: &RunResult, name: &str) -> Option<usize> {
-        run.targets.iter().position(|t| t.name == name)
-    }
-
     /// Seed 000's profile table: per target, write / read / metadata rated
     /// high, medium or low relative to the other targets. None where fewer
     /// than two targets have a metric of that class.

@@ -409,10 +409,8 @@ mod tests {
         assert_eq!(create.samples, 600);
         assert_eq!(create.elapsed_s, 2.5);
         assert_eq!(create.value, 600.0 / 2.5);
-        // Not the sum of per-rank rates (100 + 150 + 200), nor the work
-        // over the slowest rank's own time (600 / 2).
-        assert_ne!(create.value, 450.0);
-        assert_ne!(create.value, 300.0);
+        // Not the sum of per-rank rates (100 + 150 + 200 = 450), nor the
+        // work over the slowest rank's own time (600 / 2 = 300).
         assert!(create.flags.is_empty());
     }
 

@@ -190,19 +190,20 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
     }
     let mut latency = LatencyRecorder::new();
     let clock = PhaseClock::start();
-    let deadline = Instant::now() + Duration::from_secs_f64(limits.seconds);
+    let mut start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(limits.seconds);
     let mut writes = 0;
-    while writes < limits.writes && Instant::now() < deadline {
+    // One clock read per write: the end of one sample starts the next.
+    while writes < limits.writes && start < deadline {
         crate::interrupt::check()?;
         let offset = if probe.appends() {
             writes * BLOCK as u64
         } else {
             0
         };
-        let start = Instant::now();
         write_block(&file, &mut block, offset, writes)?;
         sync(&file, probe)?;
-        latency.record_since(start);
+        start = latency.record_since(start);
         writes += 1;
     }
     let timing = clock.stop();
