@@ -48,23 +48,44 @@ fn number(value: &Value) -> f64 {
         .unwrap_or_else(|| panic!("not a number: {value}"))
 }
 
-/// `bonnie -s 0 -n FILES EXTRA` on 4 ranks, successful; its output and
-/// workload result (the JSON file is removed again).
+/// `args` with `--json` on `np` ranks, successful; its output and workload
+/// result (the JSON file, in `mnt`, is removed again).
+fn mpirun_json<S: AsRef<str>>(
+    np: u32,
+    mnt: &TmpfsMount,
+    env: &[(&str, &str)],
+    args: &[S],
+) -> (Output, Value) {
+    let json = mnt.join("result.json");
+    let mut all: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    all.extend(["--json".to_string(), json.to_str().unwrap().to_string()]);
+    let out = mpirun(np, env, &all);
+    out.assert_success();
+    let result = workload(&json);
+    std::fs::remove_file(&json).unwrap();
+    (out, result)
+}
+
+/// `bonnie -s 0 -n FILES EXTRA` on 4 ranks: as `mpirun_json`.
 fn bonnie_file_tests(
     mnt: &TmpfsMount,
     env: &[(&str, &str)],
     files: &str,
     extra: &[&str],
 ) -> (Output, Value) {
-    let json = mnt.join("result.json");
-    let path = json.to_str().unwrap();
-    let mut args = vec!["-s", "0", "-n", files, "-r", "0", "--json", path];
+    let mut args = vec!["-s", "0", "-n", files, "-r", "0"];
     args.extend(extra);
-    let out = mpirun(RANKS, env, &bonnie_args(&mnt.arg(), &args));
-    out.assert_success();
-    let result = workload(&json);
-    std::fs::remove_file(&json).unwrap();
-    (out, result)
+    mpirun_json(RANKS, mnt, env, &bonnie_args(&mnt.arg(), &args))
+}
+
+/// The metric `name` of a workload result.
+fn metric<'r>(result: &'r Value, name: &str) -> &'r Value {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name}"))
 }
 
 /// For every metric: samples = the ranks' sum, elapsed = latest end −
@@ -143,24 +164,11 @@ fn postmark_on_four_ranks_adds_up() {
         mnt.arg()
     );
     std::fs::write(&config, commands).unwrap();
-    let json = mnt.join("result.json");
-    let out = mpirun(
-        RANKS,
-        &[],
-        &[
-            "postmark",
-            config.to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    out.assert_success();
-    let result = workload(&json);
+    let (_, result) = mpirun_json(RANKS, &mnt, &[], &["postmark", config.to_str().unwrap()]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let transactions = &result["metrics"][0];
     assert_eq!(transactions["name"], "transactions");
     assert_eq!(transactions["samples"], 4 * 600);
-    std::fs::remove_file(&json).unwrap();
     std::fs::remove_file(&config).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
@@ -171,9 +179,9 @@ fn tree_on_four_ranks_adds_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
         return;
     };
-    let json = mnt.join("result.json");
-    let out = mpirun(
+    let (_, result) = mpirun_json(
         RANKS,
+        &mnt,
         &[],
         &[
             "tree",
@@ -187,32 +195,18 @@ fn tree_on_four_ranks_adds_up() {
             "--no-drop-caches",
             "--sync-log",
             "target",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    out.assert_success();
-    let result = workload(&json);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
-    let metric = |name: &str| {
-        result["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap_or_else(|| panic!("no metric {name}"))
-            .clone()
-    };
     assert!(
-        number(&metric("sync_log_records")["samples"]) > 0.0,
+        number(&metric(&result, "sync_log_records")["samples"]) > 0.0,
         "every rank's sync log is in the aggregate"
     );
-    let copy = metric("copy_s");
+    let copy = metric(&result, "copy_s");
     assert_eq!(
         copy["value"], copy["elapsed_s"],
         "a time metric is the aggregate time"
     );
-    std::fs::remove_file(&json).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -364,9 +358,9 @@ fn io_on_four_ranks_adds_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
         return;
     };
-    let json = mnt.join("result.json");
-    let out = mpirun(
+    let (out, result) = mpirun_json(
         RANKS,
+        &mnt,
         &[],
         &[
             "io",
@@ -383,12 +377,8 @@ fn io_on_four_ranks_adds_up() {
             "1s",
             "--warmup",
             "0s",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    out.assert_success();
-    let result = workload(&json);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let elapsed = number(&result["metrics"][0]["elapsed_s"]);
     assert!((1.0..1.5).contains(&elapsed), "{elapsed}");
@@ -430,7 +420,6 @@ fn io_on_four_ranks_adds_up() {
         1,
         "rank 0 alone prints\n{out}"
     );
-    std::fs::remove_file(&json).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -443,9 +432,9 @@ fn io_aggregates_the_measured_part_after_the_warm_up() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let json = mnt.join("result.json");
-    let out = mpirun(
+    let (_, result) = mpirun_json(
         2,
+        &mnt,
         &[],
         &[
             "io",
@@ -462,12 +451,8 @@ fn io_aggregates_the_measured_part_after_the_warm_up() {
             "2s",
             "--interval",
             "1s",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    out.assert_success();
-    let result = workload(&json);
     let elapsed = number(&result["metrics"][0]["elapsed_s"]);
     assert!((1.0..1.4).contains(&elapsed), "{elapsed}");
     for part in result["scale"]["per_rank"].as_array().unwrap() {
