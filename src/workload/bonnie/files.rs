@@ -455,8 +455,10 @@ fn delete_in_readdir_order(
                 break;
             }
             report.passes = report.passes.max(pass);
-            each_timed(names.iter(), &mut latency, |name| delete_one(dir, name))?;
-            deleted += names.len() as u64;
+            each_timed(names.iter(), &mut latency, |name| {
+                deleted += u64::from(delete_listed(dir, name)?);
+                Ok(())
+            })?;
         }
     }
     remove_dirs_and_sync(dirs, report)?;
@@ -488,6 +490,20 @@ fn delete_in_order(
         total,
         &latency,
     ))
+}
+
+/// Deletes a file a listing named; false when it was gone already. A
+/// listing read while others create and delete in the same directory
+/// (ranks sharing it, a network file system) can name a file twice;
+/// the count of files deleted, checked against the files made, still
+/// catches a file that went missing.
+fn delete_listed(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<bool> {
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Err(Errno::NOENT) => Ok(false),
+        outcome => outcome
+            .map(|()| true)
+            .with_context(|| format!("cannot delete file {}", name.to_string_lossy())),
+    }
 }
 
 fn delete_one(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
