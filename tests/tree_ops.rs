@@ -280,6 +280,7 @@ fn every_operation_reports_its_metrics_and_the_cache_policy() {
     for op in [
         "generate",
         "find",
+        "stat",
         "read",
         "concat",
         "untar",
@@ -340,12 +341,19 @@ fn threads_give_the_same_results() {
     };
     let ops = ["--dataset", "source", "--scale", "0.01", "--threads", "3"];
     let mut args = ops.to_vec();
-    args.extend(["--ops", "find,read,copy"]);
+    args.extend(["--ops", "find,stat,read,copy"]);
     let (rep, json) = kept_run(&mnt, &args);
     let src = tree_digest(&rep.join("src"));
     assert_eq!(src, tree_digest(&rep.join("copy")));
     let description = &workload(&json)["params"]["description"];
     assert_eq!(metric(&json, "find_s")["samples"], src.len() as u64);
+    assert_eq!(metric(&json, "stat_s")["samples"], src.len() as u64);
+    // One lstat timed per entry; find makes no system call per entry.
+    assert_eq!(
+        metric(&json, "stat_s")["latency"]["count"],
+        src.len() as u64
+    );
+    assert!(metric(&json, "find_s")["latency"].is_null());
     assert_eq!(metric(&json, "read_mb_s")["samples"], description["bytes"]);
     assert_eq!(metric(&json, "copy_s")["samples"], src.len() as u64);
     assert_eq!(workload(&json)["params"]["threads"], 3);

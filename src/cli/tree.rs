@@ -1,5 +1,5 @@
 //! `fsbench tree`: real-world tree workloads (copy a photo library, rm -rf,
-//! untar, find, read everything, concatenate, stream) on a generated
+//! untar, find, stat, read everything, concatenate, stream) on a generated
 //! dataset or the user's own directory, reported as the seeds' tables.
 use std::path::{Path, PathBuf};
 
@@ -27,8 +27,8 @@ Examples:
   fsbench tree /mnt/x --ops copy --cmd 'rsync -a {src}/ {dst}/' --cmd 'cp -a {src}/. {dst}/'
   fsbench tree /mnt/x --ops copy,delete --sync-log target   each entry synced to a log on /mnt/x
 
-Operations run in this order: find, read, concat, untar, copy, cmd, stream,
-delete (delete removes the copy; without copy an untimed copy is made first).
+Operations run in this order: find, stat, read, concat, untar, copy, cmd,
+stream, delete (delete removes the copy; without copy an untimed copy is made first).
 As root, caches are synced and dropped before each operation.";
 
 /// The workload's flags (everything but the target and the run options),
@@ -53,7 +53,7 @@ pub struct TreeOptions {
     /// modified).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["dataset", "scale", "seed"])]
     source: Option<PathBuf>,
-    /// Operations, comma-separated: find, read, concat, untar, copy,
+    /// Operations, comma-separated: find, stat, read, concat, untar, copy,
     /// stream, delete, cmd, or all.
     #[arg(long, value_name = "LIST", default_value = "all")]
     ops: String,
@@ -65,7 +65,7 @@ pub struct TreeOptions {
     /// least 16 MiB].
     #[arg(long, value_name = "SIZE")]
     stream_size: Option<String>,
-    /// Threads of find, read, copy and delete (concat, untar and stream
+    /// Threads of find, stat, read, copy and delete (concat, untar and stream
     /// stay sequential).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,

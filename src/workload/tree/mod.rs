@@ -1,7 +1,7 @@
 //! Real-world tree workloads (seeds 000-003): a dataset shaped like a photo
 //! library, large images, a source tree, many mid-size files or a maildir
 //! (or the user's own directory, read-only), and the work people time by
-//! hand on it: find, read everything, concatenate, untar, copy (rsync -a),
+//! hand on it: find, stat, read everything, concatenate, untar, copy (rsync -a),
 //! their own command (`--cmd`), streaming, rm -rf. Each operation is one
 //! set of metrics; caches are dropped between operations when possible.
 pub mod command;
@@ -22,7 +22,7 @@ use serde_json::json;
 
 use self::command::CommandTemplate;
 use self::dataset::{DatasetKind, Description, Plan};
-use self::ops::{Find, Read, Tally};
+use self::ops::{Find, Read, StatAll, Tally};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
 use crate::workload::synclog::{SyncLog, SyncLogConfig};
@@ -34,6 +34,7 @@ use crate::workload::{RunContext, Workload};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Op {
     Find,
+    Stat,
     Read,
     Concat,
     Untar,
@@ -43,8 +44,9 @@ pub enum Op {
     Delete,
 }
 
-const OPS: [(Op, &str); 8] = [
+const OPS: [(Op, &str); 9] = [
     (Op::Find, "find"),
+    (Op::Stat, "stat"),
     (Op::Read, "read"),
     (Op::Concat, "concat"),
     (Op::Untar, "untar"),
@@ -95,7 +97,7 @@ pub struct TreeConfig {
     /// Size of the stream file; None: the dataset's size (at least 16 MiB).
     pub stream_bytes: Option<u64>,
     pub drop_caches: bool,
-    /// Threads of find, read, copy and delete (1: like find, cat, rsync, rm).
+    /// Threads of find, stat, read, copy and delete (1: like find, cat, rsync, rm).
     pub threads: usize,
     /// Leave every operation's output in place (`--keep`).
     pub keep_outputs: bool,
@@ -280,11 +282,12 @@ enum Caches {
 }
 
 impl Caches {
-    /// Syncs and drops clean caches (needs root); on the first failure,
-    /// records why and stops trying.
+    /// Syncs, so that no earlier phase's dirty data is written back during
+    /// this one, and drops clean caches (needs root); on the first failure
+    /// to drop, records why and stops trying.
     fn before_operation(&mut self) {
+        rustix::fs::sync();
         if let Caches::Dropping = self {
-            rustix::fs::sync();
             if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
                 *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
             }
@@ -359,7 +362,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn run_ops(&mut self) -> anyhow::Result<()> {
         for &op in &self.work.config.ops {
             match op {
-                Op::Find => self.find()?,
+                Op::Find => self.walk_only("find", Find::default, |f| &f.tally)?,
+                Op::Stat => self.walk_only("stat", StatAll::default, |s| &s.tally)?,
                 Op::Read => self.read()?,
                 Op::Concat => self.concat()?,
                 Op::Untar => self.untar()?,
@@ -465,12 +469,18 @@ impl<'w, 'c> Repetition<'w, 'c> {
             .extend(metrics(name, tally, timing, units, &flags));
     }
 
-    fn find(&mut self) -> anyhow::Result<()> {
+    /// find or stat: a walk of the dataset that reads no file data.
+    fn walk_only<V: parallel::Parallel>(
+        &mut self,
+        name: &str,
+        make: impl Fn() -> V,
+        tally: impl Fn(&V) -> &Tally,
+    ) -> anyhow::Result<()> {
         let threads = self.work.config.threads;
-        let (tally, timing) = self.timed("find", |rep| {
-            ops::tally_walk(rep.src.as_fd(), threads, Find::default, |f| &f.tally)
+        let (walked, timing) = self.timed(name, |rep| {
+            ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
         })?;
-        self.record("find", &tally, timing, Units::Entries, true);
+        self.record(name, &walked, timing, Units::Entries, true);
         Ok(())
     }
 
