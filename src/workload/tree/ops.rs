@@ -593,7 +593,9 @@ impl Parallel for Unlink<'_> {
 }
 
 /// `delete_tree` with `threads` threads removing files, then the
-/// directories, deepest first; each entry recorded in `log`.
+/// directories, deepest first; each entry recorded in `log`. The walk
+/// already listed every directory while unlinking its files, so each
+/// directory is removed without a second listing.
 fn delete_tree_parallel(
     parent: BorrowedFd<'_>,
     name: &CStr,
@@ -610,23 +612,40 @@ fn delete_tree_parallel(
         top: &top,
     };
     let unlinkers = parallel::walk(root.as_fd(), (0..threads).map(|_| make()).collect())?;
-    let mut dirs: Vec<String> = unlinkers
+    let mut dirs: Vec<&str> = unlinkers
         .iter()
-        .flat_map(|u| u.dirs.iter().cloned())
+        .flat_map(|u| u.dirs.iter().map(String::as_str))
         .collect();
-    let files: u64 = unlinkers.iter().map(|u| u.tally.entries).sum();
+    let mut removed: u64 = unlinkers.iter().map(|u| u.tally.entries).sum();
     dirs.sort_by_key(|rel| std::cmp::Reverse(rel.matches('/').count()));
-    let mut removed = files;
-    for rel in &dirs {
+    for rel in dirs {
         crate::interrupt::check()?;
         let (up, last) = rel.rsplit_once('/').unwrap_or(("", rel));
         let holder = open_beneath(root.as_fd(), up)?;
         let last = std::ffi::CString::new(last)?;
-        removed += remove_tree(holder.as_fd(), &last, &mut format!("{top}/{rel}"), log)?;
+        removed += remove_emptied_dir(holder.as_fd(), &last, format!("{top}/{rel}"), log)?;
     }
     drop(root);
-    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
-        .with_context(|| format!("cannot remove {}", name.to_string_lossy()))?;
-    record_in(log, LogOp::Delete, &top)?;
-    Ok(removed + 1)
+    Ok(removed + remove_emptied_dir(parent, name, top.into_owned(), log)?)
+}
+
+/// Removes the directory `parent/name` (known to the log as `rel`) whose
+/// contents are already gone: one rmdir, no listing. One still not empty
+/// (a network file system's listing skipped entries, or it added files
+/// itself) is listed and emptied as `remove_tree` does. Returns the
+/// entries removed, the directory included.
+fn remove_emptied_dir(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    mut rel: String,
+    log: Option<&SyncLog>,
+) -> anyhow::Result<u64> {
+    match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+        Ok(()) => {
+            record_in(log, LogOp::Delete, &rel)?;
+            Ok(1)
+        }
+        Err(Errno::NOTEMPTY) => remove_tree(parent, name, &mut rel, log),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {rel}")),
+    }
 }
