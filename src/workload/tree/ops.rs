@@ -211,10 +211,66 @@ struct Copy<'d> {
     pump: Pump,
     umask: u32,
     as_root: bool,
-    names: Vec<u8>,
-    value: Vec<u8>,
+    xattrs: Xattrs,
     /// Where each created entry is recorded (`--sync-log`).
     log: Option<&'d SyncLog>,
+}
+
+/// Copies extended attributes through buffers allocated once per copier.
+struct Xattrs {
+    /// The source's xattr names, each ending in a NUL.
+    names: Vec<u8>,
+    value: Vec<u8>,
+}
+
+/// Room for an xattr list and for one value: Linux's limit for each
+/// (XATTR_LIST_MAX, XATTR_SIZE_MAX).
+const XATTR_BYTES: usize = 64 << 10;
+
+impl Default for Xattrs {
+    fn default() -> Self {
+        Xattrs {
+            names: vec![0; XATTR_BYTES],
+            value: vec![0; XATTR_BYTES],
+        }
+    }
+}
+
+impl Xattrs {
+    /// Gives `dst` the xattrs of `src`; returns why they were not copied
+    /// when a side does not support them (the copy goes on without).
+    fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<Option<String>> {
+        let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
+            Ok(len) => len,
+            Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return Ok(no_xattrs("source", e)),
+            Err(e) => return Err(e).context("cannot list xattrs"),
+        };
+        let listed = self.names[..len].split_inclusive(|&b| b == 0);
+        for name in listed.filter(|name| name.len() > 1) {
+            let name = CStr::from_bytes_with_nul(name).context("an xattr name without its NUL")?;
+            let n = match rustix::fs::fgetxattr(src, name, &mut self.value[..]) {
+                Ok(n) => n,
+                Err(e @ Errno::RANGE) => return Ok(no_xattrs("source (value over 64 KiB)", e)),
+                Err(e) => return Err(e).context("cannot read an xattr"),
+            };
+            let flags = rustix::fs::XattrFlags::empty();
+            match rustix::fs::fsetxattr(dst, name, &self.value[..n], flags) {
+                Ok(()) => {}
+                Err(e @ (Errno::OPNOTSUPP | Errno::PERM)) => {
+                    return Ok(no_xattrs("destination", e));
+                }
+                Err(e) => return Err(e).context("cannot write an xattr"),
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn no_xattrs(side: &str, e: Errno) -> Option<String> {
+    Some(format!(
+        "xattrs not copied: {side}: {}",
+        std::io::Error::from(e)
+    ))
 }
 
 /// What a copy did.
@@ -237,8 +293,7 @@ impl<'d> Copy<'d> {
             pump: Pump::default(),
             umask: current_umask(),
             as_root: rustix::process::geteuid().is_root(),
-            names: vec![0; 64 << 10],
-            value: vec![0; 64 << 10],
+            xattrs: Xattrs::default(),
             log,
         }
     }
@@ -272,43 +327,9 @@ impl<'d> Copy<'d> {
             rustix::fs::fchmod(dst, Mode::from_raw_mode(mode)).context("cannot set the mode")?;
         }
         if self.done.xattrs_off.is_none() {
-            self.copy_xattrs(src, dst)?;
+            self.done.xattrs_off = self.xattrs.copy(src, dst)?;
         }
         rustix::fs::futimens(dst, &stat_times(stat)).context("cannot set the times")?;
-        Ok(())
-    }
-
-    fn copy_xattrs(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<()> {
-        let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
-            Ok(len) => len,
-            Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return self.no_xattrs("source", e),
-            Err(e) => return Err(e).context("cannot list xattrs"),
-        };
-        let names = self.names[..len].to_vec();
-        for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-            let name = std::ffi::CString::new(name)?;
-            let n = match rustix::fs::fgetxattr(src, name.as_c_str(), &mut self.value[..]) {
-                Ok(n) => n,
-                Err(e @ Errno::RANGE) => return self.no_xattrs("source (value over 64 KiB)", e),
-                Err(e) => return Err(e).context("cannot read an xattr"),
-            };
-            let flags = rustix::fs::XattrFlags::empty();
-            match rustix::fs::fsetxattr(dst, name.as_c_str(), &self.value[..n], flags) {
-                Ok(()) => {}
-                Err(e @ (Errno::OPNOTSUPP | Errno::PERM)) => {
-                    return self.no_xattrs("destination", e);
-                }
-                Err(e) => return Err(e).context("cannot write an xattr"),
-            }
-        }
-        Ok(())
-    }
-
-    fn no_xattrs(&mut self, side: &str, e: Errno) -> anyhow::Result<()> {
-        self.done.xattrs_off = Some(format!(
-            "xattrs not copied: {side}: {}",
-            std::io::Error::from(e)
-        ));
         Ok(())
     }
 
@@ -566,6 +587,8 @@ pub fn tally_walk<V: Parallel>(
 /// Unlinks every non-directory; remembers directories for later.
 struct Unlink<'l> {
     tally: Tally,
+    /// The path the log records, rebuilt for each entry.
+    logged: String,
     dirs: Vec<String>,
     log: Option<&'l SyncLog>,
     /// The tree's name, which starts the paths the log records.
@@ -578,7 +601,9 @@ impl Visitor for Unlink<'_> {
         rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
             .with_context(|| format!("cannot remove {}", entry.rel))?;
         if let Some(log) = self.log {
-            log.record(LogOp::Delete, &format!("{}/{}", self.top, entry.rel))?;
+            self.logged.clear();
+            self.logged.extend([self.top, "/", entry.rel]);
+            log.record(LogOp::Delete, &self.logged)?;
         }
         self.tally.add(0, start);
         Ok(())
@@ -607,6 +632,7 @@ fn delete_tree_parallel(
     let top = name.to_string_lossy();
     let make = || Unlink {
         tally: Tally::default(),
+        logged: String::new(),
         dirs: Vec::new(),
         log,
         top: &top,
