@@ -335,6 +335,12 @@ fn every_operation_reports_its_metrics_and_the_cache_policy() {
             .unwrap()
             > 0
     );
+    // The stream: one latency sample per 1 MiB block, each way.
+    let stream_bytes = workload(&json)["params"]["stream_bytes"].as_u64().unwrap();
+    for name in ["stream_write_s", "stream_read_s"] {
+        let count = &metric(&json, name)["latency"]["count"];
+        assert_eq!(count, stream_bytes.div_ceil(1 << 20), "{name}");
+    }
     // On tmpfs every read is a memory read, dropped caches or not.
     let flags = metric(&json, "read_s")["flags"].as_array().unwrap();
     assert!(flags.iter().any(|f| f == "fits_in_page_cache"), "{flags:?}");

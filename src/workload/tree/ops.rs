@@ -32,11 +32,12 @@ impl Tally {
         self.latency.merge(&other.latency);
     }
 
-    /// Counts one entry of `bytes`, timed from `start`.
-    pub(super) fn add(&mut self, bytes: u64, start: Instant) {
+    /// Counts one entry of `bytes`, timed from `start`; returns when it
+    /// ended, which starts the next entry of a loop (one clock read each).
+    pub(super) fn add(&mut self, bytes: u64, start: Instant) -> Instant {
         self.entries += 1;
         self.bytes += bytes;
-        self.latency.record_since(start);
+        self.latency.record_since(start)
     }
 }
 
@@ -54,24 +55,43 @@ pub struct Pump {
 
 impl Default for Pump {
     fn default() -> Self {
-        Pump {
-            buf: vec![0; BUF_BYTES],
-        }
+        Pump::with_block(BUF_BYTES)
     }
 }
 
 impl Pump {
+    /// A pump that reads at most `block` bytes at a time.
+    pub fn with_block(block: usize) -> Self {
+        Pump {
+            buf: vec![0; block],
+        }
+    }
+
     /// Reads `src` to its end; returns the bytes read.
     pub fn drain(&mut self, src: BorrowedFd<'_>) -> anyhow::Result<u64> {
-        self.pump(src, None)
+        self.pump(src, None, |_| {})
+    }
+
+    /// `drain`, calling `each` with the length of every block read.
+    pub fn drain_blocks(
+        &mut self,
+        src: BorrowedFd<'_>,
+        each: impl FnMut(u64),
+    ) -> anyhow::Result<u64> {
+        self.pump(src, None, each)
     }
 
     /// Copies `src` from its offset to its end into `dst` at its offset.
     pub fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<u64> {
-        self.pump(src, Some(dst))
+        self.pump(src, Some(dst), |_| {})
     }
 
-    fn pump(&mut self, src: BorrowedFd<'_>, dst: Option<BorrowedFd<'_>>) -> anyhow::Result<u64> {
+    fn pump(
+        &mut self,
+        src: BorrowedFd<'_>,
+        dst: Option<BorrowedFd<'_>>,
+        mut each: impl FnMut(u64),
+    ) -> anyhow::Result<u64> {
         let mut total = 0;
         loop {
             let n = match rustix::io::read(src, &mut self.buf) {
@@ -84,6 +104,7 @@ impl Pump {
                 crate::io::write_all(dst, &self.buf[..n])?;
             }
             total += n as u64;
+            each(n as u64);
         }
     }
 }
