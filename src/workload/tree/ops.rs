@@ -696,3 +696,24 @@ fn remove_emptied_dir(
         Err(e) => Err(e).with_context(|| format!("cannot remove {rel}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_emptied_directory_goes_with_one_rmdir_and_a_full_one_is_emptied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let parent = rustix::fs::open(tmp.path(), flags, Mode::empty()).unwrap();
+        std::fs::create_dir(tmp.path().join("empty")).unwrap();
+        let removed = remove_emptied_dir(parent.as_fd(), c"empty", "empty".into(), None);
+        assert_eq!(removed.unwrap(), 1);
+        // Entries the walk did not see (a file system's own, a skipped one).
+        std::fs::create_dir_all(tmp.path().join("full/sub")).unwrap();
+        std::fs::write(tmp.path().join("full/sub/late"), b"x").unwrap();
+        let removed = remove_emptied_dir(parent.as_fd(), c"full", "full".into(), None);
+        assert_eq!(removed.unwrap(), 3);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+}
