@@ -118,6 +118,22 @@ fn count(records: &[(u64, String, String)], op: &str) -> u64 {
     records.iter().filter(|r| r.1 == op).count() as u64
 }
 
+/// `name` and each path under `dir` as `name/...`, sorted: what a copy
+/// of `dir` named `name` holds.
+fn paths_as(dir: &Path, name: &str) -> Vec<String> {
+    let mut paths = vec![name.to_string()];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = format!("{name}/{}", entry.file_name().to_string_lossy());
+        match entry.file_type().unwrap().is_dir() {
+            true => paths.extend(paths_as(&entry.path(), &path)),
+            false => paths.push(path),
+        }
+    }
+    paths.sort_unstable();
+    paths
+}
+
 /// The result's only workload.
 fn only_workload(json: &Path) -> serde_json::Value {
     let all = workloads(&read_json(json));
@@ -202,7 +218,14 @@ fn tree_logs_one_record_per_entry_copied_extracted_and_removed() {
         assert_eq!(count(&log, "create"), created, "threads {threads}");
         assert_eq!(count(&log, "delete"), samples(&workload, "delete_s"));
         assert_eq!(samples(&workload, "sync_log_records"), log.len() as u64);
-        assert!(log.iter().any(|r| r.1 == "delete" && r.2 == "copy"));
+        let mut deleted: Vec<&str> = log
+            .iter()
+            .filter(|r| r.1 == "delete")
+            .map(|r| r.2.as_str())
+            .collect();
+        deleted.sort_unstable();
+        let copied = paths_as(&scratch.join("r0/src"), "copy");
+        assert_eq!(deleted, copied, "threads {threads}: one delete per entry");
         run(&["clean", &mnt.arg()]).assert_success();
         std::fs::remove_file(&json).unwrap();
         assert_no_scratch_left(mnt.path());

@@ -1,7 +1,8 @@
 //! `fsbench tree`: the generator is deterministic, and each operation does
-//! what it claims: the copy is identical (data, modes, times, symlinks),
-//! delete leaves nothing, untar matches the tar's listing, concat's size is
-//! the sum, `--source` is never written, `--cmd` runs the user's command.
+//! what it claims: the copy is identical (data, modes, times, symlinks,
+//! xattrs), delete leaves nothing, untar matches the tar's listing,
+//! concat's size is the sum, `--source` is never written, `--cmd` runs the
+//! user's command.
 //! Every test runs on its own tmpfs (root only).
 mod common;
 
@@ -33,13 +34,28 @@ fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
             format!("link -> {}", std::fs::read_link(&path).unwrap().display())
         } else if meta.is_dir() {
             collect(root, &path, out);
-            format!("dir {mode:o} {times}")
+            format!("dir {mode:o} {times}{}", xattrs(&path))
         } else {
             let data = std::fs::read(&path).unwrap();
-            format!("file {mode:o} {} {times} {:016x}", data.len(), fnv(&data))
+            let (len, hash) = (data.len(), fnv(&data));
+            format!("file {mode:o} {len} {times} {hash:016x}{}", xattrs(&path))
         };
         out.insert(rel, line);
     }
+}
+
+/// ` name=value` for each extended attribute of `path`.
+fn xattrs(path: &Path) -> String {
+    let mut names = vec![0; 64 << 10];
+    let len = rustix::fs::listxattr(path, &mut names).unwrap();
+    let mut text = String::new();
+    for name in names[..len].split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = std::str::from_utf8(name).unwrap();
+        let mut value = vec![0; 64 << 10];
+        let n = rustix::fs::getxattr(path, name, &mut value).unwrap();
+        text.push_str(&format!(" {name}={}", String::from_utf8_lossy(&value[..n])));
+    }
+    text
 }
 
 fn fnv(data: &[u8]) -> u64 {
@@ -187,7 +203,8 @@ fn concat_size_is_the_sum_of_the_files() {
     assert_eq!(metric(&json, "concat_s")["samples"], 600);
 }
 
-/// A small user tree with a symlink, odd modes and an empty directory.
+/// A small user tree with a symlink, odd modes, an empty directory and
+/// extended attributes (`trusted.*`: tmpfs has them, for root).
 fn user_tree(dir: &Path) {
     std::fs::create_dir_all(dir.join("a/b/empty")).unwrap();
     std::fs::write(dir.join("a/one.txt"), b"one\n").unwrap();
@@ -200,6 +217,10 @@ fn user_tree(dir: &Path) {
     std::fs::set_permissions(dir.join("a/b"), std::fs::Permissions::from_mode(0o750)).unwrap();
     std::os::unix::fs::symlink("../one.txt", dir.join("a/b/link")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", dir.join("outside")).unwrap();
+    for (path, value) in [("a/one.txt", "file"), ("a/b", "dir")] {
+        let flags = rustix::fs::XattrFlags::empty();
+        rustix::fs::setxattr(dir.join(path), "trusted.fsbench", value.as_bytes(), flags).unwrap();
+    }
 }
 
 #[test]
@@ -315,6 +336,12 @@ fn every_operation_reports_its_metrics_and_the_cache_policy() {
             .unwrap()
             > 0
     );
+    // The stream: one latency sample per 1 MiB block, each way.
+    let stream_bytes = workload(&json)["params"]["stream_bytes"].as_u64().unwrap();
+    for name in ["stream_write_s", "stream_read_s"] {
+        let count = &metric(&json, name)["latency"]["count"];
+        assert_eq!(count, stream_bytes.div_ceil(1 << 20), "{name}");
+    }
     // On tmpfs every read is a memory read, dropped caches or not.
     let flags = metric(&json, "read_s")["flags"].as_array().unwrap();
     assert!(flags.iter().any(|f| f == "fits_in_page_cache"), "{flags:?}");

@@ -3,6 +3,7 @@
 //! checks.
 use clap::{Args, Parser};
 
+use super::output::first_line;
 use crate::error::usage;
 
 #[derive(Debug, Parser)]
@@ -17,11 +18,7 @@ struct Flags<A: Args> {
 pub(super) fn parse_flags<A: Args>(args: &[String]) -> anyhow::Result<A> {
     match Flags::<A>::try_parse_from(args) {
         Ok(flags) => Ok(flags.inner),
-        Err(e) => {
-            let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or_default();
-            usage(line.trim_start_matches("error: ").to_string())
-        }
+        Err(e) => usage(first_line(&e.render().to_string()).to_string()),
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, ValueEnum};
 
-use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::output::{Stream, check_json_path, emit, first_line, json_to_stdout};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
 use crate::error::usage;
@@ -376,12 +376,6 @@ pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload
 struct SuiteIoArgs {
     #[command(flatten)]
     io: IoArgs,
-}
-
-/// clap's message without its usage and help lines.
-fn first_line(message: &str) -> &str {
-    let line = message.lines().next().unwrap_or(message);
-    line.strip_prefix("error: ").unwrap_or(line)
 }
 
 /// Only what the user must see: warnings and bad blocks, on stderr.

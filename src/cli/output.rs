@@ -38,6 +38,13 @@ pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
     })
 }
 
+/// The first line of clap's error `message`, without its `error: ` label
+/// and the usage and help lines that follow.
+pub fn first_line(message: &str) -> &str {
+    let line = message.lines().next().unwrap_or(message);
+    line.strip_prefix("error: ").unwrap_or(line)
+}
+
 /// True when the JSON result goes to stdout, which must then carry nothing
 /// else.
 pub fn json_to_stdout(json: Option<&Path>) -> bool {

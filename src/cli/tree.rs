@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser};
 
-use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::output::{Stream, check_json_path, emit, first_line, json_to_stdout};
 use super::synclog::SyncLogArgs;
 use crate::error::{UsageError, usage};
+use crate::report::markdown::padded_table;
 use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
@@ -237,6 +238,10 @@ fn heading(config: &TreeConfig, target: &Target, workload: &TreeWorkload) -> Str
     )
 }
 
+/// The table's text columns (operation, flags), left-aligned; the numbers
+/// are right-aligned.
+const TEXT_COLUMNS: &[usize] = &[0, 5];
+
 /// Seed 000's table: one row per operation, elapsed s and MB/s (plus
 /// entries/s and CPU %), as Markdown.
 fn table(result: &WorkloadResult) -> String {
@@ -275,7 +280,7 @@ fn table(result: &WorkloadResult) -> String {
         ]);
     }
     let mut text = format!("\nrepetition {}\n", result.repetition + 1);
-    text.push_str(&markdown(&rows));
+    text.push_str(&padded_table(&rows, TEXT_COLUMNS));
     if let Some(line) = sync_log_line(result) {
         text.push_str(&line);
     }
@@ -311,34 +316,6 @@ fn sync_log_line(result: &WorkloadResult) -> Option<String> {
     ))
 }
 
-/// A Markdown table with padded columns; numbers right-aligned.
-fn markdown<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let mut text = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let cells = (0..N)
-            .map(|c| match c {
-                0 | 5 => format!("{:<w$}", row[c], w = widths[c]),
-                _ => format!("{:>w$}", row[c], w = widths[c]),
-            })
-            .collect();
-        text.push_str(&line(cells));
-        if i == 0 {
-            let rule = (0..N)
-                .map(|c| match c {
-                    0 | 5 => "-".repeat(widths[c]),
-                    _ => format!("{}:", "-".repeat(widths[c] - 1)),
-                })
-                .collect();
-            text.push_str(&line(rule));
-        }
-    }
-    text
-}
-
 /// `fsbench tree`'s flags as a suite entry gives them (no target).
 #[derive(Debug, Parser)]
 #[command(name = "tree")]
@@ -352,14 +329,7 @@ pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload
     let parsed = SuiteTreeArgs::try_parse_from(
         std::iter::once("tree").chain(args.iter().map(String::as_str)),
     )
-    .map_err(|e| {
-        let message = e.to_string();
-        let line = message.lines().next().unwrap_or("bad flags");
-        UsageError(format!(
-            "tree: {}",
-            line.strip_prefix("error: ").unwrap_or(line)
-        ))
-    })?;
+    .map_err(|e| UsageError(format!("tree: {}", first_line(&e.to_string()))))?;
     Ok(Box::new(TreeWorkload::new(parsed.options.config(false)?)?))
 }
 

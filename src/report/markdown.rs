@@ -97,6 +97,41 @@ fn table_row(cells: &[String]) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// A Markdown table padded to read as a table on a terminal too: `rows[0]`
+/// is the header; the columns in `left` are left-aligned, the others
+/// (numbers) right-aligned. Each column is at least 3 wide, as a rule
+/// (`---`) must be.
+pub fn padded_table<R: AsRef<[String]>>(rows: &[R], left: &[usize]) -> String {
+    let columns = rows.first().map_or(0, |row| row.as_ref().len());
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            let widest = rows.iter().map(|row| row.as_ref()[c].len()).max();
+            widest.unwrap_or(0).max(3)
+        })
+        .collect();
+    let aligned = |c: usize| left.contains(&c);
+    let mut text = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = (row.as_ref().iter().zip(&widths).enumerate())
+            .map(|(c, (cell, &w))| match aligned(c) {
+                true => format!("{cell:<w$}"),
+                false => format!("{cell:>w$}"),
+            })
+            .collect();
+        text.push_str(&table_row(&cells));
+        if i == 0 {
+            let rule: Vec<String> = (widths.iter().enumerate())
+                .map(|(c, &w)| match aligned(c) {
+                    true => "-".repeat(w),
+                    false => format!("{}:", "-".repeat(w - 1)),
+                })
+                .collect();
+            text.push_str(&table_row(&rule));
+        }
+    }
+    text
+}
+
 fn metric_cell(metric: &MetricSummary, target: usize) -> String {
     let Some(cell) = &metric.cells[target] else {
         return "–".to_string();
@@ -166,4 +201,20 @@ fn escape(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::padded_table;
+
+    #[test]
+    fn padded_table_aligns_text_left_and_numbers_right() {
+        let rows = [["op", "s", "flags"], ["copy", "12.5", "x"]].map(|r| r.map(String::from));
+        let expected = "\
+| op   |    s | flags |
+| ---- | ---: | ----- |
+| copy | 12.5 | x     |
+";
+        assert_eq!(padded_table(&rows, &[0, 2]), expected);
+    }
 }

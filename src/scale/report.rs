@@ -1,7 +1,12 @@
 //! The terminal view of a multi-rank result: the aggregate with its
 //! stonewall and tail, then the same metrics per host and per rank.
+use crate::report::markdown::padded_table;
 use crate::report::number;
 use crate::result::{Figure, ScaleOut, WorkloadResult};
+
+/// The tables' one text column (the metric's name), left-aligned; the
+/// numbers are right-aligned.
+const NAME_COLUMN: &[usize] = &[0];
 
 /// Ranks shown one per column; beyond that the JSON has them.
 const MAX_RANK_COLUMNS: usize = 16;
@@ -20,14 +25,14 @@ pub fn render(result: &WorkloadResult) -> Option<String> {
         scale.ranks,
         hosts.join(", ")
     );
-    text.push_str(&markdown(&spread_rows(result, scale)));
+    text.push_str(&padded_table(&spread_rows(result, scale), NAME_COLUMN));
     let by_host: Vec<(String, &[Figure])> = scale
         .hosts
         .iter()
         .map(|h| (h.host.clone(), h.metrics.as_slice()))
         .collect();
     text.push_str("\nper host\n");
-    text.push_str(&markdown(&figure_rows(result, &by_host)));
+    text.push_str(&padded_table(&figure_rows(result, &by_host), NAME_COLUMN));
     if scale.per_rank.len() <= MAX_RANK_COLUMNS {
         let by_rank: Vec<(String, &[Figure])> = scale
             .per_rank
@@ -35,7 +40,7 @@ pub fn render(result: &WorkloadResult) -> Option<String> {
             .map(|r| (format!("rank {}", r.rank), r.metrics.as_slice()))
             .collect();
         text.push_str("\nper rank\n");
-        text.push_str(&markdown(&figure_rows(result, &by_rank)));
+        text.push_str(&padded_table(&figure_rows(result, &by_rank), NAME_COLUMN));
     }
     Some(text)
 }
@@ -103,40 +108,6 @@ fn figure_rows(result: &WorkloadResult, parts: &[(String, &[Figure])]) -> Vec<Ve
         rows.push(row);
     }
     rows
-}
-
-/// A Markdown table: first column left-aligned, the others right-aligned.
-fn markdown(rows: &[Vec<String>]) -> String {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0).max(3))
-        .collect();
-    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let mut text = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let cells = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, &w))| match c {
-                0 => format!("{cell:<w$}"),
-                _ => format!("{cell:>w$}"),
-            })
-            .collect();
-        text.push_str(&line(cells));
-        if i == 0 {
-            let rule = widths
-                .iter()
-                .enumerate()
-                .map(|(c, &w)| match c {
-                    0 => "-".repeat(w),
-                    _ => format!("{}:", "-".repeat(w - 1)),
-                })
-                .collect();
-            text.push_str(&line(rule));
-        }
-    }
-    text
 }
 
 #[cfg(test)]

@@ -104,7 +104,11 @@ pub struct Entry {
 /// Reads the complete listing of `dir` (without `.` and `..`) before the
 /// caller changes anything in it.
 pub fn list_entries(dir: BorrowedFd<'_>) -> rustix::io::Result<Vec<Entry>> {
-    let mut stream = Dir::read_from(dir)?;
+    read_entries(&mut Dir::read_from(dir)?)
+}
+
+/// Reads `stream` to its end: its entries without `.` and `..`.
+pub fn read_entries(stream: &mut Dir) -> rustix::io::Result<Vec<Entry>> {
     let mut entries = Vec::new();
     while let Some(entry) = stream.read() {
         let entry = entry?;

@@ -15,6 +15,7 @@ mod walk;
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::Context;
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -583,31 +584,27 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     /// Disk Speed Test: one large file written sequentially in big blocks
-    /// (fsync included), then read back.
+    /// (fsync included), then read back; one latency sample per block.
     fn stream(&mut self) -> anyhow::Result<()> {
         let bytes = self.work.stream_bytes();
         let out = create_file(self.dir.as_fd(), "stream.dat")?;
         let pool = dataset::data_pool(0);
         let (tally, timing) = self.timed("stream write", |_| {
-            let mut tally = Tally::default();
-            let start = std::time::Instant::now();
-            for block in 0..bytes.div_ceil(STREAM_BLOCK) {
-                crate::interrupt::check()?;
-                let len = STREAM_BLOCK.min(bytes - block * STREAM_BLOCK);
-                dataset::write_from_pool(out.as_fd(), &pool, block * STREAM_BLOCK, len)?;
-            }
+            let tally = write_blocks(out.as_fd(), &pool, bytes)?;
+            // As fio's end_fsync: in the elapsed time, not in a block's latency.
             rustix::fs::fsync(&out).context("fsync failed")?;
-            tally.add(bytes, start);
             Ok(tally)
         })?;
         drop(out);
         self.record("stream_write", &tally, timing, Units::Bytes, false);
+        let mut pump = ops::Pump::with_block(STREAM_BLOCK as usize);
         let (tally, timing) = self.timed("stream read", |rep| {
             let file = open_file(rep.dir.as_fd(), "stream.dat")?;
-            let start = std::time::Instant::now();
             let mut tally = Tally::default();
-            let read = ops::Pump::default().drain(file.as_fd())?;
-            tally.add(read, start);
+            let mut block_start = Instant::now();
+            pump.drain_blocks(file.as_fd(), |len| {
+                block_start = tally.add(len, block_start);
+            })?;
             Ok(tally)
         })?;
         self.record("stream_read", &tally, timing, Units::Bytes, true);
@@ -652,6 +649,20 @@ impl<'w, 'c> Repetition<'w, 'c> {
 /// Stream blocks: Disk Speed Test-sized.
 const STREAM_BLOCK: u64 = 1 << 20;
 
+/// Writes `bytes` of `pool`'s data to `out` in `STREAM_BLOCK` blocks, each
+/// one entry of the tally.
+fn write_blocks(out: BorrowedFd<'_>, pool: &[u8], bytes: u64) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    let mut block_start = Instant::now();
+    for block in 0..bytes.div_ceil(STREAM_BLOCK) {
+        crate::interrupt::check()?;
+        let len = STREAM_BLOCK.min(bytes - block * STREAM_BLOCK);
+        dataset::write_from_pool(out, pool, block * STREAM_BLOCK, len)?;
+        block_start = tally.add(len, block_start);
+    }
+    Ok(tally)
+}
+
 /// Writes the dataset into `<dir>/src`, timed as operation `generate`.
 fn generate(
     plan: &Plan,
@@ -668,7 +679,7 @@ fn generate(
         |timing| *timing,
         || {
             let clock = PhaseClock::start();
-            let mut last = std::time::Instant::now();
+            let mut last = Instant::now();
             dataset::write(plan, src.as_fd(), &pool, || {
                 crate::interrupt::check()?;
                 last = tally.latency.record_since(last);

@@ -33,11 +33,12 @@ impl Tally {
         self.latency.merge(&other.latency);
     }
 
-    /// Counts one entry of `bytes`, timed from `start`.
-    pub(super) fn add(&mut self, bytes: u64, start: Instant) {
+    /// Counts one entry of `bytes`, timed from `start`; returns when it
+    /// ended, which starts the next entry of a loop (one clock read each).
+    pub(super) fn add(&mut self, bytes: u64, start: Instant) -> Instant {
         self.entries += 1;
         self.bytes += bytes;
-        self.latency.record_since(start);
+        self.latency.record_since(start)
     }
 }
 
@@ -55,24 +56,43 @@ pub struct Pump {
 
 impl Default for Pump {
     fn default() -> Self {
-        Pump {
-            buf: vec![0; BUF_BYTES],
-        }
+        Pump::with_block(BUF_BYTES)
     }
 }
 
 impl Pump {
+    /// A pump that reads at most `block` bytes at a time.
+    pub fn with_block(block: usize) -> Self {
+        Pump {
+            buf: vec![0; block],
+        }
+    }
+
     /// Reads `src` to its end; returns the bytes read.
     pub fn drain(&mut self, src: BorrowedFd<'_>) -> anyhow::Result<u64> {
-        self.pump(src, None)
+        self.pump(src, None, |_| {})
+    }
+
+    /// `drain`, calling `each` with the length of every block read.
+    pub fn drain_blocks(
+        &mut self,
+        src: BorrowedFd<'_>,
+        each: impl FnMut(u64),
+    ) -> anyhow::Result<u64> {
+        self.pump(src, None, each)
     }
 
     /// Copies `src` from its offset to its end into `dst` at its offset.
     pub fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<u64> {
-        self.pump(src, Some(dst))
+        self.pump(src, Some(dst), |_| {})
     }
 
-    fn pump(&mut self, src: BorrowedFd<'_>, dst: Option<BorrowedFd<'_>>) -> anyhow::Result<u64> {
+    fn pump(
+        &mut self,
+        src: BorrowedFd<'_>,
+        dst: Option<BorrowedFd<'_>>,
+        mut each: impl FnMut(u64),
+    ) -> anyhow::Result<u64> {
         let mut total = 0;
         loop {
             let n = match rustix::io::read(src, &mut self.buf) {
@@ -85,6 +105,7 @@ impl Pump {
                 crate::io::write_all(dst, &self.buf[..n])?;
             }
             total += n as u64;
+            each(n as u64);
         }
     }
 }
@@ -234,10 +255,66 @@ struct Copy<'d> {
     pump: Pump,
     umask: u32,
     as_root: bool,
-    names: Vec<u8>,
-    value: Vec<u8>,
+    xattrs: Xattrs,
     /// Where each created entry is recorded (`--sync-log`).
     log: Option<&'d SyncLog>,
+}
+
+/// Copies extended attributes through buffers allocated once per copier.
+struct Xattrs {
+    /// The source's xattr names, each ending in a NUL.
+    names: Vec<u8>,
+    value: Vec<u8>,
+}
+
+/// Room for an xattr list and for one value: Linux's limit for each
+/// (XATTR_LIST_MAX, XATTR_SIZE_MAX).
+const XATTR_BYTES: usize = 64 << 10;
+
+impl Default for Xattrs {
+    fn default() -> Self {
+        Xattrs {
+            names: vec![0; XATTR_BYTES],
+            value: vec![0; XATTR_BYTES],
+        }
+    }
+}
+
+impl Xattrs {
+    /// Gives `dst` the xattrs of `src`; returns why they were not copied
+    /// when a side does not support them (the copy goes on without).
+    fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<Option<String>> {
+        let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
+            Ok(len) => len,
+            Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return Ok(no_xattrs("source", e)),
+            Err(e) => return Err(e).context("cannot list xattrs"),
+        };
+        let listed = self.names[..len].split_inclusive(|&b| b == 0);
+        for name in listed.filter(|name| name.len() > 1) {
+            let name = CStr::from_bytes_with_nul(name).context("an xattr name without its NUL")?;
+            let n = match rustix::fs::fgetxattr(src, name, &mut self.value[..]) {
+                Ok(n) => n,
+                Err(e @ Errno::RANGE) => return Ok(no_xattrs("source (value over 64 KiB)", e)),
+                Err(e) => return Err(e).context("cannot read an xattr"),
+            };
+            let flags = rustix::fs::XattrFlags::empty();
+            match rustix::fs::fsetxattr(dst, name, &self.value[..n], flags) {
+                Ok(()) => {}
+                Err(e @ (Errno::OPNOTSUPP | Errno::PERM)) => {
+                    return Ok(no_xattrs("destination", e));
+                }
+                Err(e) => return Err(e).context("cannot write an xattr"),
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn no_xattrs(side: &str, e: Errno) -> Option<String> {
+    Some(format!(
+        "xattrs not copied: {side}: {}",
+        std::io::Error::from(e)
+    ))
 }
 
 /// What a copy did.
@@ -260,8 +337,7 @@ impl<'d> Copy<'d> {
             pump: Pump::default(),
             umask: current_umask(),
             as_root: rustix::process::geteuid().is_root(),
-            names: vec![0; 64 << 10],
-            value: vec![0; 64 << 10],
+            xattrs: Xattrs::default(),
             log,
         }
     }
@@ -295,43 +371,9 @@ impl<'d> Copy<'d> {
             rustix::fs::fchmod(dst, Mode::from_raw_mode(mode)).context("cannot set the mode")?;
         }
         if self.done.xattrs_off.is_none() {
-            self.copy_xattrs(src, dst)?;
+            self.done.xattrs_off = self.xattrs.copy(src, dst)?;
         }
         rustix::fs::futimens(dst, &stat_times(stat)).context("cannot set the times")?;
-        Ok(())
-    }
-
-    fn copy_xattrs(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<()> {
-        let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
-            Ok(len) => len,
-            Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return self.no_xattrs("source", e),
-            Err(e) => return Err(e).context("cannot list xattrs"),
-        };
-        let names = self.names[..len].to_vec();
-        for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-            let name = std::ffi::CString::new(name)?;
-            let n = match rustix::fs::fgetxattr(src, name.as_c_str(), &mut self.value[..]) {
-                Ok(n) => n,
-                Err(e @ Errno::RANGE) => return self.no_xattrs("source (value over 64 KiB)", e),
-                Err(e) => return Err(e).context("cannot read an xattr"),
-            };
-            let flags = rustix::fs::XattrFlags::empty();
-            match rustix::fs::fsetxattr(dst, name.as_c_str(), &self.value[..n], flags) {
-                Ok(()) => {}
-                Err(e @ (Errno::OPNOTSUPP | Errno::PERM)) => {
-                    return self.no_xattrs("destination", e);
-                }
-                Err(e) => return Err(e).context("cannot write an xattr"),
-            }
-        }
-        Ok(())
-    }
-
-    fn no_xattrs(&mut self, side: &str, e: Errno) -> anyhow::Result<()> {
-        self.done.xattrs_off = Some(format!(
-            "xattrs not copied: {side}: {}",
-            std::io::Error::from(e)
-        ));
         Ok(())
     }
 
@@ -590,6 +632,8 @@ pub fn tally_walk<V: Parallel>(
 /// Unlinks every non-directory; remembers directories for later.
 struct Unlink<'l> {
     tally: Tally,
+    /// The path the log records, rebuilt for each entry.
+    logged: String,
     dirs: Vec<String>,
     log: Option<&'l SyncLog>,
     /// The tree's name, which starts the paths the log records.
@@ -602,7 +646,9 @@ impl Visitor for Unlink<'_> {
         rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
             .with_context(|| format!("cannot remove {}", entry.rel))?;
         if let Some(log) = self.log {
-            log.record(LogOp::Delete, &format!("{}/{}", self.top, entry.rel))?;
+            self.logged.clear();
+            self.logged.extend([self.top, "/", entry.rel]);
+            log.record(LogOp::Delete, &self.logged)?;
         }
         self.tally.add(0, start);
         Ok(())
@@ -617,7 +663,9 @@ impl Parallel for Unlink<'_> {
 }
 
 /// `delete_tree` with `threads` threads removing files, then the
-/// directories, deepest first; each entry recorded in `log`.
+/// directories, deepest first; each entry recorded in `log`. The walk
+/// already listed every directory while unlinking its files, so each
+/// directory is removed without a second listing.
 fn delete_tree_parallel(
     parent: BorrowedFd<'_>,
     name: &CStr,
@@ -629,28 +677,67 @@ fn delete_tree_parallel(
     let top = name.to_string_lossy();
     let make = || Unlink {
         tally: Tally::default(),
+        logged: String::new(),
         dirs: Vec::new(),
         log,
         top: &top,
     };
     let unlinkers = parallel::walk(root.as_fd(), (0..threads).map(|_| make()).collect())?;
-    let mut dirs: Vec<String> = unlinkers
+    let mut dirs: Vec<&str> = unlinkers
         .iter()
-        .flat_map(|u| u.dirs.iter().cloned())
+        .flat_map(|u| u.dirs.iter().map(String::as_str))
         .collect();
-    let files: u64 = unlinkers.iter().map(|u| u.tally.entries).sum();
+    let mut removed: u64 = unlinkers.iter().map(|u| u.tally.entries).sum();
     dirs.sort_by_key(|rel| std::cmp::Reverse(rel.matches('/').count()));
-    let mut removed = files;
-    for rel in &dirs {
+    for rel in dirs {
         crate::interrupt::check()?;
         let (up, last) = rel.rsplit_once('/').unwrap_or(("", rel));
         let holder = open_beneath(root.as_fd(), up)?;
         let last = std::ffi::CString::new(last)?;
-        removed += remove_tree(holder.as_fd(), &last, &mut format!("{top}/{rel}"), log)?;
+        removed += remove_emptied_dir(holder.as_fd(), &last, format!("{top}/{rel}"), log)?;
     }
     drop(root);
-    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
-        .with_context(|| format!("cannot remove {}", name.to_string_lossy()))?;
-    record_in(log, LogOp::Delete, &top)?;
-    Ok(removed + 1)
+    Ok(removed + remove_emptied_dir(parent, name, top.into_owned(), log)?)
+}
+
+/// Removes the directory `parent/name` (known to the log as `rel`) whose
+/// contents are already gone: one rmdir, no listing. One still not empty
+/// (a network file system's listing skipped entries, or it added files
+/// itself) is listed and emptied as `remove_tree` does. Returns the
+/// entries removed, the directory included.
+fn remove_emptied_dir(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    mut rel: String,
+    log: Option<&SyncLog>,
+) -> anyhow::Result<u64> {
+    match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+        Ok(()) => {
+            record_in(log, LogOp::Delete, &rel)?;
+            Ok(1)
+        }
+        Err(Errno::NOTEMPTY) => remove_tree(parent, name, &mut rel, log),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {rel}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_emptied_directory_goes_with_one_rmdir_and_a_full_one_is_emptied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let parent = rustix::fs::open(tmp.path(), flags, Mode::empty()).unwrap();
+        std::fs::create_dir(tmp.path().join("empty")).unwrap();
+        let removed = remove_emptied_dir(parent.as_fd(), c"empty", "empty".into(), None);
+        assert_eq!(removed.unwrap(), 1);
+        // Entries the walk did not see (a file system's own, a skipped one).
+        std::fs::create_dir_all(tmp.path().join("full/sub")).unwrap();
+        std::fs::write(tmp.path().join("full/sub/late"), b"x").unwrap();
+        let removed = remove_emptied_dir(parent.as_fd(), c"full", "full".into(), None);
+        assert_eq!(removed.unwrap(), 3);
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
 }

@@ -89,8 +89,11 @@ pub fn walk<V: Parallel>(root: BorrowedFd<'_>, visitors: Vec<V>) -> anyhow::Resu
 }
 
 fn work(root: BorrowedFd<'_>, shared: &Shared, visitor: &mut impl Parallel) {
+    // Each entry's path is built in this one buffer, not allocated anew.
+    let mut child = String::new();
     while let Some(rel) = next_job(shared) {
-        let outcome = crate::interrupt::check().and_then(|()| job(root, &rel, shared, visitor));
+        let outcome =
+            crate::interrupt::check().and_then(|()| job(root, &rel, &mut child, shared, visitor));
         let mut queue = shared.queue.lock().expect("no thread panicked");
         queue.busy -= 1;
         if let Err(e) = outcome {
@@ -116,9 +119,12 @@ fn next_job(shared: &Shared) -> Option<String> {
     }
 }
 
+/// Lists the directory `rel` and hands each entry to `visitor` (its path
+/// built in `child`); queues the subdirectories.
 fn job(
     root: BorrowedFd<'_>,
     rel: &str,
+    child: &mut String,
     shared: &Shared,
     visitor: &mut impl Parallel,
 ) -> anyhow::Result<()> {
@@ -127,24 +133,26 @@ fn job(
         .with_context(|| format!("cannot list {}", if rel.is_empty() { "." } else { rel }))?;
     let dir = stream.fd()?;
     for item in &listing {
-        let child = match rel {
-            "" => item.name.to_string_lossy().into_owned(),
-            _ => format!("{rel}/{}", item.name.to_string_lossy()),
-        };
+        child.clear();
+        if !rel.is_empty() {
+            child.push_str(rel);
+            child.push('/');
+        }
+        child.push_str(&item.name.to_string_lossy());
         let kind = kind_of(dir, &item.name, item.file_type)
             .with_context(|| format!("cannot stat {child}"))?;
         let entry = Entry {
             parent: dir,
             name: &item.name,
             kind,
-            rel: &child,
+            rel: child,
         };
         if kind == Kind::Dir {
             let sub =
                 open_subdir(dir, &item.name).with_context(|| format!("cannot open {child}"))?;
             visitor.subdir(&entry, sub.as_fd())?;
             let mut queue = shared.queue.lock().expect("no thread panicked");
-            queue.jobs.push(child);
+            queue.jobs.push(child.clone());
             shared.wake.notify_one();
         } else {
             visitor.leaf(&entry)?;

@@ -107,11 +107,15 @@ pub fn extract(tar: OwnedFd, root: BorrowedFd<'_>, log: Option<&SyncLog>) -> any
         umask: super::ops::current_umask(),
         tally: Tally::default(),
     };
+    // Each entry's path is copied into this one buffer (the entry itself
+    // is borrowed mutably to read its data).
+    let mut path = Vec::new();
     for entry in archive.entries().context("cannot read the tar")? {
         crate::interrupt::check()?;
         let mut entry = entry.context("cannot read the tar")?;
-        let path = entry.path_bytes().into_owned();
-        let shown = String::from_utf8_lossy(&path).into_owned();
+        path.clear();
+        path.extend_from_slice(&entry.path_bytes());
+        let shown = String::from_utf8_lossy(&path);
         let start = Instant::now();
         let bytes = extractor
             .entry(&path, &mut entry)

@@ -54,17 +54,7 @@ pub fn walk(root: BorrowedFd<'_>, visitor: &mut impl Visitor) -> anyhow::Result<
 /// serves the `*at` calls on its entries.
 pub fn read_listing(dir: OwnedFd) -> rustix::io::Result<(Dir, Vec<cleanup::Entry>)> {
     let mut stream = Dir::new(dir)?;
-    let mut entries = Vec::new();
-    while let Some(entry) = stream.read() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name != c"." && name != c".." {
-            entries.push(cleanup::Entry {
-                name: name.to_owned(),
-                file_type: entry.file_type(),
-            });
-        }
-    }
+    let entries = cleanup::read_entries(&mut stream)?;
     Ok((stream, entries))
 }
 
