@@ -40,6 +40,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mounts import mount_loop_ext4, mount_tmpfs, unmount
+
 REPO = Path(__file__).resolve().parent.parent
 # FSBENCH=path/to/fsbench uses that binary instead of building this tree.
 FSBENCH = Path(os.environ.get("FSBENCH", REPO / "target" / "release" / "fsbench"))
@@ -163,34 +165,6 @@ def rows_for(results, job, key):
     return rows
 
 
-def mount_tmpfs():
-    mnt = tempfile.mkdtemp(prefix="fsb-bench-")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6g", "tmpfs", mnt], check=True)
-    return mnt
-
-
-def mount_loop_ext4(backing_dir):
-    """An ext4 on a loop device whose image lives in `backing_dir`."""
-    image = Path(backing_dir) / "ext4.img"
-    with open(image, "wb") as f:
-        # Room for the 1 GiB file twice over: ext4 returns a deleted file's
-        # blocks only at its next journal commit, so a back-to-back run
-        # on a 1.5 GiB file system can find its space still taken.
-        f.truncate(2560 << 20)
-    device = run(["losetup", "--find", "--show", str(image)]).stdout.strip()
-    run(["mkfs.ext4", "-q", "-F", device])
-    mnt = tempfile.mkdtemp(prefix="fsb-bench-ext4-")
-    run(["mount", device, mnt])
-    return mnt, device
-
-
-def unmount_loop(mnt, device):
-    if subprocess.run(["umount", mnt]).returncode != 0:
-        subprocess.run(["umount", "-l", mnt])
-    subprocess.run(["losetup", "-d", device])
-    os.rmdir(mnt)
-
-
 def print_rows(rows, o):
     print(f"# {o.rounds} rounds of {o.warmup} s warm-up + {o.seconds} s per measurement, "
           f"{o.size} file, 1 thread{f', pinned to CPU {o.cpu}' if o.cpu is not None else ''}; "
@@ -234,17 +208,18 @@ def main():
     run(["cc", "-O2", "-o", str(IOLAT), str(REPO / "bench" / "iolat.c")])
     mnt = o.dir or mount_tmpfs()
     wants_uring = not o.only or URING_JOB in o.only
-    loop = None if o.uring_dir or not wants_uring else mount_loop_ext4(mnt)
+    # Room for the 1 GiB file twice over: ext4 returns a deleted file's
+    # blocks only at its next journal commit, so a back-to-back run on a
+    # 1.5 GiB file system can find its space still taken.
+    loop = None if o.uring_dir or not wants_uring else mount_loop_ext4(mnt, 2560)
     uring_dir = o.uring_dir or (loop[0] if loop else None)
     try:
         results = run_rounds(measurements(o, mnt, uring_dir), o.rounds)
     finally:
         if loop:
-            unmount_loop(*loop)
+            unmount(*loop)
         if not o.dir:
-            if subprocess.run(["umount", mnt]).returncode != 0:
-                subprocess.run(["umount", "-l", mnt])
-            os.rmdir(mnt)
+            unmount(mnt)
     rows = []
     for name, key in [(j[0], j[-1]) for j in PSYNC_JOBS] + [(URING_JOB, "iops")]:
         if (name, "fio") in results:

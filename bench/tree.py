@@ -16,7 +16,12 @@ median of the per-round ratios (the machine is noisy). Caches stay warm
 for both sides (the dataset fits in RAM); the C tools are timed around
 their process, fsbench's operations by fsbench itself.
 
-Both sides of untar start from the same state: fsbench writes its tar of
+Every timed job starts from the same memory state: right before it, the
+bench writes and deletes three times the dataset's size in /dev/shm, so
+what the job writes lands in memory the VM has just used (memory it has
+not touched lately, or has handed back to its host, costs several times
+more to write into, and how much of it a job meets would otherwise depend
+on the jobs before it). Both sides of untar also start from the same state: fsbench writes its tar of
 the dataset right before extracting it, so `tar xf` gets a tar written by
 `tar cf` right before it too, and fsbench's untar runs in an invocation of
 its own. (Writing into memory the VM has not touched lately costs far more
@@ -24,6 +29,7 @@ than into recently freed memory; an untar that follows other work is not
 comparable with one that does not.)
 
     sudo python3 bench/tree.py                        # mounts its own tmpfs
+    sudo python3 bench/tree.py --ext4                 # its own ext4 on a loop device (image in RAM)
     sudo python3 bench/tree.py --dir /lab/ext4 --rounds 5
 """
 import argparse
@@ -36,6 +42,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from mounts import mount_loop_ext4, mount_tmpfs, unmount
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
@@ -58,11 +66,24 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, capture_output=True, text=True, **kw)
 
 
-def timed(cmd):
-    """Seconds one shell command takes (after a sync, so no earlier dirty
-    data is written back during it), less what starting a shell and a
-    program costs: fsbench times its operations inside its process."""
+WARM_FILE = Path("/dev/shm/fsbench-bench-warm")
+WARM_BYTES = []
+
+
+def settle():
+    """Syncs (no earlier dirty data is written back during the next job),
+    then writes and deletes WARM_BYTES in /dev/shm (see the top)."""
     os.sync()
+    if WARM_BYTES:
+        sh(f"dd if=/dev/zero of={WARM_FILE} bs=1M count={WARM_BYTES[0] >> 20} status=none")
+        WARM_FILE.unlink()
+
+
+def timed(cmd):
+    """Seconds one shell command takes (settled first), less what starting
+    a shell and a program costs: fsbench times its operations inside its
+    process."""
+    settle()
     start = time.perf_counter()
     sh(cmd)
     return max(time.perf_counter() - start - startup_seconds(), 1e-6)
@@ -103,6 +124,7 @@ class Bench:
         self.tar = root / "data.tar"
         self.target.mkdir()
         self.make_dataset(dataset, scale)
+        self.bytes = int(sh(f"du -sb {self.data}").stdout.split()[0])
 
     def make_dataset(self, dataset, scale):
         """fsbench's generator, kept, moved out of its scratch directory."""
@@ -121,7 +143,7 @@ class Bench:
         """Seconds of each fsbench operation; untar in a run of its own."""
         seconds = {}
         for ops in [["find", "stat", "read", "copy", "delete"], ["untar"]]:
-            os.sync()  # as `timed` does for the tools
+            settle()  # as `timed` does for the tools
             w = fsbench_json([str(self.target), "--source", str(self.data), "--ops", ",".join(ops)])
             seconds.update({op: elapsed(w, op) for op in ops})
         return seconds
@@ -156,7 +178,7 @@ class Bench:
 def generation(root, scale):
     """fsbench's photos generator vs dd writing the same bytes; both start
     with no dirty data of earlier jobs, as `timed` gives dd."""
-    os.sync()
+    settle()
     w = fsbench_json([str(root / "target"), "--dataset", "photos", "--scale", str(scale), "--ops", "find"])
     megabytes = w["params"]["description"]["bytes"] // (1 << 20)
     out = root / "target" / "dd.out"
@@ -173,6 +195,10 @@ def median(xs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", help="file system to test (default: a fresh tmpfs)")
+    ap.add_argument("--ext4", action="store_true",
+                    help="test a fresh ext4 on a loop device whose image is in a tmpfs")
+    ap.add_argument("--ext4-mib", type=int, default=4096,
+                    help="size of that ext4 (default 4096 MiB; the dataset takes ~5x its size)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dataset", default="small", help="dataset of the tree jobs (default: small)")
     ap.add_argument("--scale", type=float, default=0.02, help="its scale (default: 0.02, ~210 MB)")
@@ -181,20 +207,24 @@ def main():
     args = ap.parse_args()
     if not args.no_build:
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
-    mount = None
+    mounts = []
     if args.dir:
         root = Path(tempfile.mkdtemp(prefix="tree-bench-", dir=args.dir))
     else:
-        mount = Path(tempfile.mkdtemp(prefix="tree-bench-mnt-"))
-        sh(f"mount -t tmpfs -o size=6g tmpfs {mount}")
-        root = mount / "bench"
+        mounts.append((mount_tmpfs("20g"),))
+        if args.ext4:
+            mounts.append(mount_loop_ext4(mounts[0][0], args.ext4_mib))
+        root = Path(mounts[-1][0]) / "bench"
         root.mkdir()
     try:
-        report(Bench(root, args.dataset, args.scale), root, args)
+        bench = Bench(root, args.dataset, args.scale)
+        # Photos at scale 1 are 7.9 GB (the generation job's data).
+        WARM_BYTES.append(3 * max(bench.bytes, int(args.photos_scale * 7.9e9)))
+        report(bench, root, args)
     finally:
-        if mount:
-            sh(f"umount -l {mount}")
-            mount.rmdir()
+        if mounts:
+            for mount in reversed(mounts):
+                unmount(*mount)
         else:
             shutil.rmtree(root)
 
