@@ -255,6 +255,24 @@ fn sync_calls(outside: &Path, args: &[String]) -> (Output, u64, u64) {
     (out, calls("fdatasync"), calls("fsync"))
 }
 
+/// PostMark's records in each of its phases: the pool's creates, the
+/// transactions' creates and deletes, the final deletes.
+fn records_per_phase(workload: &serde_json::Value) -> [u64; 3] {
+    let transactions = samples(workload, "create_mixed") + samples(workload, "delete_mixed");
+    [
+        samples(workload, "create_alone"),
+        transactions,
+        samples(workload, "delete_alone"),
+    ]
+}
+
+/// The syncs of a PostMark run with batches of `batch`: each phase syncs
+/// its records in full batches, then the rest as it ends.
+fn phase_syncs(workload: &serde_json::Value, batch: u64) -> u64 {
+    let phases = records_per_phase(workload);
+    phases.iter().map(|records| records.div_ceil(batch)).sum()
+}
+
 #[test]
 fn batching_divides_the_syncs_by_the_batch_size() {
     let Some(stage) = Stage::new("128m", "16m") else {
@@ -270,7 +288,7 @@ fn batching_divides_the_syncs_by_the_batch_size() {
         out.assert_success();
         let workload = only_workload(&stage.json());
         let records = samples(&workload, "sync_log_records");
-        let expected = records.div_ceil(batch.parse().unwrap());
+        let expected = phase_syncs(&workload, batch.parse().unwrap());
         let counted = if mode == "fsync" { fsyncs } else { fdatasyncs };
         assert_eq!(counted, expected, "batch {batch}: {records} records");
         assert_eq!(fdatasyncs + fsyncs, expected, "no other sync calls");
@@ -286,6 +304,47 @@ fn batching_divides_the_syncs_by_the_batch_size() {
         only_workload(&stage.json())["risks"][0]["code"],
         "sync_log_not_synced"
     );
+    stage.assert_clean();
+}
+
+#[test]
+fn each_logging_phase_syncs_its_last_records_before_it_ends() {
+    // 8,000 records of at most 17 bytes: a 2 MiB log directory is enough.
+    let Some(stage) = Stage::new("128m", "2m") else {
+        return;
+    };
+    let settings = ["set number 2000", "set transactions 2000"];
+    let larger_than_any_phase = ["--sync-log-batch", "100000"];
+    let (out, fdatasyncs, _) = sync_calls(
+        stage.outside.path(),
+        &stage.postmark_args(&settings, &larger_than_any_phase),
+    );
+    out.assert_success();
+    let workload = only_workload(&stage.json());
+    assert!(records_per_phase(&workload).iter().all(|&r| r > 0));
+    // One sync as each phase ends, not one after the run.
+    assert_eq!(samples(&workload, "sync_log_syncs"), 3, "{workload}");
+    assert_eq!(fdatasyncs, 3);
+    let json = stage.outside.path().join("tree.json");
+    let target = stage.target.arg();
+    let tree = [
+        "tree",
+        &target,
+        "--scale",
+        "0.003",
+        "--ops",
+        "copy,untar,delete",
+        "--sync-log",
+        &stage.log.arg(),
+        "--sync-log-batch",
+        "100000",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    run(&tree).assert_success().assert_no_panic();
+    let workload = only_workload(&json);
+    assert_eq!(samples(&workload, "sync_log_syncs"), 3, "one per operation");
     stage.assert_clean();
 }
 
@@ -309,8 +368,9 @@ fn bad_log_directories_are_refused_before_anything_is_written() {
         (stage.log.arg(), 1, "not enough space"),
     ];
     for (dir, code, needle) in cases {
-        // 8,000 records at most: 2 MB, more than the 2 MiB log mount holds.
-        let pm = stage.postmark_config(&["set number 2000", "set transactions 2000"]);
+        // 202,000 records of at most 21 bytes: 4 MB, more than the 2 MiB
+        // log mount holds.
+        let pm = stage.postmark_config(&["set number 1000", "set transactions 100000"]);
         let postmark = ["postmark", pm.to_str().unwrap(), "--sync-log", dir.as_str()];
         run(&postmark).assert_error(code, &["--sync-log", needle]);
         if code == 2 {

@@ -23,7 +23,7 @@ use crate::workload::Workload;
 use crate::workload::postmark::{
     self as workload, LocationDir, LogPlan, Postmark, PostmarkConfig, RunSummary,
 };
-use crate::workload::synclog::SyncLogConfig;
+use crate::workload::synclog::{LogSpace, SyncLogConfig};
 
 const POSTMARK_EXAMPLES: &str = "\
 Examples:
@@ -212,19 +212,19 @@ impl Runner for ScratchRunner<'_> {
         let targets = targets_of(config)?;
         let ranks = u64::from(scale::size());
         for (index, target) in targets.iter().enumerate() {
-            // A log placed on the target lives in the first location.
-            let log_bytes = match (index, &self.sync_log) {
-                (0, Some(log)) => log.bytes_on_target(config.metadata_ops()),
-                _ => 0,
+            // A log placed on the target lives in the first location, one
+            // per rank like the files.
+            let log = match (index, &self.sync_log) {
+                (0, Some(log)) => log.space_on_target(config.log_volume()),
+                _ => LogSpace::default(),
             };
-            let log_files = u64::from(log_bytes > 0);
             target.check(
-                config.planned_bytes(index).saturating_mul(ranks) + log_bytes,
-                config.planned_files(index).saturating_mul(ranks) + log_files,
+                (config.planned_bytes(index) + log.bytes).saturating_mul(ranks),
+                (config.planned_files(index) + log.files).saturating_mul(ranks),
             )?;
         }
         if let Some(log) = &self.sync_log {
-            log.check(config.metadata_ops())?;
+            log.check(config.log_volume())?;
         }
         let envs: Vec<_> = targets.iter().map(|t| probe_target(&t.path).ok()).collect();
         // Later runs of a session get their own directories, so `--keep`

@@ -24,18 +24,54 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::result::{Metric, WorkloadResult};
 use crate::target::env::{TargetEnv, probe_target};
 use crate::target::risk::Risk;
 use crate::target::scratch::Scratch;
+use crate::workload::postmark::Figure;
 
 /// `--sync-log target`: the log goes in the target's own scratch directory
 /// (seed 000's default: the database on the data's disk).
 pub const TARGET_PLACEMENT: &str = "target";
 
-/// The longest record, newline included; longer names are cut. Bounds the
-/// log's size for the free-space check.
+/// The longest record, newline included; longer names are cut. Bounds
+/// the log's size for the free-space check when names can be that long.
 pub const MAX_RECORD_BYTES: usize = 256;
+
+/// A record's bytes besides its sequence number and name: the operation
+/// (`create` and `delete` are equally long), two spaces and the newline.
+const RECORD_FIXED_BYTES: usize = "create".len() + 3;
+
+/// How much a workload logs per repetition: what sizes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogVolume {
+    /// The most records.
+    pub records: u64,
+    /// The longest name a record can carry, in bytes.
+    pub longest_name: usize,
+}
+
+impl LogVolume {
+    /// The longest record: the sequence number has at most as many digits
+    /// as the record count, and no record exceeds `MAX_RECORD_BYTES`.
+    fn record_bytes(&self) -> u64 {
+        let line = decimal_digits(self.records) + RECORD_FIXED_BYTES + self.longest_name;
+        line.min(MAX_RECORD_BYTES) as u64
+    }
+}
+
+/// Digits of `n` written in decimal: the length of a number in a name.
+pub fn decimal_digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// What a workload's logs need where they live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LogSpace {
+    pub bytes: u64,
+    /// Inodes.
+    pub files: u64,
+}
 
 /// How each batch of records is made durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -85,33 +121,46 @@ pub struct SyncLogConfig {
 }
 
 impl SyncLogConfig {
-    /// The most bytes a log of `records` records takes.
-    pub fn planned_bytes(records: u64) -> u64 {
-        records.saturating_mul(MAX_RECORD_BYTES as u64)
+    /// What the log of one repetition of one rank needs in its
+    /// directory: its records, and an inode for the file plus, placed
+    /// elsewhere, two for its own scratch directory and marker. The one
+    /// plan of a log that every workload's checks use.
+    pub fn space(&self, volume: LogVolume) -> LogSpace {
+        let own_dir = match self.placement {
+            Placement::Target => 0,
+            Placement::Dir(_) => 2,
+        };
+        LogSpace {
+            bytes: volume.records.saturating_mul(volume.record_bytes()),
+            files: 1 + own_dir,
+        }
     }
 
-    /// What the log adds to the target's own plan: its bytes, when it
-    /// lives there.
-    pub fn bytes_on_target(&self, records: u64) -> u64 {
+    /// What the log adds to the target's own plan (per rank, as that plan
+    /// is): its space, when it lives there.
+    pub fn space_on_target(&self, volume: LogVolume) -> LogSpace {
         match self.placement {
-            Placement::Target => Self::planned_bytes(records),
-            Placement::Dir(_) => 0,
+            Placement::Target => self.space(volume),
+            Placement::Dir(_) => LogSpace::default(),
         }
     }
 
     /// Refuses, before anything is written, a log directory that is
-    /// missing, not a directory, not writable or without room for
-    /// `records` records (its scratch directory, marker and log file).
-    pub fn check(&self, records: u64) -> anyhow::Result<()> {
-        match &self.placement {
-            Placement::Target => Ok(()),
-            Placement::Dir(path) => crate::target::check_room_to_write(
-                "--sync-log",
-                path,
-                Self::planned_bytes(records),
-                3,
-            ),
-        }
+    /// missing, not a directory, not writable or without room for the
+    /// logs of `volume`: under MPI every rank keeps its own log in its own
+    /// scratch directory there, so the directory must hold them all.
+    pub fn check(&self, volume: LogVolume) -> anyhow::Result<()> {
+        let Placement::Dir(path) = &self.placement else {
+            return Ok(());
+        };
+        let ranks = u64::from(crate::scale::size());
+        let space = self.space(volume);
+        crate::target::check_room_to_write(
+            "--sync-log",
+            path,
+            space.bytes.saturating_mul(ranks),
+            space.files.saturating_mul(ranks),
+        )
     }
 }
 
@@ -314,23 +363,26 @@ impl SyncLog {
         Ok(())
     }
 
-    /// Syncs what waits, then removes the log (unless `--keep`); returns
-    /// what it did.
-    pub fn finish(self) -> anyhow::Result<SyncStats> {
-        {
-            let mut state = self
-                .state
-                .lock()
-                .expect("no thread panicked holding the log");
-            if state.batch.flush() {
-                self.sync(&mut state)?;
-            }
+    /// Syncs the records still waiting for their batch to fill. An
+    /// operation that logs calls it as its last step, before its clock
+    /// stops: its records are durable when it ends, as a server's are
+    /// when it answers, and that final sync counts in its own time.
+    pub fn commit(&self) -> anyhow::Result<()> {
+        let mut state = self
+            .state
+            .lock()
+            .expect("no thread panicked holding the log");
+        match state.batch.flush() {
+            true => self.sync(&mut state),
+            false => Ok(()),
         }
-        self.remove()
     }
 
-    fn remove(self) -> anyhow::Result<SyncStats> {
+    /// Removes the log (unless `--keep`) and returns what it did. Every
+    /// operation that logged has committed its records by then.
+    pub fn finish(self) -> anyhow::Result<SyncStats> {
         let state = self.state.into_inner().expect("not shared any more");
+        debug_assert_eq!(state.batch.pending, 0, "records left uncommitted");
         drop(state.file);
         match self.home {
             Home::Own(scratch) => {
@@ -376,29 +428,25 @@ impl SyncStats {
         result.risks.extend(self.risks());
     }
 
+    /// Records and syncs per second of `phase`, as PostMark's figures
+    /// are rates over their phase; the syncs carry the sync latency.
     fn metrics(&self, phase: PhaseTiming) -> [Metric; 2] {
-        let seconds = phase.elapsed.as_secs_f64();
-        let flags = match seconds < MIN_PRECISE_SECONDS {
-            true => vec![Flag::TooShort],
-            false => Vec::new(),
-        };
-        let rate = |name: &str, unit: &str, count: u64| Metric {
-            name: name.into(),
-            value: crate::workload::postmark::per_second(count as f64, seconds),
-            unit: unit.into(),
-            direction: Direction::HigherIsBetter,
-            samples: count,
-            elapsed_s: seconds,
-            cpu_percent: Some(phase.cpu_percent()),
+        let records = Figure {
+            name: "sync_log_records",
+            unit: "records/s",
+            work: self.records,
+            phase,
             latency: None,
-            flags: flags.clone(),
-            across_ranks: Default::default(),
         };
-        let syncs = Metric {
+        let syncs = Figure {
+            name: "sync_log_syncs",
+            unit: "syncs/s",
+            work: self.syncs,
+            phase,
             latency: self.latency.summary(),
-            ..rate("sync_log_syncs", "syncs/s", self.syncs)
         };
-        [rate("sync_log_records", "records/s", self.records), syncs]
+        // A log's records are not file data: never flagged as cached.
+        [records.into_metric(false), syncs.into_metric(false)]
     }
 
     fn params(&self) -> serde_json::Value {
@@ -461,6 +509,33 @@ mod tests {
     }
 
     #[test]
+    fn a_log_is_planned_at_its_longest_record() {
+        let volume = LogVolume {
+            records: 44_000,
+            longest_name: "t2/s11/1000".len(),
+        };
+        let longest = record(44_000, LogOp::Create, "t2/s11/1000");
+        assert_eq!(volume.record_bytes(), longest.len() as u64);
+        let elsewhere = config(Placement::Dir("/x".into()), SyncMode::Fsync, 1);
+        let space = elsewhere.space(volume);
+        assert_eq!(space.bytes, 44_000 * longest.len() as u64);
+        assert_eq!(space.files, 3, "the file, its directory and marker");
+        assert_eq!(elsewhere.space_on_target(volume), LogSpace::default());
+        let in_target = config(Placement::Target, SyncMode::Fsync, 1);
+        assert_eq!(in_target.space_on_target(volume).files, 1);
+        let long = LogVolume {
+            records: 1,
+            longest_name: 4096,
+        };
+        assert_eq!(
+            long.record_bytes(),
+            MAX_RECORD_BYTES as u64,
+            "names are cut"
+        );
+        assert_eq!((decimal_digits(0), decimal_digits(10)), (1, 2));
+    }
+
+    #[test]
     fn batches_sync_every_n_records_and_the_rest_at_the_end() {
         let syncs = |size: u32, records: u32| {
             let mut batch = Batch::new(size);
@@ -494,6 +569,7 @@ mod tests {
         for name in ["a", "b", "c"] {
             log.record(LogOp::Create, name).unwrap();
         }
+        log.commit().unwrap();
         let text = std::fs::read_to_string(&log.path).unwrap();
         assert_eq!(text, "1 create a\n2 create b\n3 create c\n");
         let stats = log.finish().unwrap();

@@ -17,10 +17,12 @@ mod summary;
 
 use serde::Serialize;
 
+use crate::workload::synclog::{LogVolume, decimal_digits};
+
 pub use engine::{Counts, Op};
 pub use run::{LocationDir, LogPlan, run};
 pub use suite::Postmark;
-pub use summary::{RunSummary, Timing, per_second};
+pub use summary::{Figure, RunSummary, Timing, per_second};
 
 /// PostMark's file sizes are C `int`s; seeds and counts too.
 pub const MAX_INT: u32 = i32::MAX as u32;
@@ -127,6 +129,24 @@ impl PostmarkConfig {
         2 * created * u64::from(self.threads)
     }
 
+    /// How much a run's sync log holds: a record per create and delete,
+    /// each naming the file as `[t<k>/][s<sub>/]<number>` (the instance
+    /// with several, the subdirectory with two or more), files numbered
+    /// from 1 in creation order.
+    pub fn log_volume(&self) -> LogVolume {
+        let dir = |prefixed: bool, count: u32| match prefixed {
+            true => "t/".len() + decimal_digits(u64::from(count - 1)),
+            false => 0,
+        };
+        let created = u64::from(self.number) + u64::from(self.transactions);
+        LogVolume {
+            records: self.metadata_ops(),
+            longest_name: dir(self.threads > 1, self.threads)
+                + dir(self.subdirectories > 1, self.subdirectories)
+                + decimal_digits(created),
+        }
+    }
+
     /// Memory the instances hold: content buffers and file tables.
     pub fn memory_bytes(&self) -> u64 {
         let table = 2 * u64::from(self.number) * std::mem::size_of::<pool::FileSlot>() as u64;
@@ -171,5 +191,23 @@ mod tests {
         assert_eq!(config.planned_bytes(0), 750 * 8192);
         assert_eq!(config.planned_bytes(1), 250 * 8192);
         assert_eq!(config.planned_files(1), 500 + 1);
+    }
+
+    #[test]
+    fn the_longest_logged_name_has_every_prefix_and_the_last_number() {
+        let config = PostmarkConfig {
+            number: 900,
+            transactions: 100,
+            subdirectories: 12,
+            threads: 3,
+            ..PostmarkConfig::default()
+        };
+        assert_eq!("t2/s11/1000".len(), config.log_volume().longest_name);
+        let alone = PostmarkConfig {
+            subdirectories: 1,
+            threads: 1,
+            ..config
+        };
+        assert_eq!("1000".len(), alone.log_volume().longest_name);
     }
 }

@@ -70,7 +70,7 @@ fn run_instances<'c>(
     out: &mut dyn Write,
 ) -> anyhow::Result<RunSummary> {
     let mut instances = prepare_instances(config, locations, log, out)?;
-    let timing = run_phases(&mut instances, out)?;
+    let timing = run_phases(&mut instances, log, out)?;
     if config.subdirectories > 1 {
         say(out, "Deleting subdirectories...")?;
         for instance in &instances {
@@ -117,18 +117,19 @@ fn prepare_instances<'c>(
 /// The three timed phases, with PostMark's progress lines.
 fn run_phases<'c>(
     instances: &mut [Instance<'c, Files<'c>>],
+    log: Option<&SyncLog>,
     out: &mut dyn Write,
 ) -> anyhow::Result<Timing> {
     let total = PhaseClock::start();
     say(out, "Creating files...")?;
     let creation = in_step(|| {
-        run_phase(instances, out, |instance, stop, _| {
+        run_phase(instances, log, out, |instance, stop, _| {
             instance.create_files(stop)
         })
     })?;
     say(out, "Done\nPerforming transactions")?;
     let transactions = in_step(|| {
-        run_phase(instances, out, |instance, stop, dots| {
+        run_phase(instances, log, out, |instance, stop, dots| {
             instance.run_transactions(stop, dots)
         })
     })?;
@@ -136,7 +137,7 @@ fn run_phases<'c>(
     say(out, if out_of_files { OUT_OF_FILES } else { "Done\n" })?;
     say(out, "Deleting files...")?;
     let deletion = in_step(|| {
-        run_phase(instances, out, |instance, stop, _| {
+        run_phase(instances, log, out, |instance, stop, _| {
             instance.delete_files(stop)
         })
     })?;
@@ -207,11 +208,13 @@ fn remove_subdirs(dir: BorrowedFd<'_>, count: u32) -> anyhow::Result<()> {
 }
 
 /// Runs `phase` on every instance at once (the first on this thread, so
-/// it alone prints progress dots to `out`) and times the whole. When one
-/// instance fails the others stop at their next operation, and the
-/// failure (not the others' "stopped" errors) is returned.
+/// it alone prints progress dots to `out`) and times the whole, the sync
+/// of the phase's last records in `log` included. When one instance fails
+/// the others stop at their next operation, and the failure (not the
+/// others' "stopped" errors) is returned.
 fn run_phase<'c>(
     instances: &mut [Instance<'c, Files<'c>>],
+    log: Option<&SyncLog>,
     out: &mut dyn Write,
     phase: impl Fn(&mut Instance<'c, Files<'c>>, &Stop, Option<&mut dyn Write>) -> anyhow::Result<()>
     + Sync,
@@ -241,10 +244,11 @@ fn run_phase<'c>(
         }));
         results
     });
+    let committed = log.map_or(Ok(()), SyncLog::commit);
     let timing = clock.stop();
     let mut errors: Vec<anyhow::Error> = results.into_iter().filter_map(Result::err).collect();
     match errors.iter().position(|e| !e.is::<Aborted>()) {
         Some(first_failure) => Err(errors.swap_remove(first_failure)),
-        None => Ok(timing),
+        None => committed.map(|()| timing),
     }
 }

@@ -3,7 +3,7 @@
 //! a sync log when the entry's flags ask for one.
 use super::{LocationDir, LogPlan, PostmarkConfig, run};
 use crate::result::WorkloadResult;
-use crate::workload::synclog::SyncLogConfig;
+use crate::workload::synclog::{LogSpace, SyncLogConfig};
 use crate::workload::{RunContext, Workload};
 
 pub struct Postmark {
@@ -24,24 +24,32 @@ impl Postmark {
     }
 }
 
+impl Postmark {
+    /// What the sync log adds to the target's plan.
+    fn log_on_target(&self) -> LogSpace {
+        let log = self.sync_log.as_ref();
+        log.map_or_else(LogSpace::default, |l| {
+            l.space_on_target(self.config.log_volume())
+        })
+    }
+}
+
 impl Workload for Postmark {
     fn kind(&self) -> &'static str {
         "postmark"
     }
 
     fn planned_bytes(&self) -> u64 {
-        let log = self.sync_log.as_ref();
-        let log_bytes = log.map_or(0, |l| l.bytes_on_target(self.config.metadata_ops()));
-        self.config.planned_bytes(0) + log_bytes
+        self.config.planned_bytes(0) + self.log_on_target().bytes
     }
 
     fn planned_files(&self) -> u64 {
-        self.config.planned_files(0) + u64::from(self.sync_log.is_some())
+        self.config.planned_files(0) + self.log_on_target().files
     }
 
     fn check_outside(&self) -> anyhow::Result<()> {
         match &self.sync_log {
-            Some(log) => log.check(self.config.metadata_ops()),
+            Some(log) => log.check(self.config.log_volume()),
             None => Ok(()),
         }
     }

@@ -182,19 +182,20 @@ impl RunSummary {
     }
 }
 
-/// One figure of the report before it becomes a metric.
-struct Figure {
-    name: &'static str,
-    unit: &'static str,
-    /// Files, transactions or bytes.
-    work: u64,
+/// One figure of the report before it becomes a metric: a count over
+/// the interval it is divided by (a sync log's figures are built alike).
+pub struct Figure {
+    pub name: &'static str,
+    pub unit: &'static str,
+    /// Files, transactions, bytes, or a sync log's records or syncs.
+    pub work: u64,
     /// The interval PostMark divides this figure by.
-    phase: PhaseTiming,
-    latency: Option<LatencySummary>,
+    pub phase: PhaseTiming,
+    pub latency: Option<LatencySummary>,
 }
 
 impl Figure {
-    fn into_metric(self, fits_in_page_cache: bool) -> Metric {
+    pub fn into_metric(self, fits_in_page_cache: bool) -> Metric {
         let elapsed_s = self.phase.elapsed.as_secs_f64();
         let per_second = per_second(self.work as f64, elapsed_s);
         let mut flags = Vec::new();

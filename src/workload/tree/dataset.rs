@@ -158,6 +158,10 @@ pub struct Description {
     pub bytes: u64,
     /// Files per size class (only classes that have files).
     pub histogram: Vec<Bucket>,
+    /// Bytes of the longest path under the root: what sizes the names in
+    /// a sync log's records.
+    #[serde(skip)]
+    pub longest_path: usize,
 }
 
 impl Default for Description {
@@ -176,13 +180,14 @@ impl Default for Description {
                     bytes: 0,
                 })
                 .collect(),
+            longest_path: 0,
         }
     }
 }
 
 impl Description {
-    pub fn add_file(&mut self, size: u64) {
-        self.entries += 1;
+    pub fn add_file(&mut self, path: &str, size: u64) {
+        self.add_entry(path);
         self.files += 1;
         self.bytes += size;
         let class = BUCKETS.iter().position(|b| size < b.0).unwrap_or(0);
@@ -190,14 +195,19 @@ impl Description {
         self.histogram[class].bytes += size;
     }
 
-    pub fn add_dir(&mut self) {
-        self.entries += 1;
+    pub fn add_dir(&mut self, path: &str) {
+        self.add_entry(path);
         self.dirs += 1;
     }
 
-    pub fn add_other(&mut self) {
-        self.entries += 1;
+    pub fn add_other(&mut self, path: &str) {
+        self.add_entry(path);
         self.other += 1;
+    }
+
+    fn add_entry(&mut self, path: &str) {
+        self.entries += 1;
+        self.longest_path = self.longest_path.max(path.len());
     }
 
     /// Drops empty size classes (call once, when complete).
@@ -254,8 +264,8 @@ impl Plan {
         let mut description = Description::default();
         for entry in &self.entries {
             match entry.size {
-                Some(size) => description.add_file(size),
-                None => description.add_dir(),
+                Some(size) => description.add_file(&entry.path, size),
+                None => description.add_dir(&entry.path),
             }
         }
         description.finish()

@@ -26,7 +26,7 @@ use self::dataset::{DatasetKind, Description, Plan};
 use self::ops::{Find, Read, StatAll, Tally};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
-use crate::workload::synclog::{SyncLog, SyncLogConfig};
+use crate::workload::synclog::{LogSpace, LogVolume, SyncLog, SyncLogConfig};
 use crate::workload::{RunContext, Workload};
 
 /// The operations, in the order they run (whatever order `--ops` names
@@ -176,12 +176,23 @@ impl TreeWorkload {
         generated + copy + others
     }
 
-    /// The most records a repetition's sync log gets: every entry of the
-    /// tree (and its top directory) once per operation that logs.
-    fn metadata_ops(&self) -> u64 {
+    /// How much a repetition's sync log holds: every entry of the tree
+    /// (and its top directory) once per operation that logs, each named
+    /// by its path in the tree, behind `copy/` when the copy is deleted (a
+    /// tar's directories only add a `/`).
+    fn log_volume(&self) -> LogVolume {
         let logging = [Op::Copy, Op::Untar, Op::Delete];
         let ops = logging.iter().filter(|&&op| self.has(op)).count() as u64;
-        ops * (self.description.entries + 1)
+        LogVolume {
+            records: ops * (self.description.entries + 1),
+            longest_name: "copy/".len() + self.description.longest_path,
+        }
+    }
+
+    /// What the sync log adds to the target's plan.
+    fn log_on_target(&self) -> LogSpace {
+        let log = self.config.sync_log.as_ref();
+        log.map_or_else(LogSpace::default, |l| l.space_on_target(self.log_volume()))
     }
 
     fn params(&self) -> serde_json::Value {
@@ -227,25 +238,23 @@ impl Workload for TreeWorkload {
 
     fn planned_bytes(&self) -> u64 {
         let d = &self.description;
-        let log = self.config.sync_log.as_ref();
-        let log_bytes = log.map_or(0, |l| l.bytes_on_target(self.metadata_ops()));
         self.peak(
             d.disk_bytes(),
             tarball::tar_bytes(d),
             d.bytes,
             self.stream_bytes(),
-        ) + log_bytes
+        ) + self.log_on_target().bytes
     }
 
     fn planned_files(&self) -> u64 {
         // Each tree counts its entries plus one for its top directory; the
         // repetition's directory, the marker and a sync log come on top.
-        self.peak(self.description.entries + 1, 1, 1, 1) + 3
+        self.peak(self.description.entries + 1, 1, 1, 1) + 2 + self.log_on_target().files
     }
 
     fn check_outside(&self) -> anyhow::Result<()> {
         match &self.config.sync_log {
-            Some(log) => log.check(self.metadata_ops()),
+            Some(log) => log.check(self.log_volume()),
             None => Ok(()),
         }
     }
@@ -288,10 +297,10 @@ impl Caches {
     /// to drop, records why and stops trying.
     fn before_operation(&mut self) {
         rustix::fs::sync();
-        if let Caches::Dropping = self {
-            if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
-                *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
-            }
+        if let Caches::Dropping = self
+            && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3")
+        {
+            *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
         }
     }
 
@@ -430,14 +439,19 @@ impl<'w, 'c> Repetition<'w, 'c> {
         Ok((outcome, timing))
     }
 
-    /// `timed` for an operation that writes the sync log: its time counts
-    /// toward the log's rates.
+    /// `timed` for an operation that writes the sync log: it ends by
+    /// committing its last records (so that sync is in its time), and its
+    /// time counts toward the log's rates.
     fn timed_logging<T>(
         &mut self,
         name: &str,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, PhaseTiming)> {
-        let (outcome, timing) = self.timed(name, work)?;
+        let (outcome, timing) = self.timed(name, |rep| {
+            let outcome = work(rep)?;
+            rep.log.as_ref().map_or(Ok(()), SyncLog::commit)?;
+            Ok(outcome)
+        })?;
         self.logging = Some(self.logging.map_or(timing, |sum| sum.plus(timing)));
         Ok((outcome, timing))
     }

@@ -216,15 +216,15 @@ impl Visitor for Describe {
             Kind::File => {
                 let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
                     .with_context(|| format!("cannot stat {}", entry.rel))?;
-                self.description.add_file(stat.st_size as u64);
+                self.description.add_file(entry.rel, stat.st_size as u64);
             }
-            _ => self.description.add_other(),
+            _ => self.description.add_other(entry.rel),
         }
         Ok(())
     }
 
-    fn enter(&mut self, _entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
-        self.description.add_dir();
+    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+        self.description.add_dir(entry.rel);
         Ok(())
     }
 }
