@@ -288,10 +288,10 @@ impl Caches {
     /// to drop, records why and stops trying.
     fn before_operation(&mut self) {
         rustix::fs::sync();
-        if let Caches::Dropping = self {
-            if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
-                *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
-            }
+        if let Caches::Dropping = self
+            && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3")
+        {
+            *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
         }
     }
 
