@@ -1,7 +1,8 @@
 //! The summary every format shares, computed on the real fixture run:
 //! cells hold exactly the repetitions' values, ratios and tests agree with
-//! the statistics module, the best target follows the metric's direction,
-//! and every flag and note becomes a warning.
+//! the statistics module, and one cell's figures match a computation made
+//! outside fsbench; the best target follows the metric's direction, and
+//! every flag and note becomes a warning.
 use std::path::Path;
 
 use fsbench::measure::stats::{self, Stats};
@@ -72,6 +73,61 @@ fn ratios_and_tests_are_against_the_baseline() {
             }
         }
     }
+}
+
+/// `actual` within a relative 1e-6 of `expected`: far below what any
+/// report shows, with room for the numerical inversion of Student's t.
+fn close(actual: f64, expected: f64, what: &str) {
+    let tolerance = 1e-6 * expected.abs();
+    assert!(
+        (actual - expected).abs() <= tolerance,
+        "{what}: {actual}, expected {expected}"
+    );
+}
+
+/// bonnie's put_block, tmpfs-huge against the baseline tmpfs, against
+/// figures computed outside fsbench from the fixture's raw values, with
+/// Python's mpmath at 30 digits: mean; sample sd (n - 1); the 95 % interval
+/// as mean ± t(0.975, n - 1)·sd/√n; Welch's t with the Welch–Satterthwaite
+/// df and p = 2·P(T > |t|); Fieller's interval of the ratio of means with
+/// t(0.975, Welch df). Student-t tail areas by numerical integration of the
+/// density and quantiles by root finding on them (mpmath `quad`, `findroot`),
+/// so none of it goes through `measure::stats` or its `statrs` dependency.
+#[test]
+fn one_cell_matches_an_independent_computation() {
+    let summary = Summary::of(&fixture());
+    let bonnie = summary
+        .workloads
+        .iter()
+        .find(|w| w.name == "bonnie")
+        .unwrap();
+    let metric = bonnie
+        .metrics
+        .iter()
+        .find(|m| m.name == "put_block")
+        .unwrap();
+    let base = &metric.cells[0].as_ref().unwrap().stats;
+    close(base.mean, 338.126_728_504_576_1, "tmpfs mean");
+    close(base.sd, 24.762_320_456_618_57, "tmpfs sd");
+    let (low, high) = base.ci95.unwrap();
+    close(low, 276.613_714_427_843_2, "tmpfs CI low");
+    close(high, 399.639_742_581_309, "tmpfs CI high");
+    close(base.median, 334.716_451_443_291_1, "tmpfs median");
+    let cell = metric.cells[1].as_ref().unwrap();
+    let stats = &cell.stats;
+    close(stats.mean, 428.645_871_509_643_8, "tmpfs-huge mean");
+    close(stats.sd, 135.079_838_402_003_8, "tmpfs-huge sd");
+    let (low, high) = stats.ci95.unwrap();
+    close(low, 93.088_950_838_085_48, "tmpfs-huge CI low");
+    close(high, 764.202_792_181_202_1, "tmpfs-huge CI high");
+    let c = cell.vs_baseline.unwrap();
+    close(c.ratio, 1.267_707_742_021_473, "ratio");
+    let (low, high) = c.ci95.unwrap();
+    close(low, 0.331_079_226_920_027_2, "ratio CI low");
+    close(high, 2.281_061_110_810_439, "ratio CI high");
+    close(c.p_value.unwrap(), 0.365_472_347_134_032_7, "Welch p");
+    assert!(!c.significant);
+    assert_eq!(metric.best, Some(1), "tmpfs-huge has the higher mean");
 }
 
 #[test]

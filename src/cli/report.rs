@@ -8,10 +8,10 @@ use super::output::{Stream, emit, json_to_stdout};
 use crate::error::usage;
 use crate::report::csv::Csv;
 use crate::report::html::Html;
-use crate::report::json::Json;
 use crate::report::markdown::Markdown;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary, load, save};
+use crate::runner::write_json;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -47,12 +47,13 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
             args.baseline.as_deref(),
         )?,
     );
+    // The same writer as every command that runs workloads, so a
+    // re-written file reads like the original.
     if let Some(path) = json {
-        let text = Json.render(&run, &summary)?;
+        write_json(&run, path)?;
         if json_to_stdout(Some(path)) {
-            return emit(Stream::Stdout, &text);
+            return Ok(());
         }
-        save(path, &text)?;
     }
     if let Some(path) = &args.html {
         return save(path, &Html.render(&run, &summary)?);

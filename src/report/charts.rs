@@ -14,6 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::compare::ChangeRow;
+use crate::report::number;
 use crate::result::LatencySummary;
 
 /// Colours of the targets, by run order, the same in every chart and in the
@@ -107,26 +108,10 @@ fn target_color(index: usize) -> RGBColor {
     TARGET_COLORS[index % TARGET_COLORS.len()]
 }
 
-/// A number as reports show it: three significant digits, thousands
-/// grouped, never scientific notation ("12,345", "98.7", "0.0123").
-pub fn format_value(value: f64) -> String {
-    if !value.is_finite() {
-        return "-".to_string();
-    }
-    let magnitude = value.abs();
-    let decimals = if magnitude >= 100.0 || magnitude == 0.0 {
-        0
-    } else {
-        // 2 for [1, 10), 1 for [10, 100), 3 for [0.1, 1), ...
-        (2 - magnitude.log10().floor() as i32).clamp(0, 9) as usize
-    };
-    group_thousands(&format!("{value:.decimals$}"))
-}
-
-/// An axis tick: like `format_value` without trailing zeros ("0.01",
-/// "2.5", "10").
+/// An axis tick: a value as the tables print it (`report::number`), without
+/// trailing zeros ("0.01", "2.5", "10").
 fn format_tick(value: f64) -> String {
-    let text = format_value(value);
+    let text = number(value);
     if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -140,27 +125,6 @@ fn signed(text: String, value: f64) -> String {
         format!("+{text}")
     } else {
         text
-    }
-}
-
-/// "1234567.8" -> "1,234,567.8".
-fn group_thousands(number: &str) -> String {
-    let (sign, unsigned) = number
-        .strip_prefix('-')
-        .map_or(("", number), |rest| ("-", rest));
-    let (integer, fraction) = unsigned
-        .split_once('.')
-        .map_or((unsigned, None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (i, digit) in integer.chars().enumerate() {
-        if i > 0 && (integer.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    match fraction {
-        Some(fraction) => format!("{sign}{grouped}.{fraction}"),
-        None => format!("{sign}{grouped}"),
     }
 }
 
@@ -196,7 +160,7 @@ pub fn bar_chart(title: &str, axis: &str, bars: &[Bar]) -> anyhow::Result<String
                 draw_whisker(&mut chart, ci95, &limits, row.clone())?;
             }
             let end = limits.extent(bar.value, bar.ci95).1.max(0.0);
-            let text = format!("{}{}", format_value(bar.value), bar.marker);
+            let text = format!("{}{}", number(bar.value), bar.marker);
             draw_bar_label(&mut chart, (end, row), text, label_font(), HPos::Left)?;
         }
         Ok(())
@@ -470,7 +434,7 @@ fn draw_change_label(
     let marker = if row.significant { "*" } else { "" };
     let text = format!(
         "{} %{marker}",
-        signed(format_value(row.change_pct), row.change_pct)
+        signed(number(row.change_pct), row.change_pct)
     );
     let font = if row.significant {
         (FONT, LABEL_SIZE, FontStyle::Bold).into_font().color(&INK)
@@ -761,18 +725,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_have_three_significant_digits_and_grouped_thousands() {
-        assert_eq!(format_value(1_234_567.8), "1,234,568");
-        assert_eq!(format_value(123.456), "123");
-        assert_eq!(format_value(98.76), "98.8");
-        assert_eq!(format_value(1.0), "1.00");
-        assert_eq!(format_value(0.012345), "0.0123");
-        assert_eq!(format_value(-2500.0), "-2,500");
-        assert_eq!(format_value(0.0), "0");
-        assert_eq!(format_value(f64::NAN), "-");
-    }
-
-    #[test]
     fn target_colours_are_stable_and_wrap() {
         assert_eq!(target_color_hex(0), "#4e79a7");
         assert_eq!(target_color_hex(10), target_color_hex(0));
@@ -802,7 +754,7 @@ mod tests {
         .unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains(&target_color_hex(0).to_uppercase()), "{svg}");
-        for text in ["812", "641", "xfs", "ext4", "block write", "MiB/s"] {
+        for text in ["812.0", "640.7", "xfs", "ext4", "block write", "MiB/s"] {
             assert!(
                 svg.contains(&format!("\n{text}\n")),
                 "{text} missing: {svg}"
@@ -876,11 +828,11 @@ mod tests {
             .collect();
         let svg = relative_change(&rows).unwrap();
         assert!(
-            svg.contains("\n+3,590 %\n"),
+            svg.contains("\n+3590 %\n"),
             "the cut bar keeps its value: {svg}"
         );
         assert!(
-            !svg.contains("+3,000"),
+            !svg.contains("+3000"),
             "the axis does not reach the outlier: {svg}"
         );
     }
@@ -916,8 +868,8 @@ mod tests {
             },
         ];
         let svg = relative_change(&rows).unwrap();
-        assert!(svg.contains("\n+12.3 %*\n"), "{svg}");
-        assert!(svg.contains("\n-3.00 %\n"), "{svg}");
+        assert!(svg.contains("\n+12.34 %*\n"), "{svg}");
+        assert!(svg.contains("\n-3.000 %\n"), "{svg}");
     }
 
     #[test]

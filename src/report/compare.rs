@@ -19,6 +19,20 @@ pub struct ChangeRow {
     pub significant: bool,
 }
 
+impl ChangeRow {
+    /// The bar of a ratio `comparison`, as a change in %.
+    pub fn of(label: String, comparison: &Comparison) -> ChangeRow {
+        ChangeRow {
+            label,
+            change_pct: percent(comparison.ratio),
+            ci95_pct: comparison
+                .ci95
+                .map(|(low, high)| (percent(low), percent(high))),
+            significant: comparison.significant,
+        }
+    }
+}
+
 /// A saved run and what to call it (its file name as given).
 pub struct Input {
     pub name: String,
@@ -151,12 +165,7 @@ impl Comparisons {
                 if self.versus.len() > 1 {
                     label = format!("{}: {label}", versus.after);
                 }
-                rows.push(ChangeRow {
-                    label,
-                    change_pct: percent(c.ratio),
-                    ci95_pct: c.ci95.map(|(low, high)| (percent(low), percent(high))),
-                    significant: c.significant,
-                });
+                rows.push(ChangeRow::of(label, c));
             }
         }
         rows

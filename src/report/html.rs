@@ -17,7 +17,7 @@ use super::charts::{self, Bar, LatencyLine, TimeLine};
 use super::compare::ChangeRow;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, Comparison, Level, MetricSummary, WorkloadSummary};
-use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, ratio, ratio_ci, workload_title};
+use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
 use crate::result::{Direction, RunResult, TargetResult, WorkloadResult};
 use crate::size::format_bytes;
 use crate::target::env::TargetEnv;
@@ -206,11 +206,7 @@ fn run_view(run: &RunResult) -> RunView {
             || "did not finish".to_string(),
             |end| {
                 let seconds = (end - run.started).num_milliseconds() as f64 / 1000.0;
-                format!(
-                    "{} ({} s)",
-                    end.format(TIME_FORMAT),
-                    charts::format_value(seconds)
-                )
+                format!("{} ({} s)", end.format(TIME_FORMAT), number(seconds))
             },
         ),
         fsbench_version: run.fsbench_version.clone(),
@@ -445,18 +441,13 @@ fn change_row(
     metric: &MetricSummary,
     comparison: &Comparison,
 ) -> ChangeRow {
-    let percent = |ratio: f64| (ratio - 1.0) * 100.0;
     let lower_is_better = if metric.direction == Direction::LowerIsBetter {
         " ↓"
     } else {
         ""
     };
-    ChangeRow {
-        label: format!("{} {}{lower_is_better}", workload.name, metric.name),
-        change_pct: percent(comparison.ratio),
-        ci95_pct: comparison.ci95.map(|(lo, hi)| (percent(lo), percent(hi))),
-        significant: comparison.significant,
-    }
+    let label = format!("{} {}{lower_is_better}", workload.name, metric.name);
+    ChangeRow::of(label, comparison)
 }
 
 fn workload_view(

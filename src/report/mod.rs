@@ -5,7 +5,6 @@ pub mod charts;
 pub mod compare;
 pub mod csv;
 pub mod html;
-pub mod json;
 pub mod markdown;
 pub mod placement;
 pub mod summary;
@@ -90,8 +89,13 @@ fn decimals(value: f64) -> usize {
     }
 }
 
-/// A value as reports print it.
+/// A value as every format prints it (tables, chart labels and axes), so a
+/// figure reads the same wherever it appears; a dash for a value that is
+/// not finite.
 pub fn number(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_string();
+    }
     format!("{value:.*}", decimals(value))
 }
 
@@ -156,4 +160,26 @@ pub fn row_label(summary: &Summary, workload: &WorkloadSummary, target: usize) -
         label.push_str(&notes);
     }
     label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_have_about_four_significant_digits() {
+        for (value, text) in [
+            (151_322.4, "151322"),
+            (683.44, "683.4"),
+            (12.345_6, "12.35"),
+            (1.0, "1.000"),
+            (0.285_24, "0.2852"),
+            (0.012_346, "0.01235"),
+            (-2500.0, "-2500"),
+            (0.0, "0.000"),
+            (f64::NAN, "–"),
+        ] {
+            assert_eq!(number(value), text, "{value}");
+        }
+    }
 }

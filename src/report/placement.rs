@@ -7,8 +7,8 @@
 use serde_json::Value;
 
 use super::Summary;
-use super::summary::{MetricSummary, WorkloadSummary};
-use crate::result::{Direction, RunResult, WorkloadResult};
+use super::summary::{MetricSummary, WorkloadSummary, slowdowns};
+use crate::result::{RunResult, WorkloadResult};
 
 /// The key of the sync log's settings in a result's `params`.
 const SYNC_LOG_KEY: &str = "sync_log";
@@ -205,27 +205,6 @@ fn mean_of(workload: &WorkloadSummary, metric: &str, t: usize) -> Option<f64> {
     metric.cells[t].as_ref().map(|cell| cell.stats.mean)
 }
 
-/// Each value's slowdown against the best one (the lowest time or the
-/// highest rate): 1 for the best, above 1 for the others. Values that are
-/// missing or not positive have none.
-pub fn slowdowns(values: &[Option<f64>], direction: Direction) -> Vec<Option<f64>> {
-    let positive = || values.iter().flatten().copied().filter(|v| *v > 0.0);
-    let best = match direction {
-        Direction::LowerIsBetter => positive().reduce(f64::min),
-        Direction::HigherIsBetter => positive().reduce(f64::max),
-    };
-    values
-        .iter()
-        .map(|value| {
-            let (value, best) = (value.filter(|v| *v > 0.0)?, best?);
-            Some(match direction {
-                Direction::LowerIsBetter => value / best,
-                Direction::HigherIsBetter => best / value,
-            })
-        })
-        .collect()
-}
-
 /// A cell as the text formats show it: `12.35 (2.41x)`.
 pub fn cell_text(cell: Option<Slowdown>) -> String {
     match cell {
@@ -242,22 +221,7 @@ pub fn title(table: &PlacementTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Metric, TargetResult};
-
-    #[test]
-    fn slowdowns_are_against_the_best_value() {
-        let times = [Some(2.0), Some(1.0), None, Some(6.0), Some(0.0)];
-        assert_eq!(
-            slowdowns(&times, Direction::LowerIsBetter),
-            [Some(2.0), Some(1.0), None, Some(6.0), None]
-        );
-        let rates = [Some(100.0), Some(50.0), Some(25.0)];
-        assert_eq!(
-            slowdowns(&rates, Direction::HigherIsBetter),
-            [Some(1.0), Some(2.0), Some(4.0)]
-        );
-        assert_eq!(slowdowns(&[None], Direction::HigherIsBetter), [None]);
-    }
+    use crate::result::{Direction, Metric, TargetResult};
 
     fn metric(name: &str, unit: &str, value: f64) -> Metric {
         Metric {

@@ -211,25 +211,58 @@ impl Summary {
 /// Each target's mean relative to the best mean, in (0, 1]; empty unless at
 /// least two targets have a positive mean.
 fn relative_to_best(metric: &MetricSummary) -> Vec<(usize, f64)> {
-    let means: Vec<(usize, f64)> = metric
+    let means: Vec<Option<f64>> = metric
         .cells
         .iter()
-        .enumerate()
-        .filter_map(|(t, c)| c.as_ref().map(|c| (t, c.stats.mean)))
-        .filter(|(_, mean)| *mean > 0.0)
+        .map(|c| c.as_ref().map(|c| c.stats.mean))
         .collect();
-    if means.len() < 2 {
+    if means.iter().flatten().filter(|mean| **mean > 0.0).count() < 2 {
         return Vec::new();
     }
-    let higher = metric.direction == Direction::HigherIsBetter;
-    let best = means
-        .iter()
-        .map(|(_, m)| *m)
-        .reduce(|a, b| if higher { a.max(b) } else { a.min(b) })
-        .unwrap_or(1.0);
-    means
+    slowdowns(&means, metric.direction)
         .into_iter()
-        .map(|(t, m)| (t, if higher { m / best } else { best / m }))
+        .enumerate()
+        .filter_map(|(t, slowdown)| slowdown.map(|s| (t, 1.0 / s)))
+        .collect()
+}
+
+/// The best of `values`, given as (index, value): the highest where higher
+/// is better, else the lowest; of equal values the first. The only place
+/// that decides which value is best, so that the best target of a table,
+/// the profile ratings and the placement slowdowns always agree.
+fn best_of(
+    values: impl IntoIterator<Item = (usize, f64)>,
+    direction: Direction,
+) -> Option<(usize, f64)> {
+    let better = |a: f64, b: f64| match direction {
+        Direction::HigherIsBetter => a > b,
+        Direction::LowerIsBetter => a < b,
+    };
+    values
+        .into_iter()
+        .reduce(|best, next| if better(next.1, best.1) { next } else { best })
+}
+
+/// Each value's slowdown against the best one (the lowest time or the
+/// highest rate): 1 for the best, above 1 for the others. Values that are
+/// missing or not positive have none (a ratio to them means nothing).
+pub fn slowdowns(values: &[Option<f64>], direction: Direction) -> Vec<Option<f64>> {
+    let positive = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, value)| value.filter(|v| *v > 0.0).map(|v| (i, v)));
+    let Some((_, best)) = best_of(positive, direction) else {
+        return vec![None; values.len()];
+    };
+    values
+        .iter()
+        .map(|value| {
+            let value = value.filter(|v| *v > 0.0)?;
+            Some(match direction {
+                Direction::LowerIsBetter => value / best,
+                Direction::HigherIsBetter => best / value,
+            })
+        })
         .collect()
 }
 
@@ -449,12 +482,33 @@ fn best_target(cells: &[Option<Cell>], direction: Direction) -> Option<usize> {
     if means.len() < 2 {
         return None;
     }
-    let better = |a: f64, b: f64| match direction {
-        Direction::HigherIsBetter => a > b,
-        Direction::LowerIsBetter => a < b,
-    };
-    means
-        .into_iter()
-        .reduce(|best, next| if better(next.1, best.1) { next } else { best })
-        .map(|(t, _)| t)
+    best_of(means, direction).map(|(t, _)| t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_follows_the_direction_and_a_tie_goes_to_the_first() {
+        let values = [(0, 2.0), (1, 5.0), (2, 1.0), (3, 5.0), (4, 1.0)];
+        assert_eq!(best_of(values, Direction::HigherIsBetter), Some((1, 5.0)));
+        assert_eq!(best_of(values, Direction::LowerIsBetter), Some((2, 1.0)));
+        assert_eq!(best_of([], Direction::LowerIsBetter), None);
+    }
+
+    #[test]
+    fn slowdowns_are_against_the_best_value() {
+        let times = [Some(2.0), Some(1.0), None, Some(6.0), Some(0.0)];
+        assert_eq!(
+            slowdowns(&times, Direction::LowerIsBetter),
+            [Some(2.0), Some(1.0), None, Some(6.0), None]
+        );
+        let rates = [Some(100.0), Some(50.0), Some(25.0)];
+        assert_eq!(
+            slowdowns(&rates, Direction::HigherIsBetter),
+            [Some(1.0), Some(2.0), Some(4.0)]
+        );
+        assert_eq!(slowdowns(&[None], Direction::HigherIsBetter), [None]);
+    }
 }
