@@ -274,6 +274,7 @@ mod tests {
             latency: None,
             flags: Vec::new(),
             across_ranks: Default::default(),
+            phase: None,
         }
     }
 

@@ -29,7 +29,7 @@ use team::Team;
 pub use team::{RankFailed, exit_code_of};
 
 use crate::measure::PhaseTiming;
-use crate::result::{LatencySummary, WorkloadResult};
+use crate::result::WorkloadResult;
 
 thread_local! {
     /// MPI is used from the main thread only: the team lives there.
@@ -192,7 +192,7 @@ fn common_seconds(at: Instant) -> f64 {
 fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
     let start_s = common_seconds(timing.started);
     Span {
-        elapsed_s: timing.elapsed.as_secs_f64(),
+        phase: timing.id(),
         start_s,
         end_s: start_s + timing.elapsed.as_secs_f64(),
         ops,
@@ -200,14 +200,10 @@ fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span
     }
 }
 
-/// Keeps a latency histogram for the aggregation (multi-rank runs only).
-pub fn keep_latency(summary: &LatencySummary, buckets: impl FnOnce() -> Vec<(u64, u64)>) {
-    if multi_rank() {
-        log::add_latency(Latency {
-            summary: summary.clone(),
-            buckets: buckets(),
-        });
-    }
+/// Keeps a metric's latency histogram for the aggregation, and returns
+/// its id (multi-rank runs only; alone: None).
+pub fn keep_latency(buckets: impl FnOnce() -> Vec<(u64, u64)>) -> Option<u64> {
+    multi_rank().then(|| log::add_latency(buckets()))
 }
 
 /// One repetition's result of this rank → the job's result on rank 0
@@ -219,13 +215,13 @@ pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<
     }
     let (spans, latencies) = log::take();
     let bytes = result.and_then(|result| {
-        let report = RankReport {
-            rank: rank(),
-            host: crate::target::env::probe_host(),
+        let report = RankReport::new(
+            rank(),
+            crate::target::env::probe_host(),
             result,
             spans,
             latencies,
-        };
+        );
         Ok(serde_json::to_vec(&report)?)
     });
     let Some(all) = with_team(|team| team.gather(bytes))? else {

@@ -393,9 +393,10 @@ impl SyncStats {
             latency: None,
             flags: flags.clone(),
             across_ranks: Default::default(),
+            phase: Some(phase.id()),
         };
         let syncs = Metric {
-            latency: self.latency.summary(),
+            latency: self.latency.summary_for_metric(),
             ..rate("sync_log_syncs", "syncs/s", self.syncs)
         };
         [rate("sync_log_records", "records/s", self.records), syncs]
@@ -518,11 +519,11 @@ mod tests {
             params: json!({}),
             ..Default::default()
         };
-        let phase = PhaseTiming {
-            started: std::time::Instant::now(),
-            elapsed: std::time::Duration::from_secs(2),
-            cpu: std::time::Duration::ZERO,
-        };
+        let phase = PhaseTiming::new(
+            std::time::Instant::now(),
+            std::time::Duration::from_secs(2),
+            std::time::Duration::ZERO,
+        );
         stats.add_to(&mut result, phase);
         assert_eq!(result.risks[0].code, "sync_log_not_synced");
         assert_eq!(result.params["sync_log"]["placement"], "target");

@@ -288,10 +288,10 @@ impl Caches {
     /// to drop, records why and stops trying.
     fn before_operation(&mut self) {
         rustix::fs::sync();
-        if let Caches::Dropping = self {
-            if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
-                *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
-            }
+        if let Caches::Dropping = self
+            && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3")
+        {
+            *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
         }
     }
 
@@ -729,9 +729,10 @@ fn metrics(
         samples: tally.entries,
         elapsed_s: seconds,
         cpu_percent: Some(timing.cpu_percent()),
-        latency: tally.latency.summary(),
+        latency: tally.latency.summary_for_metric(),
         flags: flags.to_vec(),
         across_ranks: Default::default(),
+        phase: Some(timing.id()),
     };
     let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
         name: format!("{name}_{suffix}"),
