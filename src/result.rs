@@ -127,6 +127,11 @@ pub struct Metric {
     /// the JSON when it follows from the unit (see [`AcrossRanks`]).
     #[serde(default, skip_serializing_if = "AcrossRanks::follows_unit")]
     pub across_ranks: AcrossRanks,
+    /// The timing this metric was measured over (`PhaseTiming::id`), if
+    /// any: how rank 0 of an MPI job finds the metric's span. Internal,
+    /// so not in the JSON.
+    #[serde(skip)]
+    pub phase: Option<u64>,
 }
 
 /// How the ranks' values of a metric make the job's (`scale::aggregate`).
@@ -174,6 +179,11 @@ pub struct LatencySummary {
     #[serde(default)]
     pub p9999_ns: u64,
     pub max_ns: u64,
+    /// The id under which an MPI rank kept the histogram behind this
+    /// summary for rank 0 (`LatencyRecorder::summary_for_metric`).
+    /// Internal, so not in the JSON.
+    #[serde(skip)]
+    pub histogram: Option<u64>,
 }
 
 /// One reporting interval of a workload that reports over time (one line

@@ -6,33 +6,9 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{
-    Running, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run, scratch_dirs, wait_until,
+    Running, SMALL_SUITE, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run,
+    scratch_dirs, wait_until,
 };
-
-/// A suite small enough for tests: every workload kind, seconds in all.
-const SMALL_SUITE: &str = r#"
-description = "test suite"
-repeat = 1
-
-[[workload]]
-kind = "bonnie"
-label = "files"
-args = "-s 0 -n {1} -r 0"
-
-[[workload]]
-kind = "postmark"
-commands = ["set number {200}", "set transactions {400}"]
-
-[[workload]]
-kind = "io"
-label = "rand-read"
-args = "-s 8m -b 4k --read 100 --duration 0.4s --interval 0.2s --warmup 0"
-
-[[workload]]
-kind = "tree"
-label = "tree"
-args = "--dataset photos --scale {0.001} --ops copy,find,read,delete"
-"#;
 
 fn write_suite(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("suite.toml");

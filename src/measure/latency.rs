@@ -64,16 +64,18 @@ impl LatencyRecorder {
         recorder
     }
 
-    /// The percentiles; in a multi-rank run the histogram is also kept
-    /// for the aggregation of all ranks' latencies.
-    pub fn summary(&self) -> Option<LatencySummary> {
-        let summary = self.summarize()?;
-        crate::scale::keep_latency(&summary, || self.buckets());
+    /// The percentiles of a metric's latency. In a multi-rank run the
+    /// histogram is also kept for rank 0, which adds all ranks' up, under
+    /// the id the summary carries: call it once per metric, and
+    /// [`LatencyRecorder::summary`] for any other use.
+    pub fn summary_for_metric(&self) -> Option<LatencySummary> {
+        let mut summary = self.summary()?;
+        summary.histogram = crate::scale::keep_latency(|| self.buckets());
         Some(summary)
     }
 
-    /// The percentiles alone.
-    pub fn summarize(&self) -> Option<LatencySummary> {
+    /// The percentiles, with no side effect.
+    pub fn summary(&self) -> Option<LatencySummary> {
         let h = &self.histogram;
         if h.is_empty() {
             return None;
@@ -88,6 +90,7 @@ impl LatencyRecorder {
             p999_ns: h.value_at_quantile(0.999),
             p9999_ns: h.value_at_quantile(0.9999),
             max_ns: h.max(),
+            histogram: None,
         })
     }
 }
@@ -118,7 +121,7 @@ mod tests {
             rec.record_ns(ns);
         }
         let copy = LatencyRecorder::from_buckets(&rec.buckets());
-        assert_eq!(copy.summarize(), rec.summarize());
+        assert_eq!(copy.summary(), rec.summary());
     }
 
     #[test]

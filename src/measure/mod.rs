@@ -3,6 +3,7 @@
 pub mod latency;
 pub mod stats;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use latency::LatencyRecorder;
@@ -20,7 +21,12 @@ pub struct PhaseTiming {
     pub started: Instant,
     pub elapsed: Duration,
     pub cpu: Duration,
+    /// Which timing this is (see [`PhaseTiming::id`]).
+    id: u64,
 }
+
+/// The id of the next timing taken in this process.
+static NEXT_TIMING_ID: AtomicU64 = AtomicU64::new(0);
 
 impl PhaseClock {
     pub fn start() -> Self {
@@ -34,32 +40,42 @@ impl PhaseClock {
     pub fn stop(&self) -> PhaseTiming {
         let elapsed = self.wall.elapsed();
         let cpu = process_cpu_time().saturating_sub(self.cpu);
-        PhaseTiming {
-            started: self.wall,
-            elapsed,
-            cpu,
-        }
+        PhaseTiming::new(self.wall, elapsed, cpu)
     }
 }
 
 impl PhaseTiming {
-    /// No time yet, from now: the start of a sum of phases (`plus`).
-    pub fn zero() -> PhaseTiming {
+    /// A new timing, with an id of its own.
+    pub fn new(started: Instant, elapsed: Duration, cpu: Duration) -> PhaseTiming {
         PhaseTiming {
-            started: Instant::now(),
-            elapsed: Duration::ZERO,
-            cpu: Duration::ZERO,
+            started,
+            elapsed,
+            cpu,
+            id: NEXT_TIMING_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
 
+    /// No time yet, from now: the start of a sum of phases (`plus`).
+    pub fn zero() -> PhaseTiming {
+        PhaseTiming::new(Instant::now(), Duration::ZERO, Duration::ZERO)
+    }
+
     /// Both phases together (wall and CPU time added), starting at the
-    /// earlier start.
+    /// earlier start: a timing of its own.
     pub fn plus(self, other: PhaseTiming) -> PhaseTiming {
-        PhaseTiming {
-            started: self.started.min(other.started),
-            elapsed: self.elapsed + other.elapsed,
-            cpu: self.cpu + other.cpu,
-        }
+        PhaseTiming::new(
+            self.started.min(other.started),
+            self.elapsed + other.elapsed,
+            self.cpu + other.cpu,
+        )
+    }
+
+    /// Unique in this process, and shared by the copies of a timing: the
+    /// metrics measured over a timing carry its id (`Metric::phase`), and
+    /// so does its span under MPI, which is how rank 0 pairs them (two
+    /// phases may well take the same time).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// CPU % as bonnie++ reports it: (user + sys) of the whole process / wall.

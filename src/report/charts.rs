@@ -884,6 +884,7 @@ mod tests {
             p999_ns: 10,
             p9999_ns: 0,
             max_ns: 10,
+            histogram: None,
         };
         let indexes: Vec<usize> = percentile_points(&latency).iter().map(|p| p.0).collect();
         assert_eq!(indexes, [0, 1, 2, 3, 5]);

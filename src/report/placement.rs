@@ -238,6 +238,7 @@ mod tests {
             latency: None,
             flags: Vec::new(),
             across_ranks: Default::default(),
+            phase: None,
         }
     }
 

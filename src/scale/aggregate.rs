@@ -20,6 +20,46 @@ pub struct RankReport {
     pub result: WorkloadResult,
     pub spans: Vec<Span>,
     pub latencies: Vec<Latency>,
+    /// Each metric's ids, in the order of `result.metrics`: the result's
+    /// JSON leaves them out, so they travel beside it.
+    metric_ids: Vec<MetricIds>,
+}
+
+/// What ties a metric to its span and to the histogram of its latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct MetricIds {
+    phase: Option<u64>,
+    histogram: Option<u64>,
+}
+
+impl RankReport {
+    pub fn new(
+        rank: u32,
+        host: HostEnv,
+        result: WorkloadResult,
+        spans: Vec<Span>,
+        latencies: Vec<Latency>,
+    ) -> Self {
+        let metric_ids = ids_of(&result.metrics);
+        RankReport {
+            rank,
+            host,
+            result,
+            spans,
+            latencies,
+            metric_ids,
+        }
+    }
+}
+
+fn ids_of(metrics: &[Metric]) -> Vec<MetricIds> {
+    metrics
+        .iter()
+        .map(|m| MetricIds {
+            phase: m.phase,
+            histogram: m.latency.as_ref().and_then(|l| l.histogram),
+        })
+        .collect()
 }
 
 /// How `ScaleOut::clock` describes the common clock (see `scale::clock`).
@@ -31,6 +71,8 @@ struct Part<'a> {
     report: &'a RankReport,
     metric: &'a Metric,
     span: &'a Span,
+    /// The histogram of the metric's latency, if it has one.
+    latency: Option<&'a Latency>,
 }
 
 /// The job's result: rank 0's with every metric aggregated over all
@@ -77,27 +119,32 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
 
 /// Every rank's metric `name` and the phase it was measured over.
 fn parts_of<'a>(reports: &'a [RankReport], name: &str) -> anyhow::Result<Vec<Part<'a>>> {
-    reports
+    reports.iter().map(|report| part_of(report, name)).collect()
+}
+
+fn part_of<'a>(report: &'a RankReport, name: &str) -> anyhow::Result<Part<'a>> {
+    let (metric, ids) = report
+        .result
+        .metrics
         .iter()
-        .map(|report| {
-            let metric = report
-                .result
-                .metric(name)
-                .ok_or_else(|| anyhow::anyhow!("rank {} has no metric {name}", report.rank))?;
-            let span = report
-                .spans
-                .iter()
-                .find(|s| s.elapsed_s == metric.elapsed_s)
-                .ok_or_else(|| {
-                    anyhow::anyhow!("rank {}: metric {name} has no timed phase", report.rank)
-                })?;
-            Ok(Part {
-                report,
-                metric,
-                span,
-            })
-        })
-        .collect()
+        .zip(&report.metric_ids)
+        .find(|(m, _)| m.name == name)
+        .ok_or_else(|| anyhow::anyhow!("rank {} has no metric {name}", report.rank))?;
+    let span = report
+        .spans
+        .iter()
+        .find(|s| Some(s.phase) == ids.phase)
+        .ok_or_else(|| anyhow::anyhow!("rank {}: metric {name} has no timed phase", report.rank))?;
+    let latency = report
+        .latencies
+        .iter()
+        .find(|l| Some(l.id) == ids.histogram);
+    Ok(Part {
+        report,
+        metric,
+        span,
+        latency,
+    })
 }
 
 fn earliest_start(parts: &[&Part<'_>]) -> f64 {
@@ -205,6 +252,8 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
         cpu_percent: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
         latency: merged_latency(parts),
         flags,
+        // Over all ranks: no timing of this rank.
+        phase: None,
         ..model.clone()
     }
 }
@@ -213,15 +262,9 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
 fn merged_latency(parts: &[&Part<'_>]) -> Option<LatencySummary> {
     let mut merged = LatencyRecorder::new();
     for part in parts {
-        let summary = part.metric.latency.as_ref()?;
-        let latency = part
-            .report
-            .latencies
-            .iter()
-            .find(|l| &l.summary == summary)?;
-        merged.merge(&LatencyRecorder::from_buckets(&latency.buckets));
+        merged.merge(&LatencyRecorder::from_buckets(&part.latency?.buckets));
     }
-    merged.summarize()
+    merged.summary()
 }
 
 fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
@@ -317,6 +360,9 @@ mod tests {
 
     const MIB: f64 = (1u64 << 20) as f64;
 
+    /// The id of the timed phase the test metrics are measured over.
+    const PHASE: u64 = 0;
+
     fn host(name: &str) -> HostEnv {
         HostEnv {
             hostname: name.into(),
@@ -344,12 +390,13 @@ mod tests {
             latency: None,
             flags: Vec::new(),
             across_ranks: Default::default(),
+            phase: Some(PHASE),
         }
     }
 
     fn span(start_s: f64, seconds: f64, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
         Span {
-            elapsed_s: seconds,
+            phase: PHASE,
             start_s,
             end_s: start_s + seconds,
             ops,
@@ -358,17 +405,12 @@ mod tests {
     }
 
     fn rank(rank: u32, on: &str, metrics: Vec<Metric>, spans: Vec<Span>) -> RankReport {
-        RankReport {
-            rank,
-            host: host(on),
-            result: WorkloadResult {
-                workload: "bonnie".into(),
-                metrics,
-                ..Default::default()
-            },
-            spans,
-            latencies: Vec::new(),
-        }
+        let result = WorkloadResult {
+            workload: "bonnie".into(),
+            metrics,
+            ..Default::default()
+        };
+        RankReport::new(rank, host(on), result, spans, Vec::new())
     }
 
     /// Rank 0: 100 files in [10, 11]; rank 1: 300 files in [10.5, 12.5],
@@ -485,12 +527,16 @@ mod tests {
             for _ in 0..count {
                 recorder.record_ns(ns);
             }
-            let summary = recorder.summarize().unwrap();
-            report.result.metrics[0].latency = Some(summary.clone());
+            let id = u64::from(report.rank);
+            report.result.metrics[0].latency = Some(LatencySummary {
+                histogram: Some(id),
+                ..recorder.summary().unwrap()
+            });
             report.latencies.push(Latency {
-                summary,
+                id,
                 buckets: recorder.buckets(),
             });
+            report.metric_ids = ids_of(&report.result.metrics);
         }
         let result = aggregate(&reports).unwrap();
         let latency = result.metrics[0].latency.as_ref().unwrap();
@@ -511,6 +557,31 @@ mod tests {
         reports[2].result.metrics.clear();
         assert!(aggregate(&reports).is_err());
         assert!(aggregate(&[]).is_err());
+    }
+
+    #[test]
+    fn metrics_find_their_phase_by_its_id_even_at_equal_times() {
+        let second = Metric {
+            phase: Some(PHASE + 1),
+            ..rate("delete", "files/s", 1.0, 100, 1.0)
+        };
+        let later = Span {
+            phase: PHASE + 1,
+            ..span(5.0, 1.0, 100, vec![])
+        };
+        let reports = vec![rank(
+            0,
+            "a",
+            vec![rate("create", "files/s", 1.0, 100, 1.0), second],
+            vec![span(0.0, 1.0, 100, vec![]), later],
+        )];
+        let scale = aggregate(&reports).unwrap().scale.unwrap();
+        let starts: Vec<f64> = scale.per_rank[0]
+            .metrics
+            .iter()
+            .map(|m| m.start_s)
+            .collect();
+        assert_eq!(starts, [0.0, 5.0]);
     }
 
     #[test]

@@ -2,17 +2,16 @@
 //! aggregation on rank 0: each timed phase's place on the common clock,
 //! and the histogram behind each latency summary.
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-
-use crate::result::LatencySummary;
 
 /// One timed phase of this rank on the job's common clock (seconds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Span {
-    /// The phase's own elapsed time, exactly as its metrics carry it in
-    /// `elapsed_s`: that is how a metric finds its phase.
-    pub elapsed_s: f64,
+    /// The id of the phase's timing, which its metrics carry in
+    /// `Metric::phase`: that is how a metric finds its phase.
+    pub phase: u64,
     pub start_s: f64,
     pub end_s: f64,
     /// Operations counted over the phase, and (time, count) checkpoints;
@@ -52,26 +51,32 @@ impl Span {
     }
 }
 
-/// A latency summary and the histogram it came from, as (value, count)
-/// pairs of its recorded buckets: rank 0 adds them up exactly.
+/// The histogram behind a metric's latency summary, as (value, count)
+/// pairs of its recorded buckets: rank 0 adds them up exactly. `id` is
+/// the summary's `LatencySummary::histogram`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
-    pub summary: LatencySummary,
+    pub id: u64,
     pub buckets: Vec<(u64, u64)>,
 }
 
 static SPANS: Mutex<Vec<Span>> = Mutex::new(Vec::new());
 static LATENCIES: Mutex<Vec<Latency>> = Mutex::new(Vec::new());
+/// The id of the next histogram kept in this process.
+static NEXT_LATENCY_ID: AtomicU64 = AtomicU64::new(0);
 
 pub fn add_span(span: Span) {
     SPANS.lock().unwrap_or_else(|e| e.into_inner()).push(span);
 }
 
-pub fn add_latency(latency: Latency) {
+/// Keeps `buckets` under a new id, which it returns.
+pub fn add_latency(buckets: Vec<(u64, u64)>) -> u64 {
+    let id = NEXT_LATENCY_ID.fetch_add(1, Ordering::Relaxed);
     LATENCIES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push(latency);
+        .push(Latency { id, buckets });
+    id
 }
 
 /// Everything logged since the last call.

@@ -29,7 +29,7 @@ use team::Team;
 pub use team::{RankFailed, exit_code_of};
 
 use crate::measure::PhaseTiming;
-use crate::result::{LatencySummary, WorkloadResult};
+use crate::result::WorkloadResult;
 
 thread_local! {
     /// MPI is used from the main thread only: the team lives there.
@@ -39,10 +39,14 @@ thread_local! {
 static RANK: AtomicU32 = AtomicU32::new(0);
 static SIZE: AtomicU32 = AtomicU32::new(1);
 /// Zero of the job's common clock: the moment this rank left the start-up
-/// barrier. All ranks leave a barrier within a few µs of each other (on one
-/// host; a network round trip across hosts), so monotonic times measured
-/// from there are comparable across ranks and hosts without trusting the
-/// hosts' wall clocks to agree (NTP is good to a millisecond at best).
+/// barrier. Monotonic times measured from there are comparable across
+/// ranks and hosts without trusting the hosts' wall clocks to agree, up to
+/// how far apart the ranks leave the barrier. On one host that was
+/// measured with each rank reading CLOCK_MONOTONIC right after
+/// MPI_Barrier (OpenMPI, 20 barriers per run, `mpirun --oversubscribe`),
+/// on 2 cores while builds ran: 0-3 µs with `-np 2`; with `-np 4`
+/// (4 ranks on 2 cores) from 4 µs to 10 ms. Across hosts it
+/// also includes network latency (not measured).
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
 /// Joins the job the launcher started (if any); call once, first thing.
@@ -192,7 +196,7 @@ fn common_seconds(at: Instant) -> f64 {
 fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span {
     let start_s = common_seconds(timing.started);
     Span {
-        elapsed_s: timing.elapsed.as_secs_f64(),
+        phase: timing.id(),
         start_s,
         end_s: start_s + timing.elapsed.as_secs_f64(),
         ops,
@@ -200,14 +204,10 @@ fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span
     }
 }
 
-/// Keeps a latency histogram for the aggregation (multi-rank runs only).
-pub fn keep_latency(summary: &LatencySummary, buckets: impl FnOnce() -> Vec<(u64, u64)>) {
-    if multi_rank() {
-        log::add_latency(Latency {
-            summary: summary.clone(),
-            buckets: buckets(),
-        });
-    }
+/// Keeps a metric's latency histogram for the aggregation, and returns
+/// its id (multi-rank runs only; alone: None).
+pub fn keep_latency(buckets: impl FnOnce() -> Vec<(u64, u64)>) -> Option<u64> {
+    multi_rank().then(|| log::add_latency(buckets()))
 }
 
 /// One repetition's result of this rank → the job's result on rank 0
@@ -219,13 +219,13 @@ pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<
     }
     let (spans, latencies) = log::take();
     let bytes = result.and_then(|result| {
-        let report = RankReport {
-            rank: rank(),
-            host: crate::target::env::probe_host(),
+        let report = RankReport::new(
+            rank(),
+            crate::target::env::probe_host(),
             result,
             spans,
             latencies,
-        };
+        );
         Ok(serde_json::to_vec(&report)?)
     });
     let Some(all) = with_team(|team| team.gather(bytes))? else {

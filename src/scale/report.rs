@@ -148,6 +148,7 @@ mod tests {
                 latency: None,
                 flags: Vec::new(),
                 across_ranks: Default::default(),
+                phase: None,
             }],
             scale: Some(ScaleOut {
                 ranks: 2,

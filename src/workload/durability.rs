@@ -160,6 +160,8 @@ impl Measured {
             latency: self.latency,
             flags,
             across_ranks: Default::default(),
+            // Not run under MPI: no span to find.
+            phase: None,
         }
     }
 }
@@ -218,7 +220,7 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
         writes,
         elapsed: timing.elapsed,
         cpu_percent: timing.cpu_percent(),
-        latency: latency.summary(),
+        latency: latency.summary_for_metric(),
     })
 }
 

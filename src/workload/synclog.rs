@@ -443,7 +443,7 @@ impl SyncStats {
             unit: "syncs/s",
             work: self.syncs,
             phase,
-            latency: self.latency.summary(),
+            latency: self.latency.summary_for_metric(),
         };
         // A log's records are not file data: never flagged as cached.
         [records.into_metric(false), syncs.into_metric(false)]
@@ -594,11 +594,11 @@ mod tests {
             params: json!({}),
             ..Default::default()
         };
-        let phase = PhaseTiming {
-            started: std::time::Instant::now(),
-            elapsed: std::time::Duration::from_secs(2),
-            cpu: std::time::Duration::ZERO,
-        };
+        let phase = PhaseTiming::new(
+            std::time::Instant::now(),
+            std::time::Duration::from_secs(2),
+            std::time::Duration::ZERO,
+        );
         stats.add_to(&mut result, phase);
         assert_eq!(result.risks[0].code, "sync_log_not_synced");
         assert_eq!(result.params["sync_log"]["placement"], "target");

@@ -39,6 +39,32 @@ pub const FILE_METRICS: [&str; 6] = [
     "ran_del",
 ];
 
+/// A `run` suite small enough for tests, seconds in all: bonnie, postmark,
+/// io and tree, every kind that also runs under MPI.
+pub const SMALL_SUITE: &str = r#"
+description = "test suite"
+repeat = 1
+
+[[workload]]
+kind = "bonnie"
+label = "files"
+args = "-s 0 -n {1} -r 0"
+
+[[workload]]
+kind = "postmark"
+commands = ["set number {200}", "set transactions {400}"]
+
+[[workload]]
+kind = "io"
+label = "rand-read"
+args = "-s 8m -b 4k --read 100 --duration 0.4s --interval 0.2s --warmup 0"
+
+[[workload]]
+kind = "tree"
+label = "tree"
+args = "--dataset photos --scale {0.001} --ops copy,find,read,delete"
+"#;
+
 /// Flags of the quickest data-only run: 1 MiB without per-char tests, no
 /// file tests, no RAM check.
 pub const QUICK: [&str; 7] = ["-s", "1", "-f", "-n", "0", "-r", "0"];

@@ -401,9 +401,11 @@ mod tests {
                 p999_ns: 1,
                 p9999_ns: 1,
                 max_ns,
+                histogram: None,
             }),
             flags: vec![],
             across_ranks: Default::default(),
+            phase: None,
         }
     }
 

@@ -200,7 +200,7 @@ impl Outcome {
             test,
             timing,
             work,
-            latency: latency.summary(),
+            latency: latency.summary_for_metric(),
         }
     }
 
@@ -234,6 +234,7 @@ impl Outcome {
             latency: self.latency.clone(),
             flags,
             across_ranks: Default::default(),
+            phase: Some(self.timing.id()),
         }
     }
 }

@@ -205,9 +205,13 @@ impl Workload for IoWorkload {
         let sink = &mut self.sink;
         // Under MPI the ranks run the job together, each on its own file;
         // the phase is the measured part (after the warm-up).
-        let (outcome, average) = crate::scale::phase(
-            |(outcome, average)| measured(outcome, average),
-            || measure(ctx.scratch.dir(), &job, file, keys, sink),
+        let (outcome, average, timing) = crate::scale::phase(
+            |(_, _, timing)| *timing,
+            || {
+                let (outcome, average) = measure(ctx.scratch.dir(), &job, file, keys, sink)?;
+                let timing = measured(&outcome, &average);
+                Ok((outcome, average, timing))
+            },
         )?;
         let fits_in_ram = !job.direct && job.reads() && file.size < self.ram_bytes;
         notes.extend(job_notes(&job));
@@ -216,7 +220,7 @@ impl Workload for IoWorkload {
             label: job.label(),
             repetition: repetition as u32,
             params: params(&job, file, &outcome),
-            metrics: metrics(&average, &outcome, fits_in_ram),
+            metrics: metrics(&average, &outcome, timing, fits_in_ram),
             notes,
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
@@ -250,11 +254,11 @@ fn usable<'a>(
 /// The measured part of a job (its intervals after the warm-up) as a
 /// phase timing; the metrics' `elapsed_s` is its `elapsed`.
 fn measured(outcome: &JobOutcome, average: &Row) -> PhaseTiming {
-    PhaseTiming {
-        started: outcome.started + Duration::from_secs_f64(average.start_s),
-        elapsed: Duration::from_secs_f64(average.seconds),
-        cpu: Duration::ZERO,
-    }
+    PhaseTiming::new(
+        outcome.started + Duration::from_secs_f64(average.start_s),
+        Duration::from_secs_f64(average.seconds),
+        Duration::ZERO,
+    )
 }
 
 /// Opens the file for `job`, runs it with its events going to `sink`, and
@@ -334,7 +338,12 @@ fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
 
 /// The average line as metrics; latency histograms on the response-time
 /// metrics (all I/Os, reads, writes).
-fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric> {
+fn metrics(
+    average: &Row,
+    outcome: &JobOutcome,
+    timing: PhaseTiming,
+    fits_in_ram: bool,
+) -> Vec<Metric> {
     let f = &average.figures;
     let c = &average.counters;
     let mut all = LatencyRecorder::new();
@@ -347,9 +356,8 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
     if fits_in_ram {
         flags.push(Flag::FitsInPageCache);
     }
-    // The phase's elapsed time exactly as `scale::phase` records it (whole
-    // ns), which is how the MPI aggregation finds the metrics' phase.
-    let elapsed_s = measured(outcome, average).elapsed.as_secs_f64();
+    // In whole ns, as the phase's span has it.
+    let elapsed_s = timing.elapsed.as_secs_f64();
     let metric = |name: &str,
                   value: f64,
                   unit: &str,
@@ -364,9 +372,10 @@ fn metrics(average: &Row, outcome: &JobOutcome, fits_in_ram: bool) -> Vec<Metric
         samples,
         elapsed_s,
         cpu_percent: Some(outcome.cpu_percent),
-        latency: latency.and_then(LatencyRecorder::summary),
+        latency: latency.and_then(LatencyRecorder::summary_for_metric),
         flags: flags.clone(),
         across_ranks,
+        phase: Some(timing.id()),
     };
     use AcrossRanks::{ByUnit, Max, Mean};
     use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};

@@ -66,7 +66,7 @@ impl RunSummary {
         for &op in ops {
             merged.merge(&self.latency[op as usize]);
         }
-        merged.summary()
+        merged.summary_for_metric()
     }
 
     /// The result-model view. `ram_bytes` (0 if unknown) decides whether
@@ -220,6 +220,7 @@ impl Figure {
             latency: self.latency,
             flags,
             across_ranks: Default::default(),
+            phase: Some(self.phase.id()),
         }
     }
 }
@@ -235,10 +236,12 @@ impl RunSummary {
     /// `Op::ALL` order), 0.5 s of creation, 2 s of transactions, 0.5 s of
     /// deletion and 3 s in all, for report tests.
     pub fn example(ops: [u64; 6], bytes_read: u64, bytes_written: u64, transactions: u64) -> Self {
-        let phase = |ms| PhaseTiming {
-            started: std::time::Instant::now(),
-            elapsed: std::time::Duration::from_millis(ms),
-            cpu: std::time::Duration::from_millis(ms / 2),
+        let phase = |ms| {
+            PhaseTiming::new(
+                std::time::Instant::now(),
+                std::time::Duration::from_millis(ms),
+                std::time::Duration::from_millis(ms / 2),
+            )
         };
         RunSummary {
             config: PostmarkConfig::default(),

@@ -743,9 +743,10 @@ fn metrics(
         samples: tally.entries,
         elapsed_s: seconds,
         cpu_percent: Some(timing.cpu_percent()),
-        latency: tally.latency.summary(),
+        latency: tally.latency.summary_for_metric(),
         flags: flags.to_vec(),
         across_ranks: Default::default(),
+        phase: Some(timing.id()),
     };
     let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
         name: format!("{name}_{suffix}"),
