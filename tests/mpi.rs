@@ -211,6 +211,11 @@ fn tree_on_four_ranks_adds_up() {
     sentinel.assert_intact();
 }
 
+/// How far the ranks' common clock can be off: it starts at a barrier,
+/// which four ranks on two busy cores left up to 10 ms apart (measured, see
+/// src/scale/mod.rs).
+const BARRIER_SKEW_S: f64 = 0.05;
+
 /// Rank r starts each phase r × 300 ms late: the aggregate time spans the
 /// first start to the last end (≥ 0.9 s) although no rank took that long.
 #[test]
@@ -223,7 +228,7 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     let create = &result["metrics"][0];
     let spread = &result["scale"]["spread"][0];
     let elapsed = number(&create["elapsed_s"]);
-    assert!(elapsed >= 0.9, "{create}");
+    assert!(elapsed >= 0.9 - BARRIER_SKEW_S, "{create}");
     assert_eq!(number(&spread["last_done_s"]), elapsed);
     assert!(number(&spread["slowest_s"]) < 0.9, "{spread}");
     for (r, part) in result["scale"]["per_rank"]
@@ -234,7 +239,7 @@ fn aggregate_time_runs_from_earliest_start_to_latest_end() {
     {
         let start = number(&part["metrics"][0]["start_s"]);
         assert!(
-            start >= 0.3 * r as f64 - 0.01,
+            start >= 0.3 * r as f64 - BARRIER_SKEW_S,
             "rank {r} started at {start}"
         );
     }
