@@ -576,8 +576,11 @@ fn remove_tree(
     for item in &listing {
         crate::interrupt::check()?;
         let rel_len = rel.len();
-        rel.push('/');
-        rel.push_str(&item.name.to_string_lossy());
+        // The path is only the log's: rm -rf's own loop does not build it.
+        if log.is_some() {
+            rel.push('/');
+            rel.push_str(&item.name.to_string_lossy());
+        }
         removed += match kind_of(fd, &item.name, item.file_type)? {
             Kind::Dir => remove_tree(fd, &item.name, rel, log)?,
             _ => {

@@ -4,7 +4,6 @@
 //! directory mtimes last. Every path is resolved beneath the extraction
 //! directory without following symlinks (`openat2` RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS), so no archive entry can write outside it.
-use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use std::borrow::Cow;
 use std::ffi::CString;
 use std::fs::File;
@@ -19,6 +18,7 @@ use tar::{EntryType, Header};
 use super::dataset::{Description, times};
 use super::ops::Tally;
 use super::walk::{Entry, Kind, Visitor, walk};
+use crate::workload::synclog::{LogOp, SyncLog, record_in};
 
 /// Bytes a tar of `description` takes at most: a header per entry, a GNU
 /// long-name record for long paths, padding, and the end blocks.
