@@ -578,7 +578,7 @@ mod tests {
     }
 
     #[test]
-    fn unsynced_logs_and_volatile_places_raise_risks() {
+    fn an_unsynced_log_raises_a_risk_and_keep_keeps_it() {
         let target = tempfile::tempdir().unwrap();
         let scratch = Scratch::create(target.path(), "t-2", true).unwrap();
         let log =
