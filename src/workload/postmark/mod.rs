@@ -121,29 +121,22 @@ impl PostmarkConfig {
         files as u64 + threads * (u64::from(self.subdirectories) + 1)
     }
 
-    /// The most creates and deletes a run makes (records of a sync log):
-    /// each instance creates its pool and at most one file per
-    /// transaction, and deletes no more than it created.
-    pub fn metadata_ops(&self) -> u64 {
-        let created = u64::from(self.number) + u64::from(self.transactions);
-        2 * created * u64::from(self.threads)
-    }
-
-    /// How much a run's sync log holds: a record per create and delete,
-    /// each naming the file as `[t<k>/][s<sub>/]<number>` (the instance
-    /// with several, the subdirectory with two or more), files numbered
-    /// from 1 in creation order.
+    /// How much a run's sync log holds: a record per create and delete
+    /// (each instance creates its pool and at most one file per
+    /// transaction, and deletes no more than it created), each naming the
+    /// file as `[t<k>/][s<sub>/]<number>` (the instance with several, the
+    /// subdirectory with two or more), files numbered from 1 in creation
+    /// order.
     pub fn log_volume(&self) -> LogVolume {
-        let dir = |prefixed: bool, count: u32| match prefixed {
-            true => "t/".len() + decimal_digits(u64::from(count - 1)),
-            false => 0,
-        };
         let created = u64::from(self.number) + u64::from(self.transactions);
+        // `t<k>/` or `s<sub>/` with the highest index, when there are several.
+        let dir = |count: u32| match count {
+            0 | 1 => 0,
+            _ => "t/".len() + decimal_digits(u64::from(count - 1)),
+        };
         LogVolume {
-            records: self.metadata_ops(),
-            longest_name: dir(self.threads > 1, self.threads)
-                + dir(self.subdirectories > 1, self.subdirectories)
-                + decimal_digits(created),
+            records: 2 * created * u64::from(self.threads),
+            longest_name: dir(self.threads) + dir(self.subdirectories) + decimal_digits(created),
         }
     }
 

@@ -22,9 +22,7 @@ impl Postmark {
             ram_bytes,
         }
     }
-}
 
-impl Postmark {
     /// What the sync log adds to the target's plan.
     fn log_on_target(&self) -> LogSpace {
         let log = self.sync_log.as_ref();
