@@ -78,7 +78,7 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
 /// Index of the `--baseline` target among `names` (0 without one); a name
 /// that is not there is a usage error that lists the names there are.
 pub fn baseline_index<'n>(
-    mut names: impl Iterator<Item = &'n str> + Clone,
+    names: impl Iterator<Item = &'n str> + Clone,
     name: Option<&str>,
 ) -> anyhow::Result<usize> {
     let Some(name) = name else {
@@ -88,7 +88,7 @@ pub fn baseline_index<'n>(
         Some(index) => Ok(index),
         None => usage(format!(
             "--baseline {name}: no such target (targets: {})",
-            names.by_ref().collect::<Vec<_>>().join(", ")
+            names.collect::<Vec<_>>().join(", ")
         )),
     }
 }

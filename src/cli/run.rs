@@ -181,7 +181,6 @@ fn targets(specs: &[String]) -> anyhow::Result<Vec<Target>> {
     Ok(targets)
 }
 
-/// Builds a suite entry's workload with its subcommand's parser.
 /// The workloads that do not run under MPI: durability (its crash and
 /// power-loss probes are one host's).
 fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
@@ -195,6 +194,7 @@ fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
     }
 }
 
+/// Builds a suite entry's workload with its subcommand's parser.
 fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
     match entry.kind.as_str() {
         "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),

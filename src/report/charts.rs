@@ -372,8 +372,9 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             if let Some(ci95) = row.ci95_pct {
                 draw_whisker(&mut chart, ci95, &limits, y.clone())?;
             }
-            if limits.clamp(row.change_pct) != row.change_pct {
-                draw_cut_mark(&mut chart, limits.clamp(row.change_pct), y.clone())?;
+            let end = limits.clamp(row.change_pct);
+            if end != row.change_pct {
+                draw_cut_mark(&mut chart, end, y.clone())?;
             }
             draw_change_label(&mut chart, row, &limits, y)?;
         }

@@ -364,7 +364,7 @@ fn env_row(name: &'static str, values: Vec<String>) -> EnvRow {
     }
 }
 
-/// Seed 000's table, shown when there is something to compare.
+/// The sync-log placement tables, cells formatted as the text formats do.
 fn placement_views(run: &RunResult, summary: &Summary) -> Vec<PlacementView> {
     placement_tables(run, summary)
         .iter()
@@ -388,6 +388,7 @@ fn placement_views(run: &RunResult, summary: &Summary) -> Vec<PlacementView> {
         .collect()
 }
 
+/// Seed 000's table, shown when there is something to compare.
 fn profile_views(summary: &Summary) -> Vec<ProfileView> {
     if summary.targets.len() < 2 {
         return Vec::new();

@@ -50,13 +50,13 @@ pub struct Slowdown {
 pub fn placement_tables(run: &RunResult, summary: &Summary) -> Vec<PlacementTable> {
     let mut tables = Vec::new();
     for group in groups(run, summary) {
-        let members: Vec<&WorkloadSummary> = group.iter().map(|&i| &summary.workloads[i]).collect();
-        let columns = headline_metrics(members[0]);
+        let first = group[0].workload;
+        let columns = headline_metrics(first);
         for (t, target) in summary.targets.iter().enumerate() {
-            let rows = rows_on_target(run, &members, &columns, t);
+            let rows = rows_on_target(&group, &columns, t);
             if rows.iter().any(|r| r.cells.iter().any(Option::is_some)) {
                 tables.push(PlacementTable {
-                    kind: members[0].kind.clone(),
+                    kind: first.kind.clone(),
                     target: target.clone(),
                     columns: columns
                         .iter()
@@ -70,33 +70,38 @@ pub fn placement_tables(run: &RunResult, summary: &Summary) -> Vec<PlacementTabl
     tables
 }
 
-/// Indices into `summary.workloads` of workloads alike but for their sync
-/// log, at least two placements per group, one of them a sync log.
-fn groups(run: &RunResult, summary: &Summary) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
-    for (index, workload) in summary.workloads.iter().enumerate() {
+/// A workload of a group and its placement (`placement_label`).
+struct Member<'s> {
+    workload: &'s WorkloadSummary,
+    placement: String,
+}
+
+/// The workloads alike but for their sync log, in groups of at least two
+/// placements (so one of them at least is a sync log).
+fn groups<'s>(run: &RunResult, summary: &'s Summary) -> Vec<Vec<Member<'s>>> {
+    let mut groups: Vec<(Value, Vec<Member>)> = Vec::new();
+    for workload in &summary.workloads {
         let Some(first) = first_result(run, &workload.name) else {
             continue;
         };
         let key = serde_json::json!([first.workload, params_without_log(&first.params)]);
+        let member = Member {
+            workload,
+            placement: placement_label(first),
+        };
         match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(index),
-            None => groups.push((key, vec![index])),
+            Some((_, members)) => members.push(member),
+            None => groups.push((key, vec![member])),
         }
     }
     groups
         .into_iter()
         .map(|(_, members)| members)
         .filter(|members| {
-            let results: Vec<&WorkloadResult> = members
-                .iter()
-                .filter_map(|&i| first_result(run, &summary.workloads[i].name))
-                .collect();
-            let mut labels: Vec<String> = results.iter().map(|r| placement_label(r)).collect();
-            labels.sort();
-            labels.dedup();
-            let logged = results.iter().any(|r| r.params.get(SYNC_LOG_KEY).is_some());
-            labels.len() >= 2 && logged
+            let mut placements: Vec<&str> = members.iter().map(|m| m.placement.as_str()).collect();
+            placements.sort_unstable();
+            placements.dedup();
+            placements.len() >= 2
         })
         .collect()
 }
@@ -160,18 +165,13 @@ fn headline_metrics(workload: &WorkloadSummary) -> Vec<&MetricSummary> {
 }
 
 /// One row per member on target `t`, slowdowns taken per column.
-fn rows_on_target(
-    run: &RunResult,
-    members: &[&WorkloadSummary],
-    columns: &[&MetricSummary],
-    t: usize,
-) -> Vec<PlacementRow> {
+fn rows_on_target(members: &[Member], columns: &[&MetricSummary], t: usize) -> Vec<PlacementRow> {
     let means: Vec<Vec<Option<f64>>> = members
         .iter()
-        .map(|workload| {
+        .map(|member| {
             columns
                 .iter()
-                .map(|column| mean_of(workload, &column.name, t))
+                .map(|column| mean_of(member.workload, &column.name, t))
                 .collect()
         })
         .collect();
@@ -186,9 +186,9 @@ fn rows_on_target(
     members
         .iter()
         .enumerate()
-        .map(|(r, workload)| PlacementRow {
-            workload: workload.name.clone(),
-            placement: first_result(run, &workload.name).map_or_else(String::new, placement_label),
+        .map(|(r, member)| PlacementRow {
+            workload: member.workload.name.clone(),
+            placement: member.placement.clone(),
             cells: (0..columns.len())
                 .map(|c| {
                     let mean = means[r][c]?;

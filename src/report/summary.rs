@@ -216,14 +216,15 @@ fn relative_to_best(metric: &MetricSummary) -> Vec<(usize, f64)> {
         .iter()
         .map(|c| c.as_ref().map(|c| c.stats.mean))
         .collect();
-    if means.iter().flatten().filter(|mean| **mean > 0.0).count() < 2 {
-        return Vec::new();
-    }
-    slowdowns(&means, metric.direction)
+    let relative: Vec<(usize, f64)> = slowdowns(&means, metric.direction)
         .into_iter()
         .enumerate()
         .filter_map(|(t, slowdown)| slowdown.map(|s| (t, 1.0 / s)))
-        .collect()
+        .collect();
+    if relative.len() < 2 {
+        return Vec::new();
+    }
+    relative
 }
 
 /// The best of `values`, given as (index, value): the highest where higher

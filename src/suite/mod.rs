@@ -1,8 +1,9 @@
 //! Suites: TOML files listing workloads and their parameters, the input of
 //! `fsbench run`. A workload's parameters are the flags of its subcommand
 //! (`fsbench bonnie`, `io`, `tree`) or, for PostMark, its `set` commands
-//! (and, as `args`, its flags: the sync log's), so one vocabulary serves the command line and suite files. Built-in
-//! suites are embedded from `suites/`.
+//! (and, as `args`, its flags: the sync log's), so one vocabulary serves
+//! the command line and suite files. Built-in suites are embedded from
+//! `suites/`.
 pub mod run;
 pub mod scale;
 
