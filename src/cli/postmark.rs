@@ -210,7 +210,6 @@ impl Runner for ScratchRunner<'_> {
     fn run(&mut self, config: &PostmarkConfig, out: &mut dyn Write) -> anyhow::Result<RunSummary> {
         check_memory(config, self.record.host.ram_bytes)?;
         let targets = targets_of(config)?;
-        let ranks = u64::from(scale::size());
         for (index, target) in targets.iter().enumerate() {
             // A log placed on the target lives in the first location, one
             // per rank like the files.
@@ -219,8 +218,8 @@ impl Runner for ScratchRunner<'_> {
                 _ => LogSpace::default(),
             };
             target.check(
-                (config.planned_bytes(index) + log.bytes).saturating_mul(ranks),
-                (config.planned_files(index) + log.files).saturating_mul(ranks),
+                config.planned_bytes(index) + log.bytes,
+                config.planned_files(index) + log.files,
             )?;
         }
         if let Some(log) = &self.sync_log {

@@ -39,8 +39,16 @@ impl Target {
     /// Refuses, with a one-line reason, a target fsbench cannot safely use:
     /// missing, not a directory, not writable, or without room for
     /// `planned_bytes` plus a margin, or without `planned_files` free inodes.
+    /// The plan is one process's: every rank of an MPI job writes its own
+    /// on the shared target, so the room asked for is the plan times ranks.
     pub fn check(&self, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
-        check_room_to_write("target", &self.path, planned_bytes, planned_files)
+        let ranks = u64::from(crate::scale::size());
+        check_room_to_write(
+            "target",
+            &self.path,
+            planned_bytes.saturating_mul(ranks),
+            planned_files.saturating_mul(ranks),
+        )
     }
 }
 
