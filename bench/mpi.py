@@ -22,8 +22,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from mounts import mount_tmpfs, unmount
 
 REPO = Path(__file__).resolve().parent.parent
 FSBENCH = REPO / "target" / "release" / "fsbench"
@@ -70,13 +71,11 @@ def main():
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "--features", "mpi"],
                    cwd=REPO, check=True)
-    mount = tempfile.mkdtemp(prefix="fsb-bench-mpi-")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2g", "tmpfs", mount], check=True)
+    mount = mount_tmpfs("2g")
     try:
         runs = measure(mount, args)
     finally:
-        subprocess.run(["umount", mount], check=True)
-        os.rmdir(mount)
+        unmount(mount)
     print(f"# median of {args.rounds} per-round ratios (np=2 aggregate / np=1), "
           f"-n {args.files} per rank, {os.cpu_count()} CPUs"
           f"{', one shared directory' if args.shared_dir else ''}")

@@ -78,6 +78,17 @@ fn bonnie_file_tests(
     mpirun_json(RANKS, mnt, env, &bonnie_args(&mnt.arg(), &args))
 }
 
+/// `io` on `mnt` with `--json`: 70 % random reads of 4 KiB, a file of
+/// `size` per rank, plus `extra`; as `mpirun_json`.
+fn io(np: u32, mnt: &TmpfsMount, size: &str, extra: &[&str]) -> (Output, Value) {
+    let target = mnt.arg();
+    let mut args = vec![
+        "io", &target, "-s", size, "-b", "4k", "--read", "70", "--seek", "100",
+    ];
+    args.extend(extra);
+    mpirun_json(np, mnt, &[], &args)
+}
+
 /// The metric `name` of a workload result.
 fn metric<'r>(result: &'r Value, name: &str) -> &'r Value {
     result["metrics"]
@@ -130,7 +141,10 @@ fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
     }
     let hosts = scale["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 1, "ranks on localhost");
-    assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1, 2, 3]));
+    assert_eq!(
+        hosts[0]["ranks"],
+        serde_json::json!((0..ranks).collect::<Vec<_>>())
+    );
     assert!(
         hosts[0]["env"]["kernel"]
             .as_str()
@@ -301,6 +315,20 @@ fn a_failing_rank_0_in_a_shared_directory_leaves_nothing() {
     assert_failing_rank_cleans_up(0, &["--shared-dir"]);
 }
 
+/// A failed job, without a panic, whose one fsbench error line (rank 0
+/// alone reports; mpirun adds lines of its own) contains `needle`.
+fn assert_job_failed_naming(out: &Output, needle: &str) {
+    assert_ne!(out.code(), 0, "{out}");
+    out.assert_no_panic();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
+    assert!(errors[0].contains(needle), "{needle}\n{out}");
+}
+
 fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
@@ -312,22 +340,11 @@ fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
         &[("FSBENCH_TEST_FAIL_RANK", &rank.to_string())],
         &bonnie_args(&mnt.arg(), &args),
     );
-    assert_ne!(out.code(), 0, "{out}");
-    out.assert_no_panic();
     let host = rustix::system::uname()
         .nodename()
         .to_string_lossy()
         .into_owned();
-    let errors: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("fsbench: error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
-    assert!(
-        errors[0].contains(&format!("rank {rank} on host {host}")),
-        "{out}"
-    );
+    assert_job_failed_naming(&out, &format!("rank {rank} on host {host}"));
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -363,27 +380,7 @@ fn io_on_four_ranks_adds_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
         return;
     };
-    let (out, result) = mpirun_json(
-        RANKS,
-        &mnt,
-        &[],
-        &[
-            "io",
-            &mnt.arg(),
-            "-s",
-            "16m",
-            "-b",
-            "4k",
-            "--read",
-            "70",
-            "--seek",
-            "100",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let (out, result) = io(RANKS, &mnt, "16m", &["--duration", "1s", "--warmup", "0s"]);
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     let elapsed = number(&result["metrics"][0]["elapsed_s"]);
     assert!((1.0..1.5).contains(&elapsed), "{elapsed}");
@@ -403,7 +400,7 @@ fn io_on_four_ranks_adds_up() {
             .map(|r| number(&r["metrics"][i]["value"]))
             .collect()
     };
-    let job = |name: &str| number(&result["metrics"][index(name)]["value"]);
+    let job = |name: &str| number(&metric(&result, name)["value"]);
     // The largest response time is the largest rank's.
     let max = ranks_of("resp_max_ms")
         .into_iter()
@@ -415,7 +412,7 @@ fn io_on_four_ranks_adds_up() {
     let highest = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     assert!((lowest..=highest).contains(&job("resp_ms")), "{means:?}");
     // Latency histograms are merged: their count is every rank's I/Os.
-    let resp = &result["metrics"][index("resp_ms")];
+    let resp = metric(&result, "resp_ms");
     assert_eq!(resp["latency"]["count"], resp["samples"]);
     // 70 % reads: the rate of all I/Os exceeds any one rank's.
     let rates = ranks_of("io_rate");
@@ -437,27 +434,7 @@ fn io_aggregates_the_measured_part_after_the_warm_up() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    let (_, result) = mpirun_json(
-        2,
-        &mnt,
-        &[],
-        &[
-            "io",
-            &mnt.arg(),
-            "-s",
-            "8m",
-            "-b",
-            "4k",
-            "--read",
-            "70",
-            "--seek",
-            "100",
-            "--duration",
-            "2s",
-            "--interval",
-            "1s",
-        ],
-    );
+    let (_, result) = io(2, &mnt, "8m", &["--duration", "2s", "--interval", "1s"]);
     let elapsed = number(&result["metrics"][0]["elapsed_s"]);
     assert!((1.0..1.4).contains(&elapsed), "{elapsed}");
     for part in result["scale"]["per_rank"].as_array().unwrap() {
@@ -470,6 +447,13 @@ fn io_aggregates_the_measured_part_after_the_warm_up() {
     assert_no_scratch_left(mnt.path());
 }
 
+/// A `run` suite file in `mnt` holding `text`; its path.
+fn suite_file(mnt: &TmpfsMount, text: &str) -> String {
+    let suite = mnt.join("suite.toml");
+    std::fs::write(&suite, text).unwrap();
+    suite.to_str().unwrap().to_string()
+}
+
 /// `run` on 4 ranks: a small suite of every kind that runs under MPI,
 /// each workload combined over the ranks, the result saved once.
 #[test]
@@ -477,8 +461,7 @@ fn a_suite_runs_on_four_ranks() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
         return;
     };
-    let suite = mnt.join("suite.toml");
-    std::fs::write(&suite, SMALL_SUITE).unwrap();
+    let suite = suite_file(&mnt, SMALL_SUITE);
     let save_dir = mnt.join("results");
     let out = mpirun(
         RANKS,
@@ -486,7 +469,7 @@ fn a_suite_runs_on_four_ranks() {
         &[
             "run",
             "--suite",
-            suite.to_str().unwrap(),
+            &suite,
             "-t",
             &format!("fs={}", mnt.arg()),
             "--save-dir",
@@ -528,29 +511,13 @@ fn a_failing_rank_in_a_suite_stops_the_job_and_every_rank_cleans_up() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
         return;
     };
-    let suite = mnt.join("suite.toml");
-    std::fs::write(&suite, SMALL_SUITE).unwrap();
+    let suite = suite_file(&mnt, SMALL_SUITE);
     let out = mpirun(
         RANKS,
         &[("FSBENCH_TEST_FAIL_RANK", "2")],
-        &[
-            "run",
-            "--suite",
-            suite.to_str().unwrap(),
-            "-t",
-            &mnt.arg(),
-            "--no-save",
-        ],
+        &["run", "--suite", &suite, "-t", &mnt.arg(), "--no-save"],
     );
-    assert_ne!(out.code(), 0, "{out}");
-    out.assert_no_panic();
-    let errors: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("fsbench: error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "rank 0 alone reports\n{out}");
-    assert!(errors[0].contains("rank 2 on host"), "{out}");
+    assert_job_failed_naming(&out, "rank 2 on host");
     std::fs::remove_file(&suite).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
@@ -562,23 +529,14 @@ fn a_suite_with_durability_is_refused_under_mpi() {
     let Some(mnt) = TmpfsMount::new("16m") else {
         return;
     };
-    let suite = mnt.join("suite.toml");
-    std::fs::write(
-        &suite,
+    let suite = suite_file(
+        &mnt,
         "description = \"d\"\n[[workload]]\nkind = \"durability\"\nargs = \"\"\n",
-    )
-    .unwrap();
+    );
     let out = mpirun(
         2,
         &[],
-        &[
-            "run",
-            "--suite",
-            suite.to_str().unwrap(),
-            "-t",
-            &mnt.arg(),
-            "--no-save",
-        ],
+        &["run", "--suite", &suite, "-t", &mnt.arg(), "--no-save"],
     );
     assert_eq!(out.code(), 2, "{out}");
     assert!(

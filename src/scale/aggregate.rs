@@ -228,10 +228,16 @@ fn combined(parts: &[Part<'_>]) -> Metric {
     combined_of(&refs)
 }
 
+/// The parts' samples together, and their span: latest end − earliest
+/// start.
+fn work_of(parts: &[&Part<'_>]) -> (u64, f64) {
+    let samples = parts.iter().map(|p| p.metric.samples).sum();
+    (samples, latest_end(parts) - earliest_start(parts))
+}
+
 fn combined_of(parts: &[&Part<'_>]) -> Metric {
     let model = parts[0].metric;
-    let elapsed_s = latest_end(parts) - earliest_start(parts);
-    let samples: u64 = parts.iter().map(|p| p.metric.samples).sum();
+    let (samples, elapsed_s) = work_of(parts);
     let cpu: Vec<f64> = parts.iter().filter_map(|p| p.metric.cpu_percent).collect();
     let mut flags: Vec<Flag> = parts
         .iter()
@@ -296,13 +302,15 @@ fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
     }
 }
 
+/// The value of a host's or a rank's part, without the flags and the
+/// merged latency histograms that only the job's metric shows.
 fn figure(parts: &[&Part<'_>], origin: f64) -> Figure {
-    let metric = combined_of(parts);
+    let (samples, elapsed_s) = work_of(parts);
     Figure {
-        name: metric.name,
-        value: metric.value,
-        samples: metric.samples,
-        elapsed_s: metric.elapsed_s,
+        name: parts[0].metric.name.clone(),
+        value: combined_value(parts, samples as f64, elapsed_s),
+        samples,
+        elapsed_s,
         start_s: earliest_start(parts) - origin,
     }
 }
