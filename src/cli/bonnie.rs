@@ -130,7 +130,10 @@ impl BonnieArgs {
             seekers,
         } = size;
         Ok(BonnieConfig {
-            machine: self.machine.clone().unwrap_or_else(host_name),
+            machine: self
+                .machine
+                .clone()
+                .unwrap_or_else(crate::target::env::host_name),
             file_size_mib,
             chunk,
             seeks,
@@ -169,13 +172,6 @@ fn check_name_memory(files: &FileTestConfig, ram_mib: u64) -> anyhow::Result<()>
 
 fn host_ram_mib() -> u64 {
     crate::target::env::probe_host().ram_bytes / MIB
-}
-
-fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// bonnie++'s default seed: pid XOR time.

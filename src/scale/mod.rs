@@ -108,13 +108,6 @@ pub fn agree<T>(outcome: anyhow::Result<T>) -> anyhow::Result<T> {
     }
 }
 
-pub fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// The id of this rank's scratch directory: rank 0's run id, plus `-r<N>`
 /// in a multi-rank run (alone: the run id itself).
 pub fn scratch_id(run_id: &str) -> anyhow::Result<String> {

@@ -364,11 +364,9 @@ impl Leftover {
         let Some(marker) = &self.marker else {
             return false;
         };
-        let host = rustix::system::uname()
-            .nodename()
-            .to_string_lossy()
-            .into_owned();
-        marker.host == host && marker.pid != std::process::id() && process_is_fsbench(marker.pid)
+        marker.host == super::env::host_name()
+            && marker.pid != std::process::id()
+            && process_is_fsbench(marker.pid)
     }
 }
 

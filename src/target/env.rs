@@ -78,6 +78,14 @@ pub struct TargetEnv {
     pub risks: Vec<Risk>,
 }
 
+/// This machine's host name (uname's nodename).
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Describes this machine. Never fails: unknown fields become `None`,
 /// "unknown" or 0.
 pub fn probe_host() -> HostEnv {

@@ -85,10 +85,7 @@ impl Scratch {
             tool: "fsbench".into(),
             run_id: run_id.into(),
             pid: std::process::id(),
-            host: rustix::system::uname()
-                .nodename()
-                .to_string_lossy()
-                .into_owned(),
+            host: super::env::host_name(),
             created: chrono::Utc::now(),
         };
         let text = serde_json::to_string_pretty(&marker)?;
