@@ -10,6 +10,10 @@ const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 
 pub struct LatencyRecorder {
     histogram: Histogram<u64>,
+    /// Whether a sample is one operation of the running phase, for the
+    /// MPI progress checkpoints (not the sync log's syncs, which come on
+    /// top of the operations that wrote the records).
+    operations: bool,
 }
 
 impl Default for LatencyRecorder {
@@ -22,13 +26,27 @@ impl LatencyRecorder {
     pub fn new() -> Self {
         let histogram = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3)
             .expect("static histogram bounds are valid");
-        LatencyRecorder { histogram }
+        LatencyRecorder {
+            histogram,
+            operations: true,
+        }
+    }
+
+    /// A recorder whose samples are not operations of the phase (see
+    /// `operations`).
+    pub fn not_operations() -> Self {
+        LatencyRecorder {
+            operations: false,
+            ..Self::new()
+        }
     }
 
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
         self.histogram.saturating_record(ns.max(1));
-        crate::scale::checkpoint::count_op();
+        if self.operations {
+            crate::scale::checkpoint::count_op();
+        }
     }
 
     /// Records the time since `start` and returns the new "now", so loops

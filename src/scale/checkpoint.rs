@@ -1,5 +1,6 @@
 //! Progress checkpoints of the running phase, for the stonewall view: a
-//! count of operations (every latency sample is one) and a (time, count)
+//! count of operations (every latency sample of an operation is one; a sync
+//! log's syncs are not) and a (time, count)
 //! point every `EVERY` operations. Costs one relaxed atomic add per
 //! operation, and nothing at all outside multi-rank runs.
 use std::sync::Mutex;

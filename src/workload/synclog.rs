@@ -325,7 +325,7 @@ impl SyncLog {
                 records: 0,
                 syncs: 0,
                 batch: Batch::new(config.batch),
-                latency: LatencyRecorder::new(),
+                latency: LatencyRecorder::not_operations(),
             }),
         })
     }
