@@ -1,15 +1,16 @@
 //! Progress checkpoints of the running phase, for the stonewall view: a
 //! count of operations (every latency sample of an operation is one; a sync
-//! log's syncs are not) and a (time, count)
-//! point every `EVERY` operations. Costs one relaxed atomic add per
-//! operation, and nothing at all outside multi-rank runs.
+//! log's syncs are not) and a (time, count) point every `EVERY` operations.
+//! Outside multi-rank runs it costs one relaxed load per operation; in
+//! them one atomic add on a counter all threads share, which threads on
+//! different cores contend for (not measured).
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-/// Operations between two checkpoints: a few µs of syscalls apart on a
-/// fast file system, so the points are dense enough to interpolate yet
-/// cost nothing next to the work.
+/// Operations between two checkpoints: dense enough to interpolate the
+/// progress at any moment, with a lock and a clock read only once per
+/// this many operations.
 const EVERY: u64 = 64;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
