@@ -14,12 +14,14 @@ pub struct RunOptions {
     pub progress: Progress,
 }
 
-/// A unique, sortable id: UTC time and pid, e.g. `20261121T233000Z-4242`.
+/// A unique id, sortable by time, that no one can guess ahead of the run
+/// (another local user could otherwise create `fsbench-<id>` first): UTC
+/// time and 48 random bits, e.g. `20261121T233000Z-9f3a61c0d2e4`.
 pub fn new_run_id() -> String {
     format!(
         "{}-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
-        std::process::id()
+        crate::target::scratch::random_hex(6)
     )
 }
 
@@ -73,7 +75,7 @@ pub fn run_on_target(
         show_scale_out(&result)?;
         workloads.push(result);
     }
-    let cleanup = scratch.finish()?;
+    let cleanup = scratch.finish();
     if let Some(unusual) = cleanup.as_ref().and_then(|c| c.unusual()) {
         eprintln!("fsbench: {}: {unusual}", target.name);
     }

@@ -161,7 +161,7 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
     fake_leftover(one.path(), "fsbench-20260101T000000Z-1", dead_pid(), &host);
     // pid 1 is alive but not fsbench: its leftover is dead too.
     fake_leftover(one.path(), "fsbench-20260101T000001Z-2", 1, &host);
-    // An unreadable marker still marks the directory as fsbench's.
+    // A marker fsbench did not write does not make a directory fsbench's.
     let garbled = two.join("fsbench-garbled");
     std::fs::create_dir(&garbled).unwrap();
     std::fs::write(garbled.join(".fsbench-scratch"), b"not json").unwrap();
@@ -173,11 +173,17 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
     assert_eq!(out.stderr, "", "{out}");
     assert_eq!(
         out.stdout.lines().filter(|l| l.contains("removed")).count(),
-        3,
+        2,
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("fsbench-garbled: skipped, its marker was not written by fsbench"),
         "{out}"
     );
     assert_no_scratch_left(one.path());
-    assert_only_fsbench_entries(two.path(), &["fsbench-unmarked"]);
+    assert_only_fsbench_entries(two.path(), &["fsbench-garbled", "fsbench-unmarked"]);
+    assert!(garbled.join("data").exists());
     sentinel_one.assert_intact();
     sentinel_two.assert_intact();
 }

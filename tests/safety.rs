@@ -384,8 +384,14 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
     );
     assert_eq!(
         clean.stdout.lines().count(),
-        1,
-        "only the leftover is mentioned\n{clean}"
+        2,
+        "only the leftover and the forged marker are mentioned\n{clean}"
+    );
+    assert!(
+        clean
+            .stdout
+            .contains("fsbench-fakemarker: skipped, its marker is not a regular file"),
+        "{clean}"
     );
     assert!(!scratch.exists());
     assert_only_fsbench_entries(
@@ -408,11 +414,15 @@ fn after_kill_9_clean_removes_the_leftover_and_only_it() {
     outside_marked.assert_intact(true);
     sentinel.assert_intact();
 
-    // Nothing left to do the second time.
+    // Nothing left to do the second time but to say what is not ours.
     let again = run(&["clean", &mnt.arg()]);
     again.assert_success();
-    assert!(
-        again.stdout.contains("no fsbench scratch directories"),
+    assert_eq!(
+        again.stdout.trim_end(),
+        format!(
+            "{}: skipped, its marker is not a regular file",
+            fake.display()
+        ),
         "{again}"
     );
     outside.assert_intact(false);
@@ -576,14 +586,22 @@ fn scratch_dir_swapped_for_a_symlink_is_not_followed() {
     interrupt(fsbench).assert_no_panic();
     outside.assert_intact(true);
     assert!(scratch.is_symlink(), "the planted symlink is not fsbench's");
-    assert!(moved.join(".fsbench-scratch").is_file());
+    // The run emptied its directory through the fd it held, wherever the
+    // directory went, and left it with its marker.
+    assert_eq!(listing(&moved), [".fsbench-scratch"]);
     sentinel.assert_intact();
 
+    // A marker names its directory: a renamed one is not trusted by `clean`.
     let clean = run(&["clean", &mnt.arg()]);
     clean.assert_success();
-    assert!(clean.stdout.contains("fsbench-moved"), "{clean}");
+    assert!(
+        clean
+            .stdout
+            .contains("fsbench-moved: skipped, its marker names run"),
+        "{clean}"
+    );
     let link_name = scratch.file_name().unwrap().to_str().unwrap();
-    assert_only_fsbench_entries(mnt.path(), &[link_name]);
+    assert_only_fsbench_entries(mnt.path(), &[link_name, "fsbench-moved"]);
     outside.assert_intact(true);
     sentinel.assert_intact();
 }

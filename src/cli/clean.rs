@@ -7,14 +7,16 @@ use super::output::{Stream, check_json_path, emit};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::target::Target;
-use crate::target::cleanup::{find_leftovers, remove_scratch};
+use crate::target::cleanup::{CleanupReport, Leftover, find_leftovers};
 
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Directories that were benchmarked (the parents of fsbench-* dirs).
     #[arg(value_name = "TARGET", required = true)]
     targets: Vec<String>,
-    /// Also remove scratch directories of runs that are still alive.
+    /// Also remove scratch directories of runs that are still alive (or
+    /// that fsbench cannot tell are dead: a run on another host of a file
+    /// system without locks).
     #[arg(long)]
     force: bool,
 }
@@ -22,6 +24,7 @@ pub struct CleanArgs {
 pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
     let mut record = new_run_result(&new_run_id());
+    let mut failures = 0;
     for spec in &args.targets {
         let target = Target::parse(spec)?;
         target.require_dir()?;
@@ -33,34 +36,65 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
             ))?;
         }
         for leftover in leftovers {
-            if leftover.is_live() && !args.force {
-                let pid = leftover.marker.as_ref().map_or(0, |m| m.pid);
-                say(format!(
-                    "{}: skipped, its run (pid {pid}) is still running; --force removes it",
-                    leftover.path.display()
-                ))?;
-                continue;
+            let path = leftover.path.display().to_string();
+            match clean_one(leftover, args.force)? {
+                Outcome::Removed(report) => record.targets.push(TargetResult {
+                    name: target.name.clone(),
+                    path,
+                    env: None,
+                    workloads: Vec::new(),
+                    cleanup: Some(report),
+                }),
+                Outcome::Failed(e) => {
+                    failures += 1;
+                    eprintln!("fsbench: {path}: {e:#}");
+                }
+                Outcome::Skipped => {}
             }
-            let report = remove_scratch(&leftover.path)?;
-            say(format!(
-                "{}: removed {} entries",
-                leftover.path.display(),
-                report.removed + 1
-            ))?;
-            record.targets.push(TargetResult {
-                name: target.name.clone(),
-                path: leftover.path.display().to_string(),
-                env: None,
-                workloads: Vec::new(),
-                cleanup: Some(report),
-            });
         }
     }
     record.finished = Some(chrono::Utc::now());
-    match json {
-        Some(path) => write_json(&record, path),
-        None => Ok(()),
+    if let Some(path) = json {
+        write_json(&record, path)?;
     }
+    // Every leftover was tried; the exit code says whether all went.
+    match failures {
+        0 => Ok(()),
+        n => anyhow::bail!("{n} scratch director(ies) could not be removed (see above)"),
+    }
+}
+
+enum Outcome {
+    Removed(CleanupReport),
+    Failed(anyhow::Error),
+    /// Not a dead run's (the reason is said).
+    Skipped,
+}
+
+/// Removes one leftover if it is a dead run's, or if `force`d and fsbench's.
+fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
+    let shown = leftover.path.display().to_string();
+    let found = match &leftover.marker {
+        Ok(found) => found,
+        Err(not_ours) => {
+            say(format!("{shown}: skipped, {not_ours}"))?;
+            return Ok(Outcome::Skipped);
+        }
+    };
+    if !force && found.is_live() {
+        say(format!(
+            "{shown}: skipped, its run (pid {} on {}) is still running; --force removes it",
+            found.marker.pid, found.marker.host
+        ))?;
+        return Ok(Outcome::Skipped);
+    }
+    Ok(match leftover.remove() {
+        Ok(report) => {
+            say(format!("{shown}: removed {} entries", report.removed + 1))?;
+            Outcome::Removed(report)
+        }
+        Err(e) => Outcome::Failed(e),
+    })
 }
 
 fn say(line: String) -> anyhow::Result<()> {

@@ -107,7 +107,7 @@ pub fn main() -> i32 {
     // too); see `scale::agree`.
     let outcome = crate::scale::agree(dispatch(cli.command, cli.json.as_deref()));
     let code = match outcome {
-        Ok(()) => 0,
+        Ok(()) => exit_code_of_cleanup(),
         Err(e) => report_error(&e),
     };
     crate::scale::finish();
@@ -154,6 +154,20 @@ impl Command {
             Command::Clean(_) => "clean",
             Command::Report(_) => "report",
             Command::Compare(_) => "compare",
+        }
+    }
+}
+
+/// A run whose results were saved still fails if it left scratch data
+/// behind: the user must know to run `fsbench clean`.
+fn exit_code_of_cleanup() -> i32 {
+    match crate::target::scratch::cleanup_failed() {
+        false => 0,
+        true => {
+            eprintln!(
+                "fsbench: error: the results were saved, but scratch data was left behind (see above)"
+            );
+            1
         }
     }
 }

@@ -258,7 +258,7 @@ impl Runner for ScratchRunner<'_> {
         drop(dirs);
         let mut results = Vec::new();
         for ((target, scratch), env) in targets.into_iter().zip(scratches).zip(envs) {
-            let cleanup = scratch.finish()?;
+            let cleanup = scratch.finish();
             if let Some(unusual) = cleanup.as_ref().and_then(|c| c.unusual()) {
                 eprintln!("fsbench: {}: {unusual}", target.name);
             }

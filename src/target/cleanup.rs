@@ -2,24 +2,24 @@
 //!
 //! Rules: only directories that carry fsbench's marker are removed; symlinks
 //! are never followed (every open uses O_NOFOLLOW, every removal is an
-//! `unlinkat` of the link itself); a directory's listing is read completely
-//! before anything in it is deleted, and passes repeat until it is empty,
-//! because readdir on NFS, SMB, AFP and many FUSE file systems skips entries
-//! when the directory changes under an open stream.
+//! `unlinkat` of the link itself); cleanup never descends into another
+//! file system (a mount inside the scratch directory is left alone and
+//! reported, as `rm --one-file-system` does); a directory's listing is read
+//! completely before anything in it is deleted, and passes repeat until it
+//! is empty, because readdir on NFS, SMB, AFP and many FUSE file systems
+//! skips entries when the directory changes under an open stream.
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RenameFlags, ResolveFlags, StatxFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
-use super::scratch::Marker;
+use super::marker::{self, FoundMarker, MARKER_C, NotOurs};
 
-/// Name of the marker file inside every scratch directory.
-pub const MARKER: &str = ".fsbench-scratch";
 /// Scratch directories are `<target>/fsbench-<run-id>`.
 pub const SCRATCH_PREFIX: &str = "fsbench-";
 
@@ -42,6 +42,13 @@ pub struct CleanupReport {
     pub foreign: Vec<String>,
     /// Most listing passes one directory needed (1 = the normal case).
     pub passes: u32,
+    /// Mount points found inside, relative to the scratch directory: left
+    /// alone (never descended into), so the scratch directory stays.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mounts_left: Vec<String>,
+    /// Why the scratch directory could not be removed, if it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 impl CleanupReport {
@@ -62,6 +69,12 @@ impl CleanupReport {
         self.foreign
             .extend(names.map(|name| format!("{dir_name}/{name}")));
         self.passes = self.passes.max(nested.passes);
+        let mounts = nested.mounts_left.into_iter();
+        self.mounts_left
+            .extend(mounts.map(|mount| format!("{dir_name}/{mount}")));
+        if self.failed.is_none() {
+            self.failed = nested.failed;
+        }
     }
 
     /// A one-line summary when something unusual happened, else None.
@@ -145,19 +158,29 @@ fn entry_is_dir(dir: BorrowedFd<'_>, entry: &Entry) -> rustix::io::Result<bool> 
 
 /// Deletes everything in `dir` (but `keep`, if given), repeating listing
 /// passes until nothing else is left. `rel` names `dir` in reports ("" for
-/// the top of a scratch directory).
+/// the top of a scratch directory). Mount points inside are left alone:
+/// the call then fails, naming them, after removing everything else.
 pub fn empty_dir(
     dir: BorrowedFd<'_>,
     rel: &str,
     keep: Option<&CStr>,
     report: &mut CleanupReport,
 ) -> anyhow::Result<()> {
+    let mounts_before = report.mounts_left.len();
     let mut emptier = Emptier {
         top: dir,
         report,
         moved: 0,
     };
-    emptier.empty(dir, rel, keep, 0)
+    emptier.empty(dir, rel, keep, 0)?;
+    let new_mounts = &emptier.report.mounts_left[mounts_before..];
+    if !new_mounts.is_empty() {
+        anyhow::bail!(
+            "left {} alone: a file system is mounted there that fsbench did not mount (unmount it, then run `fsbench clean`)",
+            new_mounts.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// One cleanup of a tree. Directories are descended with open fds down to
@@ -171,6 +194,16 @@ struct Emptier<'a, 'r> {
     moved: u64,
 }
 
+/// What became of one entry.
+enum Removal {
+    Removed,
+    /// Gone already (another pass, or the file system removed it itself),
+    /// or refilled while we were busy: the next pass sees it again.
+    Retry,
+    /// Another file system is mounted on it: left alone.
+    MountPoint,
+}
+
 impl Emptier<'_, '_> {
     fn empty(
         &mut self,
@@ -179,12 +212,13 @@ impl Emptier<'_, '_> {
         keep: Option<&CStr>,
         depth: usize,
     ) -> anyhow::Result<()> {
+        let mut left_alone: Vec<CString> = Vec::new();
         let mut idle_passes = 0;
         for pass in 1.. {
             let entries: Vec<Entry> = list_entries(dir)
                 .with_context(|| format!("cannot list {}", shown(rel)))?
                 .into_iter()
-                .filter(|e| Some(e.name.as_c_str()) != keep)
+                .filter(|e| Some(e.name.as_c_str()) != keep && !left_alone.contains(&e.name))
                 .collect();
             if entries.is_empty() {
                 return Ok(());
@@ -196,9 +230,14 @@ impl Emptier<'_, '_> {
                 std::thread::sleep(Duration::from_millis(10 << idle_passes.min(6)));
             }
             let progress_before = self.report.removed + self.moved;
-            for entry in &entries {
+            for entry in entries {
                 crate::interrupt::check().or_else(ignore_interrupt_during_cleanup)?;
-                self.remove_entry(dir, rel, entry, depth)?;
+                if let Removal::MountPoint = self.remove_entry(dir, rel, &entry, depth)? {
+                    self.report
+                        .mounts_left
+                        .push(join(rel, &entry.name.to_string_lossy()));
+                    left_alone.push(entry.name);
+                }
             }
             idle_passes = if self.report.removed + self.moved == progress_before {
                 idle_passes + 1
@@ -218,7 +257,7 @@ impl Emptier<'_, '_> {
         rel: &str,
         entry: &Entry,
         depth: usize,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Removal> {
         let child = join(rel, &entry.name.to_string_lossy());
         let outcome = match entry_is_dir(dir, entry) {
             Ok(true) if depth + 1 >= MAX_OPEN_DEPTH => {
@@ -226,25 +265,28 @@ impl Emptier<'_, '_> {
             }
             Ok(true) => self.remove_subdir(dir, &entry.name, &child, depth),
             Ok(false) => rustix::fs::unlinkat(dir, entry.name.as_c_str(), AtFlags::empty())
+                .map(|()| Removal::Removed)
                 .map_err(anyhow::Error::from),
             Err(e) => Err(e.into()),
         };
-        match outcome {
-            Ok(()) => {}
-            // Gone already (another pass, or the file system removed it itself),
-            // or refilled while we were busy: the next pass sees it again.
-            Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => return Ok(()),
+        let removal = match outcome {
+            Ok(removal) => removal,
+            Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => Removal::Retry,
+            // A file with another file bind-mounted on it.
+            Err(e) if is_errno(&e, Errno::BUSY) => Removal::MountPoint,
             // Name only the entry that failed, not every directory above it.
             Err(e) if e.downcast_ref::<Errno>().is_some() => {
                 return Err(e.context(format!("cannot remove {child}")));
             }
             Err(e) => return Err(e),
+        };
+        if let Removal::Removed = removal {
+            self.report.removed += 1;
+            if is_foreign_name(entry.name.as_bytes()) {
+                self.report.note_foreign(child);
+            }
         }
-        self.report.removed += 1;
-        if is_foreign_name(entry.name.as_bytes()) {
-            self.report.note_foreign(child);
-        }
-        Ok(())
+        Ok(removal)
     }
 
     fn remove_subdir(
@@ -253,24 +295,33 @@ impl Emptier<'_, '_> {
         name: &CStr,
         child: &str,
         depth: usize,
-    ) -> anyhow::Result<()> {
-        let sub = open_subdir(dir, name)?;
+    ) -> anyhow::Result<Removal> {
+        let Some(sub) = open_subdir_on_same_fs(dir, name)? else {
+            return Ok(Removal::MountPoint);
+        };
         self.empty(sub.as_fd(), child, None, depth + 1)?;
         drop(sub);
         rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?;
-        Ok(())
+        Ok(Removal::Removed)
     }
 
     /// Renames a too-deep subtree to the top (same file system, inside the
     /// tree being emptied), where a later pass removes it.
-    fn move_to_top(&mut self, dir: BorrowedFd<'_>, name: &CStr, child: &str) -> anyhow::Result<()> {
+    fn move_to_top(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        child: &str,
+    ) -> anyhow::Result<Removal> {
         loop {
             self.moved += 1;
             let temporary = CString::new(format!(".fsbench-moved-{}", self.moved))?;
             match rustix::fs::renameat_with(dir, name, self.top, &temporary, RenameFlags::NOREPLACE)
             {
-                Ok(()) | Err(Errno::NOENT) => return Ok(()),
+                Ok(()) | Err(Errno::NOENT) => return Ok(Removal::Retry),
                 Err(Errno::EXIST) => continue,
+                // A mount point cannot be renamed.
+                Err(Errno::BUSY | Errno::XDEV) => return Ok(Removal::MountPoint),
                 Err(e) => {
                     return Err(anyhow::Error::from(e)
                         .context(format!("cannot move {child} up for removal")));
@@ -278,6 +329,36 @@ impl Emptier<'_, '_> {
             }
         }
     }
+}
+
+/// Opens subdirectory `name` of `dir` unless another file system is
+/// mounted on it (`None`): `RESOLVE_NO_XDEV` refuses to cross any mount,
+/// a bind mount of the same file system included. Kernels before 5.6
+/// lack openat2; there the mount ids (or, before 5.8, the devices) of the
+/// two directories are compared.
+pub fn open_subdir_on_same_fs(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<Option<OwnedFd>> {
+    let how = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC;
+    match rustix::fs::openat2(dir, name, how, Mode::empty(), ResolveFlags::NO_XDEV) {
+        Ok(sub) => Ok(Some(sub)),
+        Err(Errno::XDEV) => Ok(None),
+        Err(Errno::NOSYS) => {
+            let sub = open_subdir(dir, name)?;
+            Ok((file_system_of(dir)? == file_system_of(sub.as_fd())?).then_some(sub))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Which mounted file system `fd` is on: its mount id where the kernel
+/// gives one, else its device.
+fn file_system_of(fd: BorrowedFd<'_>) -> rustix::io::Result<u64> {
+    let stat = rustix::fs::statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
+    Ok(
+        match StatxFlags::from_bits_retain(stat.stx_mask).contains(StatxFlags::MNT_ID) {
+            true => stat.stx_mnt_id,
+            false => rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
+        },
+    )
 }
 
 fn join(rel: &str, name: &str) -> String {
@@ -305,102 +386,118 @@ fn is_errno(err: &anyhow::Error, errno: Errno) -> bool {
     err.downcast_ref::<Errno>() == Some(&errno)
 }
 
-/// Opens `path` as a scratch directory: a real directory (not a symlink)
-/// whose marker is a regular file. Anything else is refused.
-fn open_marked_dir(path: &Path) -> anyhow::Result<(OwnedFd, OwnedFd, CString)> {
-    let parent = path.parent().context("scratch path has no parent")?;
-    let name = path.file_name().context("scratch path has no name")?;
-    let name = CString::new(name.as_encoded_bytes())?;
-    let parent_fd = rustix::fs::open(
-        parent,
-        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .with_context(|| format!("cannot open {}", parent.display()))?;
-    let dir = open_subdir(parent_fd.as_fd(), &name)
-        .with_context(|| format!("{} is not a directory fsbench can open", path.display()))?;
-    let marker =
-        rustix::fs::statat(dir.as_fd(), MARKER, AtFlags::SYMLINK_NOFOLLOW).with_context(|| {
-            format!(
-                "{} has no fsbench marker: refusing to delete it",
-                path.display()
-            )
-        })?;
-    if FileType::from_raw_mode(marker.st_mode) != FileType::RegularFile {
+/// Removes the scratch directory `name` in `parent`, opened as `dir`, and
+/// all it holds; `path` names it in errors. The marker goes last, so a
+/// run killed during cleanup, or a cleanup that had to leave a mount
+/// point, is still recognised by `clean`; it is closed (and its lock
+/// released) only then, just before it is unlinked: NFS and FUSE keep an
+/// unlinked open file as a hidden `.nfs…`/`.fuse_hidden…` entry, which
+/// would keep the directory from going.
+pub fn remove_marked(
+    parent: BorrowedFd<'_>,
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    path: &Path,
+    marker: OwnedFd,
+    report: &mut CleanupReport,
+) -> anyhow::Result<()> {
+    let shown = path.display();
+    empty_dir(dir, "", Some(MARKER_C), report).with_context(|| format!("cannot empty {shown}"))?;
+    if !is_named(parent, name, dir) {
         anyhow::bail!(
-            "{}: marker is not a regular file: refusing to delete it",
-            path.display()
+            "{shown} was moved or replaced while fsbench ran: what was in it is removed, the directory and its marker are left"
         );
     }
-    Ok((parent_fd, dir, name))
+    drop(marker);
+    rustix::fs::unlinkat(dir, MARKER_C, AtFlags::empty())
+        .with_context(|| format!("cannot remove marker in {shown}"))?;
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+        .with_context(|| format!("cannot remove {shown}"))?;
+    Ok(())
 }
 
-/// Removes a marked scratch directory and all it holds. The marker goes
-/// last, so a run killed during cleanup is still recognised by `clean`.
-pub fn remove_scratch(path: &Path) -> anyhow::Result<CleanupReport> {
-    let (parent_fd, dir, name) = open_marked_dir(path)?;
-    let mut report = CleanupReport::default();
-    let rel = path.display().to_string();
-    empty_dir(dir.as_fd(), "", Some(c".fsbench-scratch"), &mut report)
-        .with_context(|| format!("cannot empty {rel}"))?;
-    rustix::fs::unlinkat(dir.as_fd(), MARKER, AtFlags::empty())
-        .with_context(|| format!("cannot remove marker in {rel}"))?;
-    drop(dir);
-    rustix::fs::unlinkat(parent_fd.as_fd(), name.as_c_str(), AtFlags::REMOVEDIR)
-        .with_context(|| format!("cannot remove {rel}"))?;
-    Ok(report)
+/// True if `name` in `parent` is still the directory open as `dir` (not
+/// renamed away, nor replaced by something else of that name).
+fn is_named(parent: BorrowedFd<'_>, name: &CStr, dir: BorrowedFd<'_>) -> bool {
+    let named = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW);
+    let opened = rustix::fs::fstat(dir);
+    match (named, opened) {
+        (Ok(named), Ok(opened)) => (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino),
+        _ => false,
+    }
 }
 
-/// A scratch directory found by `fsbench clean`.
-#[derive(Debug)]
+/// A directory named like a scratch directory (`fsbench-*`) that holds a
+/// marker, found by `fsbench clean`; its marker says whether it is
+/// fsbench's to remove.
 pub struct Leftover {
     pub path: PathBuf,
-    pub marker: Option<Marker>,
+    parent: OwnedFd,
+    name: CString,
+    dir: OwnedFd,
+    pub marker: Result<FoundMarker, NotOurs>,
 }
 
 impl Leftover {
-    /// True when the run that made it is still alive on this host.
-    pub fn is_live(&self) -> bool {
-        let Some(marker) = &self.marker else {
-            return false;
-        };
-        marker.host == super::env::host_name()
-            && marker.pid != std::process::id()
-            && process_is_fsbench(marker.pid)
+    /// Removes it with everything inside, if its marker is fsbench's.
+    pub fn remove(self) -> anyhow::Result<CleanupReport> {
+        let marker = self
+            .marker
+            .map_err(|not_ours| anyhow::anyhow!("not removed, {not_ours}"))?;
+        let mut report = CleanupReport::default();
+        remove_marked(
+            self.parent.as_fd(),
+            self.dir.as_fd(),
+            &self.name,
+            &self.path,
+            marker.into_fd(),
+            &mut report,
+        )?;
+        Ok(report)
     }
 }
 
-fn process_is_fsbench(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|comm| comm.trim() == "fsbench")
-        .unwrap_or(false)
-}
-
-/// Marked scratch directories directly inside `target`. Directories named
-/// like ours but without a marker are not ours and are never listed.
+/// The scratch directories directly inside `target`, opened without
+/// following links and without crossing into another file system.
+/// Directories named like ours without any marker are not ours and are
+/// not listed; a mount point named like ours is left alone too.
 pub fn find_leftovers(target: &Path) -> anyhow::Result<Vec<Leftover>> {
+    let shown = target.display();
+    let parent = rustix::fs::open(
+        target,
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .with_context(|| format!("cannot open {shown}"))?;
     let mut found = Vec::new();
-    let entries =
-        std::fs::read_dir(target).with_context(|| format!("cannot list {}", target.display()))?;
-    for entry in entries {
-        let entry = entry?;
-        let is_candidate = entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(SCRATCH_PREFIX)
-            && entry.file_type()?.is_dir();
-        if !is_candidate {
+    for entry in list_entries(parent.as_fd()).with_context(|| format!("cannot list {shown}"))? {
+        let Some(run_id) = entry
+            .name
+            .to_bytes()
+            .strip_prefix(SCRATCH_PREFIX.as_bytes())
+        else {
+            continue;
+        };
+        if !entry_is_dir(parent.as_fd(), &entry).unwrap_or(false) {
             continue;
         }
-        let path = entry.path();
-        let marker_path = path.join(MARKER);
-        let is_marked = std::fs::symlink_metadata(&marker_path).is_ok_and(|m| m.is_file());
-        if is_marked {
-            let marker = std::fs::read_to_string(&marker_path)
-                .ok()
-                .and_then(|text| serde_json::from_str(&text).ok());
-            found.push(Leftover { path, marker });
+        let Some(dir) = open_subdir_on_same_fs(parent.as_fd(), &entry.name)
+            .ok()
+            .flatten()
+        else {
+            continue;
+        };
+        if !marker::is_present(dir.as_fd()) {
+            continue;
         }
+        let marker = marker::open_valid(dir.as_fd(), &String::from_utf8_lossy(run_id));
+        found.push(Leftover {
+            path: target.join(entry.name.to_string_lossy().as_ref()),
+            parent: parent.try_clone()?,
+            name: entry.name,
+            dir,
+            marker,
+        });
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(found)
@@ -409,13 +506,24 @@ pub fn find_leftovers(target: &Path) -> anyhow::Result<Vec<Leftover>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::marker::{MARKER, Marker};
     use std::os::unix::fs::symlink;
 
-    fn make_marked(dir: &Path) -> PathBuf {
-        let scratch = dir.join("fsbench-test");
+    fn make_marked(dir: &Path, run_id: &str) -> PathBuf {
+        let scratch = dir.join(format!("{SCRATCH_PREFIX}{run_id}"));
         std::fs::create_dir(&scratch).unwrap();
-        std::fs::write(scratch.join(MARKER), "{}").unwrap();
+        let marker = serde_json::to_string(&Marker::new(run_id)).unwrap();
+        std::fs::write(scratch.join(MARKER), marker).unwrap();
         scratch
+    }
+
+    /// `clean`'s removal of the only leftover in `root`.
+    fn remove_leftover(root: &Path) -> anyhow::Result<CleanupReport> {
+        let found = find_leftovers(root).unwrap();
+        assert_eq!(found.len(), 1, "one leftover");
+        let leftover = found.into_iter().next().unwrap();
+        assert!(leftover.marker.is_ok());
+        leftover.remove()
     }
 
     #[test]
@@ -424,7 +532,7 @@ mod tests {
         let outside = root.path().join("precious");
         std::fs::create_dir(&outside).unwrap();
         std::fs::write(outside.join("keep.txt"), b"data").unwrap();
-        let scratch = make_marked(root.path());
+        let scratch = make_marked(root.path(), "test");
         std::fs::create_dir_all(scratch.join("a/b")).unwrap();
         std::fs::write(scratch.join("a/b/f"), b"x").unwrap();
         std::fs::write(scratch.join("a/._f"), b"x").unwrap();
@@ -432,7 +540,7 @@ mod tests {
         symlink(&outside, scratch.join("a/link-to-dir")).unwrap();
         symlink(outside.join("keep.txt"), scratch.join("link-to-file")).unwrap();
 
-        let report = remove_scratch(&scratch).unwrap();
+        let report = remove_leftover(root.path()).unwrap();
         assert!(!scratch.exists());
         assert_eq!(std::fs::read(outside.join("keep.txt")).unwrap(), b"data");
         assert_eq!(report.foreign_count, 2, "{report:?}");
@@ -441,31 +549,27 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unmarked_and_symlinked_dirs() {
+    fn finds_only_marked_directories_and_not_through_symlinks() {
         let root = tempfile::tempdir().unwrap();
+        let marked = make_marked(root.path(), "test");
         let plain = root.path().join("fsbench-plain");
         std::fs::create_dir(&plain).unwrap();
         std::fs::write(plain.join("user-file"), b"x").unwrap();
-        assert!(remove_scratch(&plain).is_err());
-        assert!(plain.join("user-file").exists());
-
-        let marked = make_marked(root.path());
-        let link = root.path().join("fsbench-link");
-        symlink(&marked, &link).unwrap();
-        assert!(remove_scratch(&link).is_err());
-        assert!(marked.join(MARKER).exists());
-    }
-
-    #[test]
-    fn finds_only_marked_leftovers() {
-        let root = tempfile::tempdir().unwrap();
-        make_marked(root.path());
-        std::fs::create_dir(root.path().join("fsbench-unmarked")).unwrap();
+        symlink(&marked, root.path().join("fsbench-link")).unwrap();
         std::fs::create_dir(root.path().join("other")).unwrap();
         let found = find_leftovers(root.path()).unwrap();
         assert_eq!(found.len(), 1);
         assert!(found[0].path.ends_with("fsbench-test"));
-        assert!(!found[0].is_live());
+        assert!(!found[0].marker.as_ref().unwrap().is_live());
+    }
+
+    #[test]
+    fn a_marker_naming_another_run_is_not_trusted() {
+        let root = tempfile::tempdir().unwrap();
+        let scratch = make_marked(root.path(), "a");
+        std::fs::rename(&scratch, root.path().join("fsbench-b")).unwrap();
+        let found = find_leftovers(root.path()).unwrap();
+        assert!(matches!(found[0].marker, Err(NotOurs::OtherRun { .. })));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! works in, its cleanup, and the environment probe.
 pub mod cleanup;
 pub mod env;
+pub mod marker;
 pub mod risk;
 pub mod scratch;
 

@@ -1,29 +1,30 @@
 //! The scratch directory: `<target>/fsbench-<run-id>/`, created fresh with a
 //! marker file. Workloads write only inside it; it is removed on every exit
 //! path (normal end, error, signal) unless the user asked to keep it.
+//!
+//! It is made so that no other local user can redirect what fsbench writes:
+//! the directory is created with mode 0700 under a name no one can guess
+//! (the run id ends in random bits), the marker is created with
+//! `O_EXCL | O_NOFOLLOW` inside it, and its removal goes through the file
+//! descriptors opened at creation, never through the path again.
+use std::ffi::CString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
-use serde::{Deserialize, Serialize};
+use rustix::io::Errno;
 
-use super::cleanup::{self, CleanupReport, MARKER, SCRATCH_PREFIX};
+use super::cleanup::{self, CleanupReport, SCRATCH_PREFIX};
+use super::marker::{self, Marker};
 
-/// What the marker file records: enough for `fsbench clean` to tell a dead
-/// run's leftovers from a live run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Marker {
-    pub tool: String,
-    pub run_id: String,
-    pub pid: u32,
-    pub host: String,
-    pub created: chrono::DateTime<chrono::Utc>,
-}
+/// Names tried before giving up when `fsbench-<id>` names already exist
+/// (only someone creating them on purpose makes a second try necessary).
+const NAME_TRIES: u32 = 8;
 
-/// Set when a scratch directory could not be removed on the error or
-/// signal path, so the final message does not claim it was.
+/// Set when a scratch directory could not be removed, so the final
+/// message and the exit code do not claim it was.
 static CLEANUP_FAILED: AtomicBool = AtomicBool::new(false);
 
 /// True if some scratch directory was left behind by a failed cleanup.
@@ -33,7 +34,14 @@ pub fn cleanup_failed() -> bool {
 
 pub struct Scratch {
     path: PathBuf,
+    /// The target directory and the scratch directory's name in it, for
+    /// the final `unlinkat`.
+    parent: OwnedFd,
+    name: CString,
     dir: OwnedFd,
+    /// The marker, open and locked for the run's life (see `marker`);
+    /// taken by the removal.
+    marker: Option<OwnedFd>,
     keep: bool,
     removed: bool,
     /// Inside another scratch directory, which speaks for it when kept.
@@ -41,27 +49,32 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Creates `<target>/fsbench-<run_id>` (it must not exist yet) and its
-    /// marker.
+    /// Creates `<target>/fsbench-<run_id>` (a fresh one: another random
+    /// suffix if that name is taken, except in an MPI job whose ranks find
+    /// each other's directories by name) and its marker.
     pub fn create(target: &Path, run_id: &str, keep: bool) -> anyhow::Result<Scratch> {
-        let path = target.join(format!("{SCRATCH_PREFIX}{run_id}"));
-        std::fs::create_dir(&path)
-            .with_context(|| format!("cannot create scratch directory {}", path.display()))?;
-        let dir = rustix::fs::open(
-            &path,
-            OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+        let parent = rustix::fs::open(
+            target,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .with_context(|| format!("cannot open scratch directory {}", path.display()))?;
-        let scratch = Scratch {
+        .with_context(|| format!("cannot open {}", target.display()))?;
+        let (name, id) = make_private_dir(parent.as_fd(), target, run_id)?;
+        let path = target.join(name.to_string_lossy().as_ref());
+        let dir = cleanup::open_subdir(parent.as_fd(), &name)
+            .with_context(|| format!("cannot open scratch directory {}", path.display()))?;
+        let marker = marker::write_locked(dir.as_fd(), &Marker::new(&id))
+            .with_context(|| format!("cannot mark scratch directory {}", path.display()))?;
+        Ok(Scratch {
             path,
+            parent,
+            name,
             dir,
+            marker: Some(marker),
             keep,
             removed: false,
             nested: false,
-        };
-        scratch.write_marker(run_id)?;
-        Ok(scratch)
+        })
     }
 
     /// A marked scratch directory `fsbench-<id>` inside this one, for one
@@ -80,19 +93,6 @@ impl Scratch {
         }
     }
 
-    fn write_marker(&self, run_id: &str) -> anyhow::Result<()> {
-        let marker = Marker {
-            tool: "fsbench".into(),
-            run_id: run_id.into(),
-            pid: std::process::id(),
-            host: super::env::host_name(),
-            created: chrono::Utc::now(),
-        };
-        let text = serde_json::to_string_pretty(&marker)?;
-        std::fs::write(self.path.join(MARKER), text)
-            .with_context(|| format!("cannot write marker in {}", self.path.display()))
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -100,7 +100,7 @@ impl Scratch {
     /// The id in its name (`fsbench-<id>`), to name directories that
     /// belong to the same run elsewhere.
     pub fn id(&self) -> String {
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        let name = self.name.to_string_lossy();
         name.strip_prefix(SCRATCH_PREFIX)
             .unwrap_or(&name)
             .to_string()
@@ -117,32 +117,105 @@ impl Scratch {
     }
 
     /// Removes the scratch directory and everything in it; `None` when the
-    /// user asked to keep it.
-    pub fn finish(mut self) -> anyhow::Result<Option<CleanupReport>> {
+    /// user asked to keep it. A cleanup that fails does not throw the run's
+    /// results away: the report says what was left and why, the failure is
+    /// printed with the hint that `fsbench clean` removes it, and the
+    /// command ends with exit code 1 once its results are saved.
+    pub fn finish(mut self) -> Option<CleanupReport> {
         self.removed = true;
         if self.keep {
             self.say_kept();
-            return Ok(None);
+            return None;
         }
-        cleanup::remove_scratch(&self.path).map(Some)
+        Some(self.remove())
     }
+
+    fn remove(&mut self) -> CleanupReport {
+        let mut report = CleanupReport::default();
+        let Some(marker) = self.marker.take() else {
+            return report;
+        };
+        let removal = cleanup::remove_marked(
+            self.parent.as_fd(),
+            self.dir.as_fd(),
+            &self.name,
+            &self.path,
+            marker,
+            &mut report,
+        );
+        if let Err(e) = removal {
+            CLEANUP_FAILED.store(true, Ordering::Relaxed);
+            eprintln!(
+                "fsbench: cleanup of {} failed: {e:#}; `fsbench clean` removes it later",
+                self.path.display()
+            );
+            report.failed = Some(format!("{e:#}"));
+        }
+        report
+    }
+}
+
+/// Creates `fsbench-<id>` in `parent` with mode 0700; returns its name and
+/// the id it ended up with.
+fn make_private_dir(
+    parent: BorrowedFd<'_>,
+    target: &Path,
+    run_id: &str,
+) -> anyhow::Result<(CString, String)> {
+    let retry_allowed = crate::scale::size() == 1;
+    let mut id = run_id.to_string();
+    for _ in 0..NAME_TRIES {
+        let name = CString::new(format!("{SCRATCH_PREFIX}{id}"))?;
+        match rustix::fs::mkdirat(parent, &name, Mode::from_raw_mode(0o700)) {
+            Ok(()) => return Ok((name, id)),
+            Err(Errno::EXIST) if retry_allowed => id = format!("{run_id}-{}", random_hex(4)),
+            Err(e) => {
+                return Err(anyhow::Error::from(e).context(format!(
+                    "cannot create scratch directory {}",
+                    target.join(name.to_string_lossy().as_ref()).display()
+                )));
+            }
+        }
+    }
+    anyhow::bail!(
+        "cannot create a scratch directory in {}: {NAME_TRIES} fresh fsbench-* names already existed",
+        target.display()
+    )
+}
+
+/// `bytes` random bytes from the kernel, in hex: the part of a run id no
+/// one can predict.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    loop {
+        match rustix::rand::getrandom(&mut buf, rustix::rand::GetRandomFlags::empty()) {
+            Err(Errno::INTR) => continue,
+            Ok(_) => break,
+            // No getrandom(2) (kernels before 3.17): the clock's nanoseconds
+            // still make the name unique, if not secret.
+            Err(_) => {
+                let nanos = chrono::Utc::now().timestamp_subsec_nanos().to_le_bytes();
+                buf.iter_mut()
+                    .zip(nanos.iter().cycle())
+                    .for_each(|(b, n)| *b ^= n);
+                break;
+            }
+        }
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Drop for Scratch {
     /// The error and signal path: clean up without masking the original
-    /// error, and say so if cleanup itself fails.
+    /// error (a failure is printed and remembered by `remove`).
     fn drop(&mut self) {
         if self.removed {
             return;
         }
         if self.keep {
             self.say_kept();
-        } else if let Err(e) = cleanup::remove_scratch(&self.path) {
-            CLEANUP_FAILED.store(true, Ordering::Relaxed);
-            eprintln!(
-                "fsbench: cleanup of {} failed: {e:#}; `fsbench clean` removes it later",
-                self.path.display()
-            );
+        } else {
+            self.remove();
         }
     }
 }

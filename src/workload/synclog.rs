@@ -388,7 +388,8 @@ impl SyncLog {
         drop(state.file);
         match self.home {
             Home::Own(scratch) => {
-                scratch.finish()?;
+                // A failure is printed and fails the command once results are saved.
+                scratch.finish();
             }
             Home::InTarget { dir, keep: false } => {
                 rustix::fs::unlinkat(&dir, self.name.as_str(), AtFlags::empty())
