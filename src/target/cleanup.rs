@@ -202,6 +202,9 @@ enum Removal {
     Retry,
     /// Another file system is mounted on it: left alone.
     MountPoint,
+    /// A directory with a mount point somewhere inside: emptied but for
+    /// that, and left.
+    HoldsMountPoint,
 }
 
 impl Emptier<'_, '_> {
@@ -232,11 +235,14 @@ impl Emptier<'_, '_> {
             let progress_before = self.report.removed + self.moved;
             for entry in entries {
                 crate::interrupt::check().or_else(ignore_interrupt_during_cleanup)?;
-                if let Removal::MountPoint = self.remove_entry(dir, rel, &entry, depth)? {
-                    self.report
-                        .mounts_left
-                        .push(join(rel, &entry.name.to_string_lossy()));
-                    left_alone.push(entry.name);
+                match self.remove_entry(dir, rel, &entry, depth)? {
+                    Removal::MountPoint => {
+                        let mount = join(rel, &entry.name.to_string_lossy());
+                        self.report.mounts_left.push(mount);
+                        left_alone.push(entry.name);
+                    }
+                    Removal::HoldsMountPoint => left_alone.push(entry.name),
+                    Removal::Removed | Removal::Retry => {}
                 }
             }
             idle_passes = if self.report.removed + self.moved == progress_before {
@@ -299,7 +305,11 @@ impl Emptier<'_, '_> {
         let Some(sub) = open_subdir_on_same_fs(dir, name)? else {
             return Ok(Removal::MountPoint);
         };
+        let mounts_before = self.report.mounts_left.len();
         self.empty(sub.as_fd(), child, None, depth + 1)?;
+        if self.report.mounts_left.len() > mounts_before {
+            return Ok(Removal::HoldsMountPoint);
+        }
         drop(sub);
         rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?;
         Ok(Removal::Removed)

@@ -59,6 +59,7 @@ impl Scratch {
             Mode::empty(),
         )
         .with_context(|| format!("cannot open {}", target.display()))?;
+        warn_if_others_can_swap(parent.as_fd(), target);
         let (name, id) = make_private_dir(parent.as_fd(), target, run_id)?;
         let path = target.join(name.to_string_lossy().as_ref());
         let dir = cleanup::open_subdir(parent.as_fd(), &name)
@@ -155,6 +156,25 @@ impl Scratch {
     }
 }
 
+/// Workloads reach their files by path below the scratch directory. In a
+/// directory that others may write to without the sticky bit (a shared
+/// NAS directory with mode 0777), another user can rename the scratch
+/// directory away and put a symlink in its place while fsbench runs:
+/// that is said before anything is written.
+fn warn_if_others_can_swap(parent: BorrowedFd<'_>, target: &Path) {
+    let Ok(stat) = rustix::fs::fstat(parent) else {
+        return;
+    };
+    let writable_by_others = stat.st_mode & 0o022 != 0;
+    let sticky = stat.st_mode & 0o1000 != 0;
+    if writable_by_others && !sticky {
+        eprintln!(
+            "fsbench: warning: {} is writable by other users and has no sticky bit: one of them could swap the scratch directory for a symlink while fsbench works in it (chmod +t it, or use a directory only you can write to)",
+            target.display()
+        );
+    }
+}
+
 /// Creates `fsbench-<id>` in `parent` with mode 0700; returns its name and
 /// the id it ended up with.
 fn make_private_dir(
@@ -217,5 +237,43 @@ impl Drop for Scratch {
         } else {
             self.remove();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_taken_name_gets_another_and_the_directory_is_private() {
+        let target = tempfile::tempdir().unwrap();
+        let taken = target.path().join("fsbench-r1");
+        std::fs::create_dir(&taken).unwrap();
+        std::fs::write(taken.join("theirs"), b"x").unwrap();
+        let scratch = Scratch::create(target.path(), "r1", false).unwrap();
+        assert_ne!(scratch.path(), taken);
+        assert!(scratch.id().starts_with("r1-"), "{}", scratch.id());
+        let mode = std::fs::metadata(scratch.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        let report = scratch.finish().unwrap();
+        assert_eq!(report.failed, None);
+        assert!(
+            taken.join("theirs").exists(),
+            "the other directory is not touched"
+        );
+    }
+
+    #[test]
+    fn run_ids_differ_in_their_random_part() {
+        let a = crate::runner::new_run_id();
+        let b = crate::runner::new_run_id();
+        assert_ne!(a, b);
+        let random = a.rsplit('-').next().unwrap();
+        assert_eq!(random.len(), 12, "{a}");
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{a}");
     }
 }
