@@ -236,9 +236,11 @@ fn a_live_run_of_a_renamed_binary_is_not_cleaned() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
-    let bin = tempfile::tempdir().unwrap();
+    // A hard link, not a copy: a copy being written while another test
+    // forks can fail to exec with ETXTBSY.
+    let bin = tempfile::tempdir_in(Path::new(FSBENCH).parent().unwrap()).unwrap();
     let renamed = bin.path().join("fsbench-x86_64");
-    std::fs::copy(FSBENCH, &renamed).unwrap();
+    std::fs::hard_link(FSBENCH, &renamed).unwrap();
     let link = bin.path().join("fsb");
     std::os::unix::fs::symlink(&renamed, &link).unwrap();
     for binary in [&renamed, &link] {
