@@ -1,0 +1,70 @@
+//! Input written by someone else (configuration files, suites, command
+//! lines with traps) is refused up front with one line naming the problem:
+//! it runs no command, writes no file outside the results directory, and
+//! leaves the target as it found it.
+mod common;
+
+use std::path::Path;
+
+use common::{Output, Sentinel, TmpfsMount, assert_no_scratch_left, run, tmpfs_with_sentinel};
+
+/// Runs `args(MNT)` on a fresh tmpfs holding a sentinel and expects it
+/// refused with exit `code` and a one-line error naming every needle;
+/// nothing on the mount may change.
+fn refused_on_tmpfs(args: impl Fn(&TmpfsMount) -> Vec<String>, code: i32, needles: &[&str]) {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let out = run(&args(&mnt));
+    assert_refused(&out, code, needles, &mnt, &sentinel);
+}
+
+/// The error contract of a refused run, and a target left untouched.
+fn assert_refused(
+    out: &Output,
+    code: i32,
+    needles: &[&str],
+    mnt: &TmpfsMount,
+    sentinel: &Sentinel,
+) {
+    out.assert_error(code, needles);
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// `fsbench io MNT -s 1m -b MIX`.
+fn io_with_mix(mnt: &TmpfsMount, mix: &str) -> Vec<String> {
+    strings(&["io", &mnt.arg(), "-s", "1m", "-b", mix])
+}
+
+#[test]
+fn a_transfer_size_mix_names_the_percentage_out_of_range() {
+    refused_on_tmpfs(
+        |m| io_with_mix(m, "4k:101,8k:-1"),
+        2,
+        &["4k", "101", "0 to 100"],
+    );
+    refused_on_tmpfs(
+        |m| io_with_mix(m, "4k:100,8k:-0.5"),
+        2,
+        &["8k", "-0.5", "0 to 100"],
+    );
+}
+
+#[test]
+fn a_transfer_size_mix_refuses_percentages_that_are_not_numbers() {
+    refused_on_tmpfs(
+        |m| io_with_mix(m, "4k:50,8k:NaN"),
+        2,
+        &["8k", "NaN", "0 to 100"],
+    );
+    refused_on_tmpfs(
+        |m| io_with_mix(m, "4k:50,8k:inf"),
+        2,
+        &["8k", "inf", "0 to 100"],
+    );
+}
