@@ -68,3 +68,38 @@ fn a_transfer_size_mix_refuses_percentages_that_are_not_numbers() {
         &["8k", "inf", "0 to 100"],
     );
 }
+
+/// `fsbench io DIR -s 1m` on a kernel pseudo file system is refused as
+/// such, not for its 0 B of free space.
+fn refused_as_pseudo(dir: &str, fs_type: &str) {
+    let out = run(&["io", dir, "-s", "1m"]);
+    out.assert_error(
+        2,
+        &[
+            dir,
+            &format!("a {fs_type} pseudo file system"),
+            "not storage",
+        ],
+    );
+    assert_no_scratch_left(Path::new(dir));
+}
+
+#[test]
+fn pseudo_file_systems_are_named_as_such() {
+    refused_as_pseudo("/proc", "proc");
+    refused_as_pseudo("/sys", "sysfs");
+    // /dev is a tmpfs in some containers: storage, if odd.
+    if mount_type("/dev").as_deref() == Some("devtmpfs") {
+        refused_as_pseudo("/dev", "devtmpfs");
+    }
+}
+
+/// The file system type of the mount point `dir`, from the mount table.
+fn mount_type(dir: &str) -> Option<String> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    table.lines().rev().find_map(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let separator = fields.iter().position(|f| *f == "-")?;
+        (fields.get(4) == Some(&dir)).then(|| fields.get(separator + 1).map(|t| t.to_string()))?
+    })
+}
