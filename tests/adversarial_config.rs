@@ -103,3 +103,53 @@ fn mount_type(dir: &str) -> Option<String> {
         (fields.get(4) == Some(&dir)).then(|| fields.get(separator + 1).map(|t| t.to_string()))?
     })
 }
+
+/// A suite of one io job, over in a moment.
+const TINY_SUITE: &str = r#"
+[[workload]]
+kind = "io"
+args = "-s 1m -b 4k --read 100 --duration 0.4s --interval 0.2s --warmup 0"
+"#;
+
+/// Writes `text` as `suite.toml` in `dir`; returns its path as an argument.
+fn write_suite(dir: &Path, text: &str) -> String {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// `fsbench run --no-save --suite SUITE -t SPEC...`.
+fn run_suite_args(suite: &str, targets: &[String], extra: &[&str]) -> Vec<String> {
+    let mut args = strings(&["run", "--no-save", "--suite", suite]);
+    for target in targets {
+        args.extend(["-t".to_string(), target.clone()]);
+    }
+    args.extend(strings(extra));
+    args
+}
+
+/// `fsbench run` with targets `a=MNT` and `b=SAME`, where `same` spells
+/// the mount's directory another way.
+fn refused_as_one_directory(same: impl Fn(&TmpfsMount) -> String) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(dir.path(), TINY_SUITE);
+    refused_on_tmpfs(
+        |mnt| {
+            let targets = [format!("a={}", mnt.arg()), format!("b={}", same(mnt))];
+            run_suite_args(&suite, &targets, &[])
+        },
+        2,
+        &["'a'", "'b'", "same directory"],
+    );
+}
+
+#[test]
+fn one_directory_named_as_two_targets_is_refused() {
+    refused_as_one_directory(|mnt| format!("{}/.", mnt.arg()));
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("link");
+    refused_as_one_directory(|mnt| {
+        std::os::unix::fs::symlink(mnt.path(), &link).unwrap();
+        link.display().to_string()
+    });
+}

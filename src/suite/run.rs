@@ -8,6 +8,7 @@ use super::{Entry, Suite};
 use crate::result::{RunResult, TargetResult, WorkloadResult};
 use crate::scale;
 use crate::target::Target;
+use crate::target::distinct::check_distinct;
 use crate::target::env::probe_target;
 use crate::target::scratch::Scratch;
 use crate::workload::{Progress, RunContext, Workload};
@@ -80,6 +81,7 @@ pub fn run_suite(
     let mut overhead = Overhead::default();
     let bar = &options.bar;
     let clock = Instant::now();
+    check_distinct(targets)?;
     let mut plans = build_plans(suite, targets, build, options.scale)?;
     for plan in &plans {
         plan.check()?;
