@@ -153,3 +153,26 @@ fn one_directory_named_as_two_targets_is_refused() {
         link.display().to_string()
     });
 }
+
+#[test]
+fn a_tree_source_holding_the_target_is_refused_in_a_suite_as_on_its_own() {
+    let needles = ["--source", "contains the target"];
+    let dir = tempfile::tempdir().unwrap();
+    refused_on_tmpfs(
+        |mnt| {
+            let entry = format!(
+                "[[workload]]\nkind = \"tree\"\nargs = \"--source {} --ops copy\"\n",
+                mnt.arg()
+            );
+            let suite = write_suite(dir.path(), &entry);
+            run_suite_args(&suite, &[mnt.arg()], &[])
+        },
+        2,
+        &needles,
+    );
+    refused_on_tmpfs(
+        |mnt| strings(&["tree", &mnt.arg(), "--source", &mnt.arg(), "--ops", "copy"]),
+        2,
+        &needles,
+    );
+}

@@ -56,9 +56,10 @@ impl TargetPlan<'_> {
         let bytes: u64 = self.workloads.iter().map(|(_, w)| w.planned_bytes()).sum();
         let files: u64 = self.workloads.iter().map(|(_, w)| w.planned_files()).sum();
         self.target.check(bytes, files)?;
-        self.workloads
-            .iter()
-            .try_for_each(|(_, w)| w.check_outside())
+        self.workloads.iter().try_for_each(|(_, w)| {
+            w.check_outside()?;
+            w.check_target(&self.target)
+        })
     }
 }
 
