@@ -176,3 +176,205 @@ fn a_tree_source_holding_the_target_is_refused_in_a_suite_as_on_its_own() {
         &needles,
     );
 }
+
+/// A PostMark run of a moment on `mnt`, then `extra` lines.
+fn postmark_config(mnt: &TmpfsMount, extra: &str) -> String {
+    format!(
+        "set location {}\nset number 10\nset transactions 10\n{extra}\n",
+        mnt.arg()
+    )
+}
+
+/// Writes `text` as `name` in `dir`; returns its path as an argument.
+fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Runs fsbench with `args` in the directory `cwd` (where the results
+/// directory is), stdin closed.
+fn run_in(cwd: &Path, args: &[String]) -> Output {
+    let mut command = std::process::Command::new(common::FSBENCH);
+    command.args(args).current_dir(cwd);
+    common::Running::spawn_command(&mut command, format!("fsbench {}", args.join(" "))).wait()
+}
+
+/// Runs `fsbench ARGS < STDIN`: commands piped, not typed at a terminal.
+fn run_with_stdin(args: &[&str], stdin: &Path) -> Output {
+    let out = std::process::Command::new(common::FSBENCH)
+        .args(args)
+        .stdin(std::fs::File::open(stdin).unwrap())
+        .output()
+        .unwrap();
+    Output {
+        cmd: format!("fsbench {} < {}", args.join(" "), stdin.display()),
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_shell_escape_in_a_configuration_file_is_refused() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let touched = mnt.join("touched");
+    let escape = format!("!touch {}", touched.display());
+    let config = write_file(
+        dir.path(),
+        "pm.cfg",
+        &postmark_config(&mnt, &format!("{escape}\nrun")),
+    );
+    let out = run(&["postmark", &config]);
+    assert_refused(
+        &out,
+        2,
+        &[&format!("{config}:4"), &escape, "--allow-shell"],
+        &mnt,
+        &sentinel,
+    );
+    assert!(!touched.exists(), "the shell escape ran\n{out}");
+
+    let out = run(&["postmark", &config, "--allow-shell"]);
+    out.assert_success().assert_no_panic();
+    assert!(
+        touched.exists(),
+        "--allow-shell did not run the escape\n{out}"
+    );
+    std::fs::remove_file(&touched).unwrap();
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn a_shell_escape_in_a_loaded_file_or_piped_on_stdin_is_refused() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let touched = mnt.join("touched");
+    let escape = format!("!touch {}", touched.display());
+    let inner = write_file(dir.path(), "inner.cfg", &format!("set seed 7\n{escape}\n"));
+    let outer = write_file(dir.path(), "outer.cfg", &format!("load {inner}\nrun\n"));
+    let out = run(&["postmark", &outer]);
+    assert_refused(
+        &out,
+        2,
+        &[&format!("{inner}:2"), "--allow-shell"],
+        &mnt,
+        &sentinel,
+    );
+
+    let piped = write_file(dir.path(), "piped", &postmark_config(&mnt, &escape));
+    let out = run_with_stdin(&["postmark"], Path::new(&piped));
+    assert_refused(
+        &out,
+        2,
+        &["<stdin>:4", &escape, "--allow-shell"],
+        &mnt,
+        &sentinel,
+    );
+    assert!(!touched.exists(), "the shell escape ran\n{out}");
+}
+
+#[test]
+fn a_report_file_named_in_a_configuration_file_stays_in_the_results_directory() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let escapes = [
+        format!("show {}", victim.display()),
+        format!("run {}", victim.display()),
+        "show ../victim".to_string(),
+    ];
+    for escape in &escapes {
+        let config = write_file(cwd.path(), "pm.cfg", &postmark_config(&mnt, escape));
+        let out = run_in(
+            cwd.path(),
+            &strings(&["postmark", &config, "--allow-shell"]),
+        );
+        assert_refused(
+            &out,
+            2,
+            &[&format!("{config}:4"), "results directory"],
+            &mnt,
+            &sentinel,
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{out}"
+        );
+    }
+    let config = write_file(
+        cwd.path(),
+        "pm.cfg",
+        &postmark_config(&mnt, "show report.txt"),
+    );
+    run_in(cwd.path(), &strings(&["postmark", &config])).assert_success();
+    let report = std::fs::read_to_string(cwd.path().join("fsbench-results/report.txt")).unwrap();
+    assert!(
+        report.starts_with("Current configuration is:\n"),
+        "{report}"
+    );
+}
+
+/// A suite whose PostMark entry runs `escape` among its commands.
+fn postmark_suite(escape: &str) -> String {
+    format!(
+        "[[workload]]\nkind = \"postmark\"\ncommands = [\"set number 10\", \"set transactions 10\", \"{escape}\"]\n"
+    )
+}
+
+#[test]
+fn a_shell_escape_in_a_suite_is_refused_unless_allowed() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let touched = dir.path().join("touched");
+    let escape = format!("!touch {}", touched.display());
+    let suite = write_suite(dir.path(), &postmark_suite(&escape));
+    let out = run(&run_suite_args(&suite, &[mnt.arg()], &[]));
+    assert_refused(
+        &out,
+        2,
+        &[&suite, &escape, "--allow-shell"],
+        &mnt,
+        &sentinel,
+    );
+    assert!(!touched.exists(), "the shell escape ran\n{out}");
+
+    let out = run(&run_suite_args(&suite, &[mnt.arg()], &["--allow-shell"]));
+    out.assert_success().assert_no_panic();
+    assert!(
+        touched.exists(),
+        "--allow-shell did not run the escape\n{out}"
+    );
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn a_report_file_in_a_suite_stays_in_the_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let suite = write_suite(
+        dir.path(),
+        &postmark_suite(&format!("show {}", victim.display())),
+    );
+    refused_on_tmpfs(
+        |mnt| run_suite_args(&suite, &[mnt.arg()], &[]),
+        2,
+        &["results directory"],
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
