@@ -36,37 +36,25 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
 
-/// `fsbench io MNT -s 1m -b MIX`.
-fn io_with_mix(mnt: &TmpfsMount, mix: &str) -> Vec<String> {
-    strings(&["io", &mnt.arg(), "-s", "1m", "-b", mix])
+/// `fsbench io MNT -s 1m -b MIX` is refused, naming every needle.
+fn mix_refused(mix: &str, needles: &[&str]) {
+    refused_on_tmpfs(
+        |m| strings(&["io", &m.arg(), "-s", "1m", "-b", mix]),
+        2,
+        needles,
+    );
 }
 
 #[test]
 fn a_transfer_size_mix_names_the_percentage_out_of_range() {
-    refused_on_tmpfs(
-        |m| io_with_mix(m, "4k:101,8k:-1"),
-        2,
-        &["4k", "101", "0 to 100"],
-    );
-    refused_on_tmpfs(
-        |m| io_with_mix(m, "4k:100,8k:-0.5"),
-        2,
-        &["8k", "-0.5", "0 to 100"],
-    );
+    mix_refused("4k:101,8k:-1", &["4k", "101", "0 to 100"]);
+    mix_refused("4k:100,8k:-0.5", &["8k", "-0.5", "0 to 100"]);
 }
 
 #[test]
 fn a_transfer_size_mix_refuses_percentages_that_are_not_numbers() {
-    refused_on_tmpfs(
-        |m| io_with_mix(m, "4k:50,8k:NaN"),
-        2,
-        &["8k", "NaN", "0 to 100"],
-    );
-    refused_on_tmpfs(
-        |m| io_with_mix(m, "4k:50,8k:inf"),
-        2,
-        &["8k", "inf", "0 to 100"],
-    );
+    mix_refused("4k:50,8k:NaN", &["8k", "NaN", "0 to 100"]);
+    mix_refused("4k:50,8k:inf", &["8k", "inf", "0 to 100"]);
 }
 
 /// `fsbench io DIR -s 1m` on a kernel pseudo file system is refused as
@@ -215,69 +203,80 @@ fn run_with_stdin(args: &[&str], stdin: &Path) -> Output {
     }
 }
 
+/// The stage of a shell-escape test: a tmpfs target with a sentinel, a
+/// directory for the files, and an escape that would create `touched`.
+struct EscapeStage {
+    mnt: TmpfsMount,
+    sentinel: Sentinel,
+    dir: tempfile::TempDir,
+    touched: std::path::PathBuf,
+    escape: String,
+}
+
+impl EscapeStage {
+    /// None (after saying why) when not root.
+    fn new() -> Option<EscapeStage> {
+        let (mnt, sentinel) = tmpfs_with_sentinel("64m")?;
+        let dir = tempfile::tempdir().unwrap();
+        let touched = dir.path().join("touched");
+        let escape = format!("!touch {}", touched.display());
+        Some(EscapeStage {
+            mnt,
+            sentinel,
+            dir,
+            touched,
+            escape,
+        })
+    }
+
+    /// Writes `text` as `name` in the stage's directory.
+    fn file(&self, name: &str, text: &str) -> String {
+        write_file(self.dir.path(), name, text)
+    }
+
+    /// Refused with exit 2 naming every needle; the escape did not run.
+    fn assert_refused(&self, out: &Output, needles: &[&str]) {
+        assert_refused(out, 2, needles, &self.mnt, &self.sentinel);
+        assert!(!self.touched.exists(), "the shell escape ran\n{out}");
+    }
+
+    /// Succeeded, having run the escape, and cleaned up.
+    fn assert_ran(&self, out: &Output) {
+        out.assert_success().assert_no_panic();
+        assert!(self.touched.exists(), "the escape did not run\n{out}");
+        self.sentinel.assert_intact();
+        assert_no_scratch_left(self.mnt.path());
+    }
+}
+
 #[test]
-fn a_shell_escape_in_a_configuration_file_is_refused() {
-    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+fn a_shell_escape_in_a_configuration_file_is_refused_unless_allowed() {
+    let Some(stage) = EscapeStage::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let touched = mnt.join("touched");
-    let escape = format!("!touch {}", touched.display());
-    let config = write_file(
-        dir.path(),
-        "pm.cfg",
-        &postmark_config(&mnt, &format!("{escape}\nrun")),
-    );
+    let run_line = format!("{}\nrun", stage.escape);
+    let config = stage.file("pm.cfg", &postmark_config(&stage.mnt, &run_line));
     let out = run(&["postmark", &config]);
-    assert_refused(
+    stage.assert_refused(
         &out,
-        2,
-        &[&format!("{config}:4"), &escape, "--allow-shell"],
-        &mnt,
-        &sentinel,
+        &[&format!("{config}:4"), &stage.escape, "--allow-shell"],
     );
-    assert!(!touched.exists(), "the shell escape ran\n{out}");
-
-    let out = run(&["postmark", &config, "--allow-shell"]);
-    out.assert_success().assert_no_panic();
-    assert!(
-        touched.exists(),
-        "--allow-shell did not run the escape\n{out}"
-    );
-    std::fs::remove_file(&touched).unwrap();
-    sentinel.assert_intact();
-    assert_no_scratch_left(mnt.path());
+    stage.assert_ran(&run(&["postmark", &config, "--allow-shell"]));
 }
 
 #[test]
 fn a_shell_escape_in_a_loaded_file_or_piped_on_stdin_is_refused() {
-    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+    let Some(stage) = EscapeStage::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let touched = mnt.join("touched");
-    let escape = format!("!touch {}", touched.display());
-    let inner = write_file(dir.path(), "inner.cfg", &format!("set seed 7\n{escape}\n"));
-    let outer = write_file(dir.path(), "outer.cfg", &format!("load {inner}\nrun\n"));
+    let inner = stage.file("inner.cfg", &format!("set seed 7\n{}\n", stage.escape));
+    let outer = stage.file("outer.cfg", &format!("load {inner}\nrun\n"));
     let out = run(&["postmark", &outer]);
-    assert_refused(
-        &out,
-        2,
-        &[&format!("{inner}:2"), "--allow-shell"],
-        &mnt,
-        &sentinel,
-    );
+    stage.assert_refused(&out, &[&format!("{inner}:2"), "--allow-shell"]);
 
-    let piped = write_file(dir.path(), "piped", &postmark_config(&mnt, &escape));
+    let piped = stage.file("piped", &postmark_config(&stage.mnt, &stage.escape));
     let out = run_with_stdin(&["postmark"], Path::new(&piped));
-    assert_refused(
-        &out,
-        2,
-        &["<stdin>:4", &escape, "--allow-shell"],
-        &mnt,
-        &sentinel,
-    );
-    assert!(!touched.exists(), "the shell escape ran\n{out}");
+    stage.assert_refused(&out, &["<stdin>:4", &stage.escape, "--allow-shell"]);
 }
 
 #[test]
@@ -335,31 +334,14 @@ fn postmark_suite(escape: &str) -> String {
 
 #[test]
 fn a_shell_escape_in_a_suite_is_refused_unless_allowed() {
-    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+    let Some(stage) = EscapeStage::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let touched = dir.path().join("touched");
-    let escape = format!("!touch {}", touched.display());
-    let suite = write_suite(dir.path(), &postmark_suite(&escape));
-    let out = run(&run_suite_args(&suite, &[mnt.arg()], &[]));
-    assert_refused(
-        &out,
-        2,
-        &[&suite, &escape, "--allow-shell"],
-        &mnt,
-        &sentinel,
-    );
-    assert!(!touched.exists(), "the shell escape ran\n{out}");
-
-    let out = run(&run_suite_args(&suite, &[mnt.arg()], &["--allow-shell"]));
-    out.assert_success().assert_no_panic();
-    assert!(
-        touched.exists(),
-        "--allow-shell did not run the escape\n{out}"
-    );
-    sentinel.assert_intact();
-    assert_no_scratch_left(mnt.path());
+    let suite = write_suite(stage.dir.path(), &postmark_suite(&stage.escape));
+    let target = [stage.mnt.arg()];
+    let out = run(&run_suite_args(&suite, &target, &[]));
+    stage.assert_refused(&out, &[&suite, &stage.escape, "--allow-shell"]);
+    stage.assert_ran(&run(&run_suite_args(&suite, &target, &["--allow-shell"])));
 }
 
 #[test]
