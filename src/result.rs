@@ -10,6 +10,10 @@ use crate::target::risk::Risk;
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Where results are saved (`fsbench run --save-dir`'s default), and
+/// where report files named in configuration files are written.
+pub const RESULTS_DIR: &str = "fsbench-results";
+
 /// A phase shorter than this is reported but flagged as imprecise (the
 /// limit bonnie++ uses to hide results behind "+++++").
 pub const MIN_PRECISE_SECONDS: f64 = 0.5;

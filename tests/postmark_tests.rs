@@ -304,14 +304,16 @@ fn pmrc_then_stdin_commands() {
     );
 }
 
+/// A configuration file names report files inside the results directory.
 #[test]
 fn report_and_show_go_to_files() {
     let dir = tempfile::tempdir().unwrap();
     let w = subdir(dir.path(), "w");
-    let report = dir.path().join("report.txt");
-    let run = format!("run {}", report.display());
-    let show = format!("show {}", report.display());
-    let (out, _) = run_config(dir.path(), &[&location(&w), &run, &show]);
+    let report = dir.path().join("fsbench-results/report.txt");
+    let (out, _) = run_config(
+        dir.path(),
+        &[&location(&w), "run report.txt", "show report.txt"],
+    );
     assert_eq!(
         out.stdout,
         "Creating files...Done\nPerforming transactions..........Done\nDeleting files...Done\n"
@@ -382,11 +384,7 @@ fn missing_location_and_bad_report_file_stop_before_running() {
     let out = postmark_in(dir.path(), &[], &format!("{}\nrun\n", location(&missing)));
     out.assert_error(2, &["<stdin>:2:", "does not exist"]);
     let w = subdir(dir.path(), "w");
-    let bad = format!(
-        "{}\nrun {}\n",
-        location(&w),
-        dir.path().join("no/dir/r.txt").display()
-    );
+    let bad = format!("{}\nrun no/dir/r.txt\n", location(&w));
     let out = postmark_in(dir.path(), &[], &bad);
     out.assert_error(2, &["cannot direct output to file"]);
     assert_eq!(std::fs::read_dir(&w).unwrap().count(), 0);

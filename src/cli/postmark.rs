@@ -10,9 +10,10 @@ use clap::Args;
 
 use super::flags::parse_flags;
 use super::synclog::SyncLogArgs;
+use crate::compat::postmark::policy::{Origin, Policy};
 use crate::compat::postmark::session::{Flow, Runner, Session};
 use crate::error::{Interrupted, usage};
-use crate::result::{RunResult, TargetResult};
+use crate::result::{RESULTS_DIR, RunResult, TargetResult};
 use crate::runner::{new_run_id, new_run_result, show_scale_out, write_json};
 use crate::scale;
 use crate::size::format_bytes;
@@ -56,6 +57,11 @@ pub struct PostmarkArgs {
     /// Keep the scratch directories (and the sync log) instead of removing them.
     #[arg(long)]
     keep: bool,
+    /// Run shell escapes (`!command`) read from CONFIG, `load`ed files or
+    /// piped stdin, as PostMark does; without it they are refused (typed
+    /// at the pm> prompt they always run).
+    #[arg(long)]
+    allow_shell: bool,
     #[command(flatten)]
     sync_log: SyncLogArgs,
 }
@@ -71,7 +77,11 @@ pub fn run(args: PostmarkArgs, json: Option<&Path>) -> anyhow::Result<()> {
         runs: 0,
     };
     let mut stdout = scale::root_stdout();
-    let mut session = Session::new(&mut runner, &mut stdout);
+    let policy = Policy {
+        allow_shell: args.allow_shell,
+        results_dir: RESULTS_DIR.into(),
+    };
+    let mut session = Session::new(&mut runner, &mut stdout, policy);
     let startup = args.config.or_else(|| {
         let pmrc = PathBuf::from(STARTUP_FILE);
         pmrc.exists().then_some(pmrc)
@@ -107,6 +117,10 @@ fn is_stdout(path: &Path) -> bool {
 /// is shown and the session goes on; otherwise an error ends it.
 fn read_stdin(session: &mut Session<'_>) -> anyhow::Result<()> {
     let interactive = std::io::stdin().is_terminal();
+    let origin = match interactive {
+        true => Origin::Prompt,
+        false => Origin::Written,
+    };
     let mut stdout = std::io::stdout();
     let mut say = |text: &str| {
         stdout
@@ -128,7 +142,7 @@ fn read_stdin(session: &mut Session<'_>) -> anyhow::Result<()> {
         let Some(line) = lines.next_line()? else {
             break;
         };
-        match session.execute(&line) {
+        match session.execute(&line, origin) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) if interactive && e.downcast_ref::<Interrupted>().is_none() => {
@@ -331,17 +345,19 @@ fn check_memory(config: &PostmarkConfig, ram_bytes: u64) -> anyhow::Result<()> {
 
 /// A PostMark workload from a suite entry's `set` commands and flags (the
 /// sync log's); it runs in each target's scratch directory (so `set
-/// location` is refused) and its `run` is implicit.
+/// location` is refused) and its `run` is implicit. The commands are
+/// written ones: `policy` says what they may do.
 pub(super) fn suite_workload(
     commands: &[String],
     args: &[String],
+    policy: &Policy,
 ) -> anyhow::Result<Box<dyn Workload>> {
     let sync_log = parse_flags::<SyncLogArgs>(args)?.config();
     let mut runner = NoRun;
     let mut sink = std::io::sink();
-    let mut session = Session::new(&mut runner, &mut sink);
+    let mut session = Session::new(&mut runner, &mut sink, policy.clone());
     for line in commands {
-        session.execute(line)?;
+        session.execute(line, Origin::Written)?;
     }
     let config = session.config.clone();
     if !config.locations.is_empty() {

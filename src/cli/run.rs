@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use crate::compat::postmark::policy::Policy;
 use crate::error::usage;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
-use crate::result::RunResult;
+use crate::result::{RESULTS_DIR, RunResult};
 use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::suite::run::{Overhead, SuiteOptions, run_suite};
 use crate::suite::{Entry, Suite, builtin_names, builtin_text};
@@ -55,12 +56,17 @@ pub struct RunArgs {
     /// Keep the scratch directories.
     #[arg(long)]
     keep: bool,
-    /// Directory the result is saved in.
-    #[arg(long, value_name = "DIR", default_value = "fsbench-results")]
+    /// Directory the result is saved in (and report files a suite's
+    /// PostMark commands name).
+    #[arg(long, value_name = "DIR", default_value = RESULTS_DIR)]
     save_dir: PathBuf,
     /// Do not save the result (only --json, if given).
     #[arg(long, conflicts_with = "save_dir")]
     no_save: bool,
+    /// Run shell escapes (`!command`) among a suite's PostMark commands;
+    /// without it they are refused.
+    #[arg(long)]
+    allow_shell: bool,
     /// Print each result as it is measured, and where the time went.
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -91,10 +97,14 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
 
     let mut record = new_run_result(&new_run_id());
     let verbose = args.verbose;
+    let policy = Policy {
+        allow_shell: args.allow_shell,
+        results_dir: args.save_dir.clone(),
+    };
     let overhead = run_suite(
         &suite,
         &targets,
-        &build_workload,
+        &|entry, scale| build_workload(entry, scale, &policy),
         &options,
         &mut record,
         |target, result| {
@@ -194,13 +204,15 @@ fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
     }
 }
 
-/// Builds a suite entry's workload with its subcommand's parser.
-fn build_workload(entry: &Entry, scale: f64) -> anyhow::Result<Box<dyn Workload>> {
+/// Builds a suite entry's workload with its subcommand's parser; `policy`
+/// says what PostMark commands may do.
+fn build_workload(entry: &Entry, scale: f64, policy: &Policy) -> anyhow::Result<Box<dyn Workload>> {
     match entry.kind.as_str() {
         "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
         "postmark" => super::postmark::suite_workload(
             &entry.scaled_commands(scale)?,
             &entry.scaled_args(scale)?,
+            policy,
         ),
         "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
         "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?),

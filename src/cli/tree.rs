@@ -15,7 +15,7 @@ use crate::size::parse_size;
 use crate::target::Target;
 use crate::workload::tree::command::CommandTemplate;
 use crate::workload::tree::dataset::DatasetKind;
-use crate::workload::tree::{Op, Source, TreeConfig, TreeWorkload};
+use crate::workload::tree::{Op, Source, TreeConfig, TreeWorkload, check_source_outside};
 use crate::workload::{Progress, Workload};
 
 const TREE_EXAMPLES: &str = "\
@@ -177,24 +177,6 @@ fn checked_source(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// A source that contains the target would be read while fsbench writes
-/// into it.
-fn check_source_outside(config: &TreeConfig, target: &Target) -> anyhow::Result<()> {
-    let (Source::Dir(source), Ok(target_dir)) =
-        (&config.source, std::fs::canonicalize(&target.path))
-    else {
-        return Ok(());
-    };
-    if target_dir.starts_with(source) {
-        return usage(format!(
-            "--source {} contains the target {}: use a source outside it",
-            source.display(),
-            target.path.display()
-        ));
-    }
-    Ok(())
-}
-
 pub fn run(args: TreeArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if args.repeat == 0 {
         return usage("--repeat 0: nothing to run (use at least 1)");
@@ -202,7 +184,7 @@ pub fn run(args: TreeArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let target = Target::parse(&args.target)?;
     let config = args.options.config(args.keep)?;
     target.require_dir()?;
-    check_source_outside(&config, &target)?;
+    check_source_outside(&config.source, &target)?;
     check_json_path(json)?;
     let to = if json_to_stdout(json) {
         Stream::Stderr

@@ -8,6 +8,7 @@ use super::{Entry, Suite};
 use crate::result::{RunResult, TargetResult, WorkloadResult};
 use crate::scale;
 use crate::target::Target;
+use crate::target::distinct::check_distinct;
 use crate::target::env::probe_target;
 use crate::target::scratch::Scratch;
 use crate::workload::{Progress, RunContext, Workload};
@@ -55,9 +56,10 @@ impl TargetPlan<'_> {
         let bytes: u64 = self.workloads.iter().map(|(_, w)| w.planned_bytes()).sum();
         let files: u64 = self.workloads.iter().map(|(_, w)| w.planned_files()).sum();
         self.target.check(bytes, files)?;
-        self.workloads
-            .iter()
-            .try_for_each(|(_, w)| w.check_outside())
+        self.workloads.iter().try_for_each(|(_, w)| {
+            w.check_outside()?;
+            w.check_target(&self.target)
+        })
     }
 }
 
@@ -80,6 +82,7 @@ pub fn run_suite(
     let mut overhead = Overhead::default();
     let bar = &options.bar;
     let clock = Instant::now();
+    check_distinct(targets)?;
     let mut plans = build_plans(suite, targets, build, options.scale)?;
     for plan in &plans {
         plan.check()?;

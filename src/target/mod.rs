@@ -1,6 +1,7 @@
 //! Targets (the directories benchmarked), the scratch directory fsbench
 //! works in, its cleanup, and the environment probe.
 pub mod cleanup;
+pub mod distinct;
 pub mod env;
 pub mod marker;
 pub mod risk;
@@ -63,8 +64,52 @@ pub fn check_room_to_write(
     planned_bytes: u64,
     planned_files: u64,
 ) -> anyhow::Result<()> {
+    check_is_storage(role, path)?;
     check_is_writable_dir(role, path)?;
     check_free_space(role, path, planned_bytes, planned_files)
+}
+
+/// Kernel pseudo file systems (mount table names): views of processes,
+/// devices and settings that store no data.
+const PSEUDO_FILE_SYSTEMS: [&str; 20] = [
+    "proc",
+    "sysfs",
+    "devtmpfs",
+    "devpts",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "cgroup",
+    "cgroup2",
+    "pstore",
+    "bpf",
+    "configfs",
+    "fusectl",
+    "selinuxfs",
+    "mqueue",
+    "hugetlbfs",
+    "efivarfs",
+    "binfmt_misc",
+    "nsfs",
+    "rpc_pipefs",
+];
+
+/// Refuses a pseudo file system by name: writing there fails with a
+/// misleading "0 B free", or on devtmpfs (which has room) litters /dev
+/// with benchmark files. A path that cannot be probed is left to the
+/// checks that follow, which say why.
+fn check_is_storage(role: &str, path: &Path) -> anyhow::Result<()> {
+    let Ok(env) = env::probe_target(path) else {
+        return Ok(());
+    };
+    if PSEUDO_FILE_SYSTEMS.contains(&env.fs_type.as_str()) {
+        return usage(format!(
+            "{role} {} is a {} pseudo file system, not storage: choose a directory on the file system to benchmark",
+            path.display(),
+            env.fs_type
+        ));
+    }
+    Ok(())
 }
 
 impl Target {

@@ -11,6 +11,7 @@ pub mod tree;
 use std::io::{IsTerminal, Write};
 
 use crate::result::WorkloadResult;
+use crate::target::Target;
 use crate::target::scratch::Scratch;
 
 pub trait Workload {
@@ -24,6 +25,12 @@ pub trait Workload {
     /// Checks, before anything is written, what the workload writes
     /// outside the target (a sync log's directory); nothing by default.
     fn check_outside(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Checks, before anything is written, that the workload can run on
+    /// `target` (a tree's `--source` must not contain it); nothing by
+    /// default.
+    fn check_target(&self, _target: &Target) -> anyhow::Result<()> {
         Ok(())
     }
     /// How many results one repetition yields: `run` is called this many

@@ -1,6 +1,8 @@
 //! PostMark compatibility: its command language (`command`), the session
 //! that runs commands from configuration files, stdin or the `pm>` prompt
-//! (`session`), and its reports (`report`).
+//! (`session`), what each source may do (`policy`), and its reports
+//! (`report`).
 pub mod command;
+pub mod policy;
 pub mod report;
 pub mod session;

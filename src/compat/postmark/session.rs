@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::command::{self, COMMANDS, Command, LocationChange, ReportFormat, Setting};
+use super::policy::{Origin, Policy, ReportFile};
 use super::report::{self, scale_size};
 use crate::error::{UsageError, usage};
 use crate::workload::postmark::{PostmarkConfig, RunSummary};
@@ -35,36 +36,59 @@ pub struct Session<'a> {
     pub report: ReportFormat,
     runner: &'a mut dyn Runner,
     out: &'a mut dyn Write,
+    policy: Policy,
     load_depth: u32,
 }
 
 impl<'a> Session<'a> {
-    pub fn new(runner: &'a mut dyn Runner, out: &'a mut dyn Write) -> Self {
+    pub fn new(runner: &'a mut dyn Runner, out: &'a mut dyn Write, policy: Policy) -> Self {
         Session {
             config: PostmarkConfig::default(),
             report: ReportFormat::Verbose,
             runner,
             out,
+            policy,
             load_depth: 0,
         }
     }
 
-    /// Executes one line.
-    pub fn execute(&mut self, line: &str) -> anyhow::Result<Flow> {
+    /// Executes one line, with what its `origin` allows.
+    pub fn execute(&mut self, line: &str, origin: Origin) -> anyhow::Result<Flow> {
         crate::interrupt::check()?;
         let Some(command) = command::parse(line)? else {
             return Ok(Flow::Continue);
         };
+        // A refusal quotes the line: the file and line number come from the caller.
+        let refused = |why: String| UsageError(format!("'{}': {why}", line.trim()));
         match command {
             Command::Set(setting) => self.apply(setting)?,
-            Command::Run { report_file } => self.run(report_file.as_deref())?,
+            Command::Run { report_file: name } => {
+                let file = self.report_file(name, origin).map_err(refused)?;
+                self.run(file.as_ref())?
+            }
             Command::Load(file) => self.load(&file)?,
-            Command::Show { file } => self.emit(file.as_deref(), &self.show_text())?,
+            Command::Show { file: name } => {
+                let file = self.report_file(name, origin).map_err(refused)?;
+                self.emit(file.as_ref(), &self.show_text())?
+            }
             Command::Help(prefix) => self.emit(None, &help_text(&prefix))?,
             Command::Quit => return Ok(Flow::Quit),
-            Command::Shell(command) => self.shell(command.as_deref())?,
+            Command::Shell(command) => {
+                self.policy.check_shell(origin).map_err(refused)?;
+                self.shell(command.as_deref())?
+            }
         }
         Ok(Flow::Continue)
+    }
+
+    /// The file a `run` or `show` appends to, if it names one.
+    fn report_file(
+        &self,
+        name: Option<String>,
+        origin: Origin,
+    ) -> Result<Option<ReportFile>, String> {
+        name.map(|name| self.policy.report_file(&name, origin))
+            .transpose()
     }
 
     /// Executes a configuration file line by line; an error names the
@@ -78,7 +102,7 @@ impl<'a> Session<'a> {
         })?;
         for (index, line) in text.lines().enumerate() {
             let flow = self
-                .execute(line)
+                .execute(line, Origin::Written)
                 .with_context(|| format!("{}:{}", path.display(), index + 1))?;
             if flow == Flow::Quit {
                 return Ok(Flow::Quit);
@@ -122,11 +146,11 @@ impl<'a> Session<'a> {
 
     /// `run [FILE]`. The report file is opened first, so a bad name costs
     /// no run (PostMark runs, then prints the report to stdout instead).
-    fn run(&mut self, report_file: Option<&str>) -> anyhow::Result<()> {
+    fn run(&mut self, report_file: Option<&ReportFile>) -> anyhow::Result<()> {
         // Under MPI rank 0 alone writes reports (the others' output is a sink).
         let mut file = report_file
             .filter(|_| crate::scale::is_root())
-            .map(|name| open_for_append(name).map(|file| (name, file)))
+            .map(|report| report.open().map(|file| (&report.name, file)))
             .transpose()?;
         let summary = self.runner.run(&self.config, &mut *self.out)?;
         let text = match self.report {
@@ -142,11 +166,12 @@ impl<'a> Session<'a> {
     }
 
     /// Text to `file` (appended) or to the session's output.
-    fn emit(&mut self, file: Option<&str>, text: &str) -> anyhow::Result<()> {
+    fn emit(&mut self, file: Option<&ReportFile>, text: &str) -> anyhow::Result<()> {
         match file {
-            Some(name) => open_for_append(name)?
+            Some(report) => report
+                .open()?
                 .write_all(text.as_bytes())
-                .with_context(|| format!("cannot write to '{name}'")),
+                .with_context(|| format!("cannot write to '{}'", report.name)),
             None => self.write_out(text),
         }
     }
@@ -275,14 +300,6 @@ pub fn help_text(prefix: &str) -> String {
         .collect()
 }
 
-fn open_for_append(name: &str) -> anyhow::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(name)
-        .map_err(|e| UsageError(format!("cannot direct output to file '{name}': {e}")).into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,15 +328,25 @@ mod tests {
         }
     }
 
-    /// Executes `lines` in a fresh session; returns the runs, the output
-    /// and the final session state (config, report format).
+    /// Nothing written in a file may run a shell; report files it names go
+    /// to ./fsbench-results.
+    fn test_policy() -> Policy {
+        Policy {
+            allow_shell: false,
+            results_dir: crate::result::RESULTS_DIR.into(),
+        }
+    }
+
+    /// Executes `lines`, typed at the prompt, in a fresh session; returns
+    /// the runs, the output and the final session state (config, report
+    /// format).
     fn session(lines: &[&str]) -> (Vec<PostmarkConfig>, String, PostmarkConfig, ReportFormat) {
         let mut runner = FakeRunner::default();
         let mut out = Vec::new();
         let (config, format) = {
-            let mut session = Session::new(&mut runner, &mut out);
+            let mut session = Session::new(&mut runner, &mut out, test_policy());
             for line in lines {
-                if session.execute(line).unwrap() == Flow::Quit {
+                if session.execute(line, Origin::Prompt).unwrap() == Flow::Quit {
                     break;
                 }
             }
@@ -375,8 +402,10 @@ mod tests {
         assert_eq!(config.locations, [at("/y", 1)]);
         let mut runner = FakeRunner::default();
         let mut out = Vec::new();
-        let mut session = Session::new(&mut runner, &mut out);
-        let e = session.execute("set location -/nowhere").unwrap_err();
+        let mut session = Session::new(&mut runner, &mut out, test_policy());
+        let e = session
+            .execute("set location -/nowhere", Origin::Prompt)
+            .unwrap_err();
         assert_eq!(e.to_string(), "cannot find location '/nowhere'");
     }
 
@@ -438,7 +467,7 @@ mod tests {
         std::fs::write(&outer, text).unwrap();
         let mut runner = FakeRunner::default();
         let mut out = Vec::new();
-        let mut session = Session::new(&mut runner, &mut out);
+        let mut session = Session::new(&mut runner, &mut out, test_policy());
         assert_eq!(session.execute_file(&outer).unwrap(), Flow::Continue);
         assert_eq!((session.config.number, session.config.seed), (77, 5));
 
@@ -463,7 +492,7 @@ mod tests {
         std::fs::write(&path, format!("load {}\n", path.display())).unwrap();
         let mut runner = FakeRunner::default();
         let mut out = Vec::new();
-        let mut session = Session::new(&mut runner, &mut out);
+        let mut session = Session::new(&mut runner, &mut out, test_policy());
         let e = format!("{:#}", session.execute_file(&path).unwrap_err());
         assert!(e.contains("more than 16 levels deep"), "{e}");
     }
@@ -482,9 +511,12 @@ mod tests {
         assert_eq!(text.lines().count(), 2 + 10, "{text}");
         let mut runner = FakeRunner::default();
         let mut out = Vec::new();
-        let mut session = Session::new(&mut runner, &mut out);
+        let mut session = Session::new(&mut runner, &mut out, test_policy());
         let bad = format!("run {}", dir.path().join("no/such/dir").display());
-        let e = session.execute(&bad).unwrap_err().to_string();
+        let e = session
+            .execute(&bad, Origin::Prompt)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("cannot direct output to file"), "{e}");
         assert!(runner.runs.is_empty(), "no run after a bad report file");
     }

@@ -186,8 +186,17 @@ impl XferSize {
             }
         }
         if let XferSize::Mix(pairs) = self {
+            // Checked one by one first: out-of-range shares can still sum
+            // to 100 (101 and -1), and NaN or infinity never compare.
+            if let Some((size, pct)) = pairs.iter().find(|(_, pct)| !(0.0..=100.0).contains(pct)) {
+                return usage(format!(
+                    "transfer size mix {}: the percentage of {} is {pct}, not a number from 0 to 100",
+                    self.describe(),
+                    short_size(*size)
+                ));
+            }
             let total: f64 = pairs.iter().map(|(_, pct)| pct).sum();
-            if pairs.iter().any(|(_, pct)| *pct < 0.0) || (total - 100.0).abs() > 0.01 {
+            if (total - 100.0).abs() > 0.01 {
                 return usage(format!(
                     "transfer size mix {}: the percentages must add up to 100 (they add up to {total})",
                     self.describe()
@@ -587,6 +596,14 @@ pub(crate) mod tests {
             (
                 Box::new(|j| j.xfer = XferSize::Mix(vec![(4096, 50.0), (8192, 40.0)])),
                 "add up to 100",
+            ),
+            (
+                Box::new(|j| j.xfer = XferSize::Mix(vec![(4096, 101.0), (8192, -1.0)])),
+                "percentage of 4k is 101",
+            ),
+            (
+                Box::new(|j| j.xfer = XferSize::Mix(vec![(4096, 50.0), (8192, f64::NAN)])),
+                "percentage of 8k is NaN",
             ),
             (Box::new(|j| j.read_pct = 101.0), "read %"),
             (Box::new(|j| j.queue_depth = 8), "io_uring"),

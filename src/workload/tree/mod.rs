@@ -24,8 +24,10 @@ use serde_json::json;
 use self::command::CommandTemplate;
 use self::dataset::{DatasetKind, Description, Plan};
 use self::ops::{Find, Read, StatAll, Tally};
+use crate::error::usage;
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::target::Target;
 use crate::workload::synclog::{LogSpace, LogVolume, SyncLog, SyncLogConfig};
 use crate::workload::{RunContext, Workload};
 
@@ -213,6 +215,23 @@ impl TreeWorkload {
     }
 }
 
+/// Refuses a `--source` that contains the target: the copy would be
+/// written into the tree it is reading, and recurse until it fails.
+pub fn check_source_outside(source: &Source, target: &Target) -> anyhow::Result<()> {
+    let (Source::Dir(source), Ok(target_dir)) = (source, std::fs::canonicalize(&target.path))
+    else {
+        return Ok(());
+    };
+    if target_dir.starts_with(source) {
+        return usage(format!(
+            "--source {} contains the target {}: use a source outside it",
+            source.display(),
+            target.path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Walks a user's directory (read-only) and describes it.
 fn describe_dir(path: &Path) -> anyhow::Result<Description> {
     let dir = open_dir_path(path)?;
@@ -250,6 +269,10 @@ impl Workload for TreeWorkload {
         // Each tree counts its entries plus one for its top directory; the
         // repetition's directory, the marker and a sync log come on top.
         self.peak(self.description.entries + 1, 1, 1, 1) + 2 + self.log_on_target().files
+    }
+
+    fn check_target(&self, target: &Target) -> anyhow::Result<()> {
+        check_source_outside(&self.config.source, target)
     }
 
     fn check_outside(&self) -> anyhow::Result<()> {
