@@ -15,6 +15,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::error::usage;
+use crate::input::{self, read_input_file};
 use crate::result::{RunResult, SCHEMA_VERSION};
 pub use summary::Summary;
 use summary::WorkloadSummary;
@@ -32,10 +33,7 @@ pub const RESULT_KIND: &str = "fsbench-result";
 /// with one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => return usage(format!("cannot read {shown}: {e}")),
-    };
+    let text = read_input_file(path, input::RESULT)?;
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{UsageError, usage};
+use crate::input::{self, read_input_file};
 use crate::size::parse_size;
 use crate::workload::pattern::job::{
     Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize,
@@ -603,12 +604,7 @@ fn collect_lines(path: &Path, depth: usize, out: &mut Vec<(String, String)>) -> 
             path.display()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UsageError(format!(
-            "cannot read parameter file {}: {e}",
-            path.display()
-        ))
-    })?;
+    let text = read_input_file(path, input::VDBENCH_PARMFILE)?;
     let mut pending: Option<(String, String)> = None;
     for (number, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), number + 1);

@@ -1,0 +1,104 @@
+//! Adversarial input: sizes just past a block boundary, absurd rates,
+//! results with nothing in them, threads that cannot start, endless input
+//! files and for-loops that expand without end. Each gets one line on
+//! stderr starting `fsbench: error:` and a non-zero exit (2 for bad input,
+//! 1 for a run that failed), never a panic, a hang or unbounded memory;
+//! where a target is involved, the sentinel next to the scratch directory
+//! survives and no scratch directory is left.
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{FSBENCH, Output, Running};
+
+/// Longest a run that should fail at once may take before the test calls
+/// it a hang (generous: tests share 2 cores).
+const HANG_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Address space a run that reads an endless file gets: far more than
+/// fsbench needs, far less than reading without a bound would take.
+const ADDRESS_SPACE: &str = "--as=1073741824";
+
+/// Runs `program args...` (stdin closed), killing it as a hang after
+/// [`HANG_TIMEOUT`].
+fn run_command(program: &str, args: &[&str]) -> Output {
+    let cmd = std::iter::once(program)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Running::spawn_command(Command::new(program).args(args), cmd).wait_for(HANG_TIMEOUT)
+}
+
+/// fsbench with its address space limited to [`ADDRESS_SPACE`].
+fn run_bounded(args: &[&str]) -> Output {
+    let mut all = vec![ADDRESS_SPACE, FSBENCH];
+    all.extend_from_slice(args);
+    run_command("prlimit", &all)
+}
+
+/// A file in a fresh temporary directory (kept until the guard drops).
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path.to_str().unwrap().to_string())
+}
+
+// 5. Endless and huge input files.
+
+/// Every way fsbench reads a file it is given, fed /dev/zero: a usage
+/// error naming the size limit, well within the address-space limit.
+#[test]
+fn endless_input_files_are_refused_within_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-before.json"
+    );
+    let (_load, loader) = temp_file("pm.cfg", "load /dev/zero\n");
+    let (_inc, include) = temp_file("parm", "include=/dev/zero\n");
+    let target = dir.path().to_str().unwrap();
+    let cases: [&[&str]; 8] = [
+        &["report", "/dev/zero"],
+        &["compare", "/dev/zero", fixture],
+        &["postmark", "/dev/zero"],
+        &["postmark", &loader],
+        &["io", "--vdbench", "/dev/zero"],
+        &["io", "--vdbench", &include],
+        &["run", "--suite", "/dev/zero", "--target", target],
+        &[
+            "bonnie",
+            "-d",
+            target,
+            "-s",
+            "1",
+            "-n",
+            "0",
+            "-r",
+            "0",
+            "-Z",
+            "/dev/zero",
+        ],
+    ];
+    for args in cases {
+        run_bounded(args).assert_error(2, &["/dev/zero", "MiB"]);
+    }
+}
+
+#[test]
+fn a_huge_result_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.json");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(4 << 30).unwrap();
+    let huge = huge.to_str().unwrap();
+    run_bounded(&["report", huge]).assert_error(2, &["huge.json", "64 MiB"]);
+}
+
+#[test]
+fn postmark_stdin_without_line_ends_is_refused() {
+    let script = format!("exec {FSBENCH} postmark < /dev/zero");
+    let out = run_command("prlimit", &[ADDRESS_SPACE, "sh", "-c", &script]);
+    out.assert_error(2, &["stdin", "line"]);
+}
