@@ -10,7 +10,10 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{FSBENCH, Output, Running};
+use common::{
+    FSBENCH, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, run,
+    tmpfs_with_sentinel,
+};
 
 /// Longest a run that should fail at once may take before the test calls
 /// it a hang (generous: tests share 2 cores).
@@ -37,12 +40,69 @@ fn run_bounded(args: &[&str]) -> Output {
     run_command("prlimit", &all)
 }
 
+/// A run on `mnt` that must be refused with exit `code` and an error
+/// naming every one of `needles`, leaving the sentinel and no scratch.
+fn refused_on<S: AsRef<str>>(
+    mnt: &TmpfsMount,
+    sentinel: &Sentinel,
+    args: &[S],
+    code: i32,
+    needles: &[&str],
+) {
+    let out = run(args);
+    out.assert_error(code, needles);
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
 /// A file in a fresh temporary directory (kept until the guard drops).
 fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     (dir, path.to_str().unwrap().to_string())
+}
+
+/// A vdbench parameter file with one sd (a lun in `mnt`), one wd and the
+/// run definition `rd` (`size` is the sd's size).
+fn vdbench_file(mnt: &TmpfsMount, size: &str, rd: &str) -> (tempfile::TempDir, String) {
+    let text = format!(
+        "sd=sd1,lun={}/vdb.dat,size={size}\nwd=wd1,sd=sd1,xfersize=4k\nrd=rd1,wd=wd1,{rd}\n",
+        mnt.arg()
+    );
+    temp_file("parm", &text)
+}
+
+const QUICK_IO: [&str; 6] = ["--duration", "0.4s", "--interval", "0.2s", "--warmup", "0"];
+
+/// `io MNT` with a quick timing and `extra` flags.
+fn io_args(mnt: &TmpfsMount, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["io".to_string(), mnt.arg()];
+    args.extend(QUICK_IO.iter().chain(extra).map(|a| a.to_string()));
+    args
+}
+
+// 1. File sizes 1 to 15 bytes past a 4 KiB boundary.
+
+#[test]
+fn io_file_size_not_whole_sectors_is_refused() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    for size in ["4097", "4111", "1048577"] {
+        let args = io_args(&mnt, &["-s", size]);
+        refused_on(&mnt, &sentinel, &args, 2, &[size, "multiple of 512"]);
+    }
+}
+
+#[test]
+fn vdbench_sd_size_not_whole_sectors_is_refused() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let (_dir, parm) = vdbench_file(&mnt, "4097", "iorate=max,elapsed=1,interval=1");
+    let args = ["io", "--vdbench", &parm, "-d", "0.4s", "-i", "0.2s"];
+    refused_on(&mnt, &sentinel, &args, 2, &["4097", "multiple of 512"]);
 }
 
 // 5. Endless and huge input files.

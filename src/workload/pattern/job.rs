@@ -179,11 +179,7 @@ impl XferSize {
 
     fn check(&self) -> anyhow::Result<()> {
         for size in self.sizes() {
-            if size == 0 || !size.is_multiple_of(SECTOR) {
-                return usage(format!(
-                    "transfer size {size} must be a positive multiple of {SECTOR} bytes"
-                ));
-            }
+            check_whole_sectors("transfer size", size)?;
         }
         if let XferSize::Mix(pairs) = self {
             let total: f64 = pairs.iter().map(|(_, pct)| pct).sum();
@@ -421,6 +417,18 @@ impl Job {
         }
         Ok(())
     }
+}
+
+/// Transfers and files are made of whole sectors: O_DIRECT needs them, and
+/// every write stamps its 4 KiB blocks (a block of under 16 bytes has no
+/// room for the stamp).
+pub fn check_whole_sectors(what: &str, bytes: u64) -> anyhow::Result<()> {
+    if bytes == 0 || !bytes.is_multiple_of(SECTOR) {
+        return usage(format!(
+            "{what} {bytes} must be a positive multiple of {SECTOR} bytes"
+        ));
+    }
+    Ok(())
 }
 
 fn check_percent(what: &str, value: f64) -> anyhow::Result<()> {

@@ -58,6 +58,10 @@ impl Plan {
         if self.jobs.is_empty() {
             return usage("nothing to run: no jobs");
         }
+        for file in &self.files {
+            job::check_whole_sectors("file size", file.size)
+                .map_err(|e| crate::error::UsageError(format!("{}: {e}", file.name)))?;
+        }
         for job in &self.jobs {
             let Some(file) = self.files.get(job.file) else {
                 return usage(format!("job {} names a file that does not exist", job.name));
