@@ -11,8 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    FSBENCH, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, run,
-    tmpfs_with_sentinel,
+    FSBENCH, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, tmpfs_with_sentinel,
 };
 
 /// Longest a run that should fail at once may take before the test calls
@@ -34,9 +33,9 @@ fn run_command(program: &str, args: &[&str]) -> Output {
 }
 
 /// fsbench with its address space limited to [`ADDRESS_SPACE`].
-fn run_bounded(args: &[&str]) -> Output {
+fn run_bounded<S: AsRef<str>>(args: &[S]) -> Output {
     let mut all = vec![ADDRESS_SPACE, FSBENCH];
-    all.extend_from_slice(args);
+    all.extend(args.iter().map(AsRef::as_ref));
     run_command("prlimit", &all)
 }
 
@@ -49,7 +48,7 @@ fn refused_on<S: AsRef<str>>(
     code: i32,
     needles: &[&str],
 ) {
-    let out = run(args);
+    let out = run_bounded(args);
     out.assert_error(code, needles);
     sentinel.assert_intact();
     assert_no_scratch_left(mnt.path());
@@ -71,6 +70,17 @@ fn vdbench_file(mnt: &TmpfsMount, size: &str, rd: &str) -> (tempfile::TempDir, S
         mnt.arg()
     );
     temp_file("parm", &text)
+}
+
+/// `io --vdbench` with the file of [`vdbench_file`], refused (exit 2) with
+/// an error naming every one of `needles`.
+fn vdbench_refused(size: &str, rd: &str, needles: &[&str]) {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let (_dir, parm) = vdbench_file(&mnt, size, rd);
+    let args = ["io", "--vdbench", &parm, "-d", "0.4s", "-i", "0.2s"];
+    refused_on(&mnt, &sentinel, &args, 2, needles);
 }
 
 const QUICK_IO: [&str; 6] = ["--duration", "0.4s", "--interval", "0.2s", "--warmup", "0"];
@@ -97,12 +107,25 @@ fn io_file_size_not_whole_sectors_is_refused() {
 
 #[test]
 fn vdbench_sd_size_not_whole_sectors_is_refused() {
+    vdbench_refused("4097", "iorate=max", &["4097", "multiple of 512"]);
+}
+
+// 2. Rates too small to space I/Os by.
+
+#[test]
+fn io_absurd_rate_is_refused_naming_the_flag() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let (_dir, parm) = vdbench_file(&mnt, "4097", "iorate=max,elapsed=1,interval=1");
-    let args = ["io", "--vdbench", &parm, "-d", "0.4s", "-i", "0.2s"];
-    refused_on(&mnt, &sentinel, &args, 2, &["4097", "multiple of 512"]);
+    for rate in ["1e-25", "1e-300", "0.0000001"] {
+        let args = io_args(&mnt, &["-s", "1m", "--rate", rate]);
+        refused_on(&mnt, &sentinel, &args, 2, &["--rate", rate]);
+    }
+}
+
+#[test]
+fn vdbench_absurd_iorate_is_refused_naming_the_parameter() {
+    vdbench_refused("1m", "iorate=1e-300", &["iorate=1e-300"]);
 }
 
 // 5. Endless and huge input files.

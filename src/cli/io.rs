@@ -15,7 +15,9 @@ use crate::error::usage;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
 use crate::target::Target;
-use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
+use crate::workload::pattern::job::{
+    Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, RATE_HINT, parse_time, rate_value,
+};
 use crate::workload::pattern::stats::Figures;
 use crate::workload::pattern::{
     Engine, Event, FileSpec, IoWorkload, Job, Plan, Seek, Sink, Stop, SyncFlag, Warmup, XferSize,
@@ -337,9 +339,9 @@ fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
     match text {
         None => Ok(None),
         Some(t) if t.eq_ignore_ascii_case("max") => Ok(None),
-        Some(t) => match t.parse::<f64>() {
-            Ok(rate) => Ok(Some(rate)),
-            Err(_) => usage(format!("--rate {t}: give I/Os per second or max")),
+        Some(t) => match rate_value(t) {
+            Some(rate) => Ok(Some(rate)),
+            None => usage(format!("--rate {t}: {RATE_HINT}")),
         },
     }
 }

@@ -15,8 +15,8 @@ use crate::error::{UsageError, usage};
 use crate::input::{self, read_input_file};
 use crate::size::parse_size;
 use crate::workload::pattern::job::{
-    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize,
-    parse_time, short_size,
+    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, RATE_HINT, Seek, Stop, SyncFlag, Warmup, XferSize,
+    parse_time, rate_value, short_size,
 };
 use crate::workload::pattern::{FileSpec, Plan};
 
@@ -899,9 +899,9 @@ fn rates_value(value: &str) -> anyhow::Result<Vec<Option<f64>>> {
         .map(|item| match item.to_ascii_lowercase().as_str() {
             "max" => Ok(None),
             "curve" => usage("iorate=curve is not supported (give rates or max)"),
-            text => match text.parse::<f64>() {
-                Ok(rate) if rate > 0.0 => Ok(Some(rate)),
-                _ => usage(format!("iorate={item}: give max or a positive number")),
+            text => match rate_value(text) {
+                Some(rate) => Ok(Some(rate)),
+                None => usage(format!("iorate={item}: {RATE_HINT}")),
             },
         })
         .collect()

@@ -322,11 +322,9 @@ impl Job {
         }
         self.check_timing()?;
         if let Some(rate) = self.rate
-            && !(rate.is_finite() && rate > 0.0)
+            && !valid_rate(rate)
         {
-            return usage(format!(
-                "rate {rate}: use a positive number of I/Os per second"
-            ));
+            return usage(format!("rate {rate}: {RATE_HINT}"));
         }
         if self.verify {
             self.check_verify()?;
@@ -417,6 +415,24 @@ impl Job {
         }
         Ok(())
     }
+}
+
+/// The slowest rate a job may be paced at: one I/O per 1000 s. Slower
+/// ones are typing errors, and their gaps would not fit a clock.
+pub const MIN_RATE: f64 = 1e-3;
+
+/// What a rate that cannot pace a job is told; callers put the flag or
+/// parameter that gave it first.
+pub const RATE_HINT: &str = "give I/Os per second (at least 0.001, one per 1000 s) or max";
+
+/// A rate (I/Os per second) that can pace a job.
+pub fn valid_rate(rate: f64) -> bool {
+    rate.is_finite() && rate >= MIN_RATE
+}
+
+/// A typed rate, if it is a number that can pace a job.
+pub fn rate_value(text: &str) -> Option<f64> {
+    text.parse().ok().filter(|&rate| valid_rate(rate))
 }
 
 /// Transfers and files are made of whole sectors: O_DIRECT needs them, and

@@ -319,7 +319,7 @@ impl Pacer {
             arrival => arrival.gap(mean, &mut rng),
         };
         Some(Pacer {
-            next_due: start + Duration::from_secs_f64(first),
+            next_due: start + gap_duration(first),
             mean,
             arrival: job.arrival,
             rng,
@@ -333,7 +333,7 @@ impl Pacer {
             let now = Instant::now();
             if now >= self.next_due {
                 let gap = self.arrival.gap(self.mean, &mut self.rng);
-                self.next_due += Duration::from_secs_f64(gap);
+                self.next_due += gap_duration(gap);
                 return Ok((now, true));
             }
             if now >= boundary || board.stopping() {
@@ -343,6 +343,16 @@ impl Pacer {
             std::thread::sleep((self.next_due.min(boundary) - now).min(MAX_NAP));
         }
     }
+}
+
+/// Longest gap between two paced I/Os: longer than any job runs.
+const MAX_GAP: Duration = Duration::from_secs(1_000_000_000);
+
+/// A drawn gap in seconds as a duration. Checked rates keep gaps far below
+/// [`MAX_GAP`]; a longer draw waits that long instead of overflowing the
+/// clock, and one that is not a positive number does not wait.
+fn gap_duration(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds.max(0.0)).map_or(MAX_GAP, |gap| gap.min(MAX_GAP))
 }
 
 /// The I/O of one thread: a buffer and the fsync-every-N counter.
@@ -510,5 +520,14 @@ mod tests {
         assert_eq!(take_budget(&budget, 4096), 4096);
         assert_eq!(take_budget(&budget, 4096), 1808);
         assert_eq!(take_budget(&budget, 4096), 0);
+    }
+
+    #[test]
+    fn gaps_beyond_the_clock_wait_the_longest_gap() {
+        assert_eq!(gap_duration(0.5), Duration::from_millis(500));
+        assert_eq!(gap_duration(1e25), MAX_GAP);
+        assert_eq!(gap_duration(f64::INFINITY), MAX_GAP);
+        assert_eq!(gap_duration(f64::NAN), Duration::ZERO);
+        assert_eq!(gap_duration(-1.0), Duration::ZERO);
     }
 }
