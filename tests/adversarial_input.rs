@@ -7,11 +7,13 @@
 //! survives and no scratch directory is left.
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    FSBENCH, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, tmpfs_with_sentinel,
+    FSBENCH, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, run,
+    tmpfs_with_sentinel,
 };
 
 /// Longest a run that should fail at once may take before the test calls
@@ -126,6 +128,52 @@ fn io_absurd_rate_is_refused_naming_the_flag() {
 #[test]
 fn vdbench_absurd_iorate_is_refused_naming_the_parameter() {
     vdbench_refused("1m", "iorate=1e-300", &["iorate=1e-300"]);
+}
+
+// 3. A result with no targets (what `fsbench clean --json` writes).
+
+/// The result `fsbench clean --json` writes for an empty directory.
+fn result_without_targets(dir: &Path) -> String {
+    let json = dir.join("clean.json");
+    let json = json.to_str().unwrap();
+    let target = dir.join("target");
+    std::fs::create_dir(&target).unwrap();
+    run(&["clean", "--json", json, target.to_str().unwrap()]).assert_success();
+    json.to_string()
+}
+
+#[test]
+fn report_of_a_result_without_targets_says_so_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = result_without_targets(dir.path());
+    let html = dir.path().join("r.html");
+    let html = html.to_str().unwrap();
+    let formats: [&[&str]; 6] = [
+        &[],
+        &["--markdown"],
+        &["--csv"],
+        &["--csv", "--repetitions"],
+        &["--html", html],
+        &["--json", "-"],
+    ];
+    for format in formats {
+        let mut args = vec!["report", json.as_str()];
+        args.extend_from_slice(format);
+        run(&args).assert_error(2, &["clean.json", "no targets"]);
+    }
+    assert!(!Path::new(html).exists(), "no HTML file for nothing");
+}
+
+#[test]
+fn compare_with_a_result_without_targets_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = result_without_targets(dir.path());
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-before.json"
+    );
+    run(&["compare", &json, fixture]).assert_error(2, &["clean.json", "no targets"]);
+    run(&["compare", fixture, &json]).assert_error(2, &["clean.json", "no targets"]);
 }
 
 // 5. Endless and huge input files.

@@ -28,8 +28,9 @@ pub trait Reporter {
 /// The `kind` every fsbench result file carries.
 pub const RESULT_KIND: &str = "fsbench-result";
 
-/// Reads a saved result. A missing or unreadable file, a file that is not
-/// JSON, JSON of another kind and a newer schema are usage errors (exit 2)
+/// Reads a saved result to report or compare. A missing or unreadable
+/// file, a file that is not JSON, JSON of another kind, a newer schema and
+/// a result with no targets (nothing to show) are usage errors (exit 2)
 /// with one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
@@ -50,10 +51,16 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
              ({SCHEMA_VERSION}); use a newer fsbench"
         ));
     }
-    match serde_json::from_value(value) {
-        Ok(run) => Ok(run),
-        Err(e) => usage(format!("{shown}: malformed fsbench result ({e})")),
+    let run: RunResult = match serde_json::from_value(value) {
+        Ok(run) => run,
+        Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
+    };
+    if run.targets.is_empty() {
+        return usage(format!(
+            "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
+        ));
     }
+    Ok(run)
 }
 
 /// Writes a rendered report to `path`.
