@@ -233,3 +233,20 @@ fn postmark_stdin_without_line_ends_is_refused() {
     let out = run_command("prlimit", &[ADDRESS_SPACE, "sh", "-c", &script]);
     out.assert_error(2, &["stdin", "line"]);
 }
+
+// 6. vdbench for-loops that never end or expand to millions of runs.
+
+#[test]
+fn vdbench_loops_that_overflow_or_explode_are_refused() {
+    let rds = [
+        ("iorate=max,forxfersize=(1-16000000t,d)", "forxfersize"),
+        ("iorate=max,forthreads=(1-4294967295,1)", "10000"),
+        (
+            "iorate=max,forthreads=(1-1000,1),forrdpct=(0,10,20,30,40,50,60,70,80,90,100),forseekpct=(0,50,100)",
+            "10000",
+        ),
+    ];
+    for (rd, needle) in rds {
+        vdbench_refused("1m", rd, &[needle]);
+    }
+}
