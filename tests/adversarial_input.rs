@@ -176,6 +176,105 @@ fn compare_with_a_result_without_targets_says_so() {
     run(&["compare", fixture, &json]).assert_error(2, &["clean.json", "no targets"]);
 }
 
+// 4. Threads: a documented cap, and threads that cannot be started.
+
+#[test]
+fn thread_counts_over_the_cap_are_refused() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let io = io_args(&mnt, &["-s", "1m", "-t", "4096"]);
+    refused_on(&mnt, &sentinel, &io, 2, &["4096 threads", "1024"]);
+    vdbench_refused(
+        "1m",
+        "iorate=max,forthreads=(1,2000)",
+        &["2000 threads", "1024"],
+    );
+}
+
+/// A user id no process runs as, so a limit on its processes counts only
+/// the run's own threads.
+const UNPRIVILEGED: &str = "54321";
+
+/// Threads fsbench may have, in all, when the test limits them.
+const THREAD_LIMIT: &str = "--nproc=6";
+
+/// Runs fsbench as [`UNPRIVILEGED`] with at most [`THREAD_LIMIT`] threads;
+/// the target must be writable by that user.
+fn run_with_few_threads<S: AsRef<str>>(args: &[S]) -> Output {
+    let mut all = vec![
+        "--reuid",
+        UNPRIVILEGED,
+        "--regid",
+        UNPRIVILEGED,
+        "--clear-groups",
+        "prlimit",
+        THREAD_LIMIT,
+        FSBENCH,
+    ];
+    all.extend(args.iter().map(AsRef::as_ref));
+    run_command("setpriv", &all)
+}
+
+/// `text` split into arguments (the paths in tests hold no blanks).
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+/// A run whose threads cannot all start, on a tmpfs everyone may write to
+/// (`args_for` gives its arguments): exit 1, one line saying so, the
+/// started threads stopped (no hang), the sentinel intact and the scratch
+/// directory removed.
+fn fails_to_start_threads(args_for: impl FnOnce(&TmpfsMount) -> Vec<String>) {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let open = std::os::unix::fs::PermissionsExt::from_mode(0o777);
+    std::fs::set_permissions(mnt.path(), open).unwrap();
+    let out = run_with_few_threads(&args_for(&mnt));
+    out.assert_error(1, &["cannot start", "thread"]);
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn io_threads_that_cannot_start_fail_cleanly() {
+    fails_to_start_threads(|mnt| io_args(mnt, &["-s", "1m", "-t", "64"]));
+}
+
+#[test]
+fn bonnie_seekers_that_cannot_start_fail_cleanly() {
+    fails_to_start_threads(|mnt| {
+        words(&format!(
+            "bonnie -d {} -s 8:4096:100:64 -f -n 0 -r 0",
+            mnt.arg()
+        ))
+    });
+}
+
+#[test]
+fn tree_threads_that_cannot_start_fail_cleanly() {
+    fails_to_start_threads(|mnt| {
+        words(&format!(
+            "tree {} --scale 0.001 --ops find --threads 64 --no-drop-caches",
+            mnt.arg()
+        ))
+    });
+}
+
+#[test]
+fn postmark_instances_that_cannot_start_fail_cleanly() {
+    fails_to_start_threads(|mnt| {
+        let config = mnt.join("pm.cfg");
+        let commands = format!(
+            "set location {}\nset number 20\nset transactions 20\nset threads 64\nrun\n",
+            mnt.arg()
+        );
+        std::fs::write(&config, commands).unwrap();
+        vec!["postmark".into(), config.to_str().unwrap().into()]
+    });
+}
+
 // 5. Endless and huge input files.
 
 /// Every way fsbench reads a file it is given, fed /dev/zero: a usage

@@ -95,7 +95,9 @@ pub struct IoArgs {
     /// 100/random, eof = one sequential pass [default: random].
     #[arg(long, value_name = "PCT|seq|random|eof")]
     seek: Option<String>,
-    /// Threads, all sharing one sequential position [default: 1; suite: 8].
+    /// Threads, all sharing one sequential position; at most 1024, and
+    /// threads × --iodepth at most 1024 when io_uring falls back to the
+    /// sync engine [default: 1; suite: 8].
     #[arg(short = 't', long, value_name = "N")]
     threads: Option<u32>,
     /// I/O engine.

@@ -309,9 +309,7 @@ impl Job {
         if let Seek::Percent(pct) = self.seek {
             check_percent("seek %", pct)?;
         }
-        if self.threads == 0 || self.threads > 4096 {
-            return usage(format!("{} threads: use 1 to 4096", self.threads));
-        }
+        crate::workload::threads::check_count(u64::from(self.threads))?;
         self.check_engine()?;
         if file_size < self.xfer.largest() {
             return usage(format!(
@@ -363,7 +361,7 @@ impl Job {
     pub fn sync_fallback(&self) -> Job {
         Job {
             engine: Engine::Sync,
-            threads: self.threads * self.queue_depth,
+            threads: self.threads.saturating_mul(self.queue_depth),
             queue_depth: 1,
             ..self.clone()
         }

@@ -246,6 +246,11 @@ fn usable<'a>(
         return Ok(Cow::Borrowed(job));
     };
     let fallback = job.sync_fallback();
+    crate::workload::threads::check_count(u64::from(fallback.threads)).map_err(|e| {
+        crate::error::UsageError(format!(
+            "{reason}, and the sync engine in its place would need {e:#}: lower --threads × --iodepth"
+        ))
+    })?;
     let warning = format!(
         "{reason}: running the sync engine with {} threads instead",
         fallback.threads

@@ -11,8 +11,8 @@
 #[cfg(feature = "io-uring")]
 mod uring;
 use std::os::fd::BorrowedFd;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::access::{Decisions, Op, Picker, Stream};
@@ -24,6 +24,7 @@ use super::rng::Rng;
 use super::stats::{Counters, Figures, Row};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::{LatencyRecorder, process_cpu_time};
+use crate::workload::threads::{StartLine, spawn_all};
 
 /// Keeps the pacing draws apart from the access-pattern draws of a seed.
 const PACER_SALT: u64 = 0x5041_4345_5253_4545;
@@ -87,23 +88,22 @@ pub fn run_job(
         keys,
         bad_blocks: BadBlocks::new(job.verify_errors),
     };
-    let ready = Barrier::new(job.threads as usize + 1);
+    let ready = StartLine::new(job.threads as usize);
     let mut outcome = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..job.threads)
-            .map(|id| {
-                let (shared, ready) = (&shared, &ready);
-                scope.spawn(move || {
-                    ready.wait();
-                    match job.engine {
-                        Engine::Sync => sync_worker(shared, id),
-                        #[cfg(feature = "io-uring")]
-                        Engine::IoUring => uring::worker(shared, id),
-                        #[cfg(not(feature = "io-uring"))]
-                        Engine::IoUring => unreachable!("refused by uring_refusal"),
-                    }
-                })
-            })
-            .collect();
+        let workers = (0..job.threads).map(|id| {
+            let (shared, ready) = (&shared, &ready);
+            move || {
+                ready.wait()?;
+                match job.engine {
+                    Engine::Sync => sync_worker(shared, id),
+                    #[cfg(feature = "io-uring")]
+                    Engine::IoUring => uring::worker(shared, id),
+                    #[cfg(not(feature = "io-uring"))]
+                    Engine::IoUring => unreachable!("refused by uring_refusal"),
+                }
+            }
+        });
+        let workers = spawn_all(scope, "io", workers, || ready.call_off())?;
         let start = Instant::now();
         let _ = shared.timeline.set(Timeline {
             start,
@@ -112,7 +112,7 @@ pub fn run_job(
             end: job.run_time().map(|t| start + t),
             warmup: job.warmup_intervals(),
         });
-        ready.wait();
+        ready.go();
         let report = report_intervals(&shared, on_row);
         if report.is_err() {
             shared.board.stop_all();
