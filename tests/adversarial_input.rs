@@ -164,6 +164,42 @@ fn report_of_a_result_without_targets_says_so_in_every_format() {
     assert!(!Path::new(html).exists(), "no HTML file for nothing");
 }
 
+/// The fixture `name` with the first `from` replaced by `to`, written to
+/// `dir` under the same name.
+fn edited_fixture(dir: &Path, name: &str, from: &str, to: &str) -> String {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let text = std::fs::read_to_string(fixture).unwrap();
+    assert!(text.contains(from), "{name} has no {from}");
+    let edited = dir.join(name);
+    std::fs::write(&edited, text.replacen(from, to, 1)).unwrap();
+    edited.to_str().unwrap().to_string()
+}
+
+/// Found by tests/fuzz_parsers.rs: serde quotes the bad value, and a
+/// newline in it spread the error over two lines.
+#[test]
+fn an_error_quoting_a_newline_stays_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = edited_fixture(dir.path(), "run-before.json", "higher_is_better", "\\n");
+    let out = run(&["report", &broken]);
+    out.assert_error(2, &["run-before.json", "malformed", "`\\n`"]);
+}
+
+/// Found by tests/fuzz_parsers.rs: an interval figure near f64::MAX made
+/// the chart's axis infinite, and the chart library looped for ever.
+#[test]
+fn a_figure_too_large_to_chart_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = "\"mib_per_s\": 739.25";
+    let huge = edited_fixture(dir.path(), "run-after.json", from, "\"mib_per_s\": 1.7e308");
+    let html = dir.path().join("r.html");
+    let args = ["report", &huge, "--html", html.to_str().unwrap()];
+    let out = Running::spawn(&args).wait_for(HANG_TIMEOUT);
+    out.assert_error(1, &["chart", "out of the range a chart can show"]);
+}
+
 #[test]
 fn compare_with_a_result_without_targets_says_so() {
     let dir = tempfile::tempdir().unwrap();

@@ -133,7 +133,7 @@ fn read_stdin(session: &mut Session<'_>) -> anyhow::Result<()> {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) if interactive && e.downcast_ref::<Interrupted>().is_none() => {
-                eprintln!("fsbench: error: {e:#}");
+                eprintln!("fsbench: error: {}", crate::error::error_line(&e));
             }
             Err(e) => return Err(e.context(format!("<stdin>:{number}"))),
         }
