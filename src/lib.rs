@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod compat;
 pub mod error;
+pub mod input;
 pub mod interrupt;
 pub mod io;
 pub mod measure;

@@ -15,7 +15,9 @@ use crate::error::usage;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
 use crate::target::Target;
-use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
+use crate::workload::pattern::job::{
+    Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, RATE_HINT, parse_time, rate_value,
+};
 use crate::workload::pattern::stats::Figures;
 use crate::workload::pattern::{
     Engine, Event, FileSpec, IoWorkload, Job, Plan, Seek, Sink, Stop, SyncFlag, Warmup, XferSize,
@@ -93,7 +95,9 @@ pub struct IoArgs {
     /// 100/random, eof = one sequential pass [default: random].
     #[arg(long, value_name = "PCT|seq|random|eof")]
     seek: Option<String>,
-    /// Threads, all sharing one sequential position [default: 1; suite: 8].
+    /// Threads, all sharing one sequential position; at most 1024, and
+    /// threads × --iodepth at most 1024 when io_uring falls back to the
+    /// sync engine [default: 1; suite: 8].
     #[arg(short = 't', long, value_name = "N")]
     threads: Option<u32>,
     /// I/O engine.
@@ -337,9 +341,9 @@ fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
     match text {
         None => Ok(None),
         Some(t) if t.eq_ignore_ascii_case("max") => Ok(None),
-        Some(t) => match t.parse::<f64>() {
-            Ok(rate) => Ok(Some(rate)),
-            Err(_) => usage(format!("--rate {t}: give I/Os per second or max")),
+        Some(t) => match rate_value(t) {
+            Some(rate) => Ok(Some(rate)),
+            None => usage(format!("--rate {t}: {RATE_HINT}")),
         },
     }
 }

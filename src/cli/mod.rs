@@ -189,7 +189,6 @@ fn report_error(e: &anyhow::Error) -> i32 {
         eprintln!("fsbench: {interrupted}; {cleanup}");
         return code;
     }
-    // One line: anyhow's alternate form joins the context chain with ": ".
-    eprintln!("fsbench: error: {e:#}");
+    eprintln!("fsbench: error: {}", crate::error::error_line(e));
     code
 }

@@ -1,7 +1,7 @@
 //! `fsbench postmark [CONFIG]`: PostMark's command language and workload.
 //! Commands come from CONFIG (or `.pmrc`), then from stdin: at a `pm>`
 //! prompt on a terminal, else line by line as PostMark reads them.
-use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::io::{BufReader, IsTerminal, Read, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +13,7 @@ use super::synclog::SyncLogArgs;
 use crate::compat::postmark::policy::{Origin, Policy};
 use crate::compat::postmark::session::{Flow, Runner, Session};
 use crate::error::{Interrupted, usage};
+use crate::input::{self, read_bounded_line};
 use crate::result::{RESULTS_DIR, RunResult, TargetResult};
 use crate::runner::{new_run_id, new_run_result, show_scale_out, write_json};
 use crate::scale;
@@ -146,7 +147,7 @@ fn read_stdin(session: &mut Session<'_>) -> anyhow::Result<()> {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) if interactive && e.downcast_ref::<Interrupted>().is_none() => {
-                eprintln!("fsbench: error: {e:#}");
+                eprintln!("fsbench: error: {}", crate::error::error_line(&e));
             }
             Err(e) => return Err(e.context(format!("<stdin>:{number}"))),
         }
@@ -180,12 +181,7 @@ impl StdinLines {
         while self.reader.buffer().is_empty() && !stdin_ready()? {
             crate::interrupt::check()?;
         }
-        let mut line = String::new();
-        let read = self
-            .reader
-            .read_line(&mut line)
-            .context("cannot read commands from stdin")?;
-        Ok((read > 0).then_some(line))
+        read_bounded_line(&mut self.reader, "<stdin>", input::COMMAND_LINE)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
 use crate::target::Target;
+use crate::workload::threads::MAX_THREADS;
 use crate::workload::tree::command::CommandTemplate;
 use crate::workload::tree::dataset::DatasetKind;
 use crate::workload::tree::{Op, Source, TreeConfig, TreeWorkload, check_source_outside};
@@ -67,8 +68,8 @@ pub struct TreeOptions {
     #[arg(long, value_name = "SIZE")]
     stream_size: Option<String>,
     /// Threads of find, stat, read, copy and delete (concat, untar and stream
-    /// stay sequential).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    /// stay sequential); at most 1024.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
     threads: u16,
     /// Do not sync and drop caches between operations (results that fit in
     /// RAM are then flagged).

@@ -134,7 +134,7 @@ pub fn bar_chart(title: &str, axis: &str, bars: &[Bar]) -> anyhow::Result<String
     anyhow::ensure!(!bars.is_empty(), "bar chart {title:?} has no bars");
     let rows = bars.len();
     let limits = Limits::of(bars.iter().map(|bar| (bar.value, bar.ci95)));
-    let x_range = limits.axis(VALUE_LABEL_ROOM);
+    let x_range = drawable(title, limits.axis(VALUE_LABEL_ROOM))?;
     let height = CAPTION_HEIGHT + X_AXIS_HEIGHT + MARGIN * 2 + BAR_ROW_HEIGHT * rows as u32;
     let label_width = label_area_width(bars.iter().map(|bar| bar.label.as_str()));
     let row_of = |i: usize| rows - 1 - i;
@@ -179,7 +179,7 @@ pub fn latency_percentiles(title: &str, lines: &[LatencyLine]) -> anyhow::Result
     let min_ns = all_ns().fold(f64::INFINITY, f64::min);
     anyhow::ensure!(max_ns > 0.0, "latency chart {title:?} has no samples");
     let (unit, scale) = time_unit((min_ns * max_ns).sqrt());
-    let y_range = (min_ns / scale / 1.6)..(max_ns / scale * 1.6);
+    let y_range = drawable(title, (min_ns / scale / 1.6)..(max_ns / scale * 1.6))?;
     let legend = Legend::new(
         lines
             .iter()
@@ -273,8 +273,8 @@ pub fn time_series(
     );
     let x_max = points().map(|p| p.0).fold(0.0, f64::max);
     let y_max = points().map(|p| p.1).fold(0.0, f64::max);
-    let x_range = 0.0..x_max.max(f64::MIN_POSITIVE);
-    let y_range = 0.0..(y_max * 1.1).max(f64::MIN_POSITIVE);
+    let x_range = drawable(title, 0.0..x_max.max(f64::MIN_POSITIVE))?;
+    let y_range = drawable(title, 0.0..(y_max * 1.1).max(f64::MIN_POSITIVE))?;
     let warmup_end = warmup_until_s.filter(|&end| end > 0.0);
     let mut entries: Vec<(String, RGBColor)> = lines
         .iter()
@@ -341,7 +341,7 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             .map(|row| (row.change_pct.clamp(-reach, reach), row.ci95_pct)),
     )
     .diverging();
-    let x_range = limits.axis(VALUE_LABEL_ROOM * 1.1);
+    let x_range = drawable(title, limits.axis(VALUE_LABEL_ROOM * 1.1))?;
     let height = CAPTION_HEIGHT + X_AXIS_HEIGHT + MARGIN * 2 + CHANGE_ROW_HEIGHT * count as u32;
     let label_width = label_area_width(rows.iter().map(|row| row.label.as_str()));
     let row_of = |i: usize| count - 1 - i;
@@ -704,6 +704,24 @@ impl Legend {
 /// Estimated width of `text` in the label font, in px.
 fn text_width(text: &str) -> i32 {
     (text.chars().count() as f64 * LABEL_CHAR_WIDTH) as i32
+}
+
+/// Largest value an axis reaches. A result's figures are far below it;
+/// past it (a corrupt or hand-edited result) the axis maths of the chart
+/// library loses all precision, and at infinity it never ends.
+const MAX_AXIS_VALUE: f64 = 1e30;
+
+/// `range` as an axis of chart `title`, or an error when either end is not
+/// a number of sensible size.
+fn drawable(title: &str, range: std::ops::Range<f64>) -> anyhow::Result<std::ops::Range<f64>> {
+    let sensible = |v: f64| v.abs() <= MAX_AXIS_VALUE;
+    anyhow::ensure!(
+        sensible(range.start) && sensible(range.end) && range.start < range.end,
+        "chart {title:?}: its values ({:e} to {:e}) are out of the range a chart can show",
+        range.start,
+        range.end
+    );
+    Ok(range)
 }
 
 /// Runs `draw` on a white SVG canvas of `size` pixels and returns the SVG.

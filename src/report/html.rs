@@ -178,7 +178,11 @@ impl Page {
                     color: charts::target_color_hex(t),
                 })
                 .collect(),
-            baseline: summary.targets[summary.baseline].clone(),
+            baseline: summary
+                .targets
+                .get(summary.baseline)
+                .cloned()
+                .unwrap_or_default(),
             warnings: warning_views(summary),
             environment: environment_rows(&run.targets),
             profiles: profile_views(summary),
@@ -694,5 +698,12 @@ mod tests {
         assert!(env_row("fs", vec!["xfs".into(), "ext4".into()]).differs);
         assert!(!env_row("fs", vec!["xfs".into(), "xfs".into()]).differs);
         assert!(!env_row("fs", vec!["xfs".into()]).differs);
+    }
+
+    #[test]
+    fn a_run_without_targets_renders_without_a_baseline() {
+        let run = crate::runner::new_run_result("empty");
+        let page = Html.render(&run, &Summary::with_baseline(&run, 0)).unwrap();
+        assert!(page.contains("<html"), "{page}");
     }
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::error::usage;
+use crate::input::{self, read_input_file};
 use crate::result::{RunResult, SCHEMA_VERSION};
 pub use summary::Summary;
 use summary::WorkloadSummary;
@@ -27,15 +28,13 @@ pub trait Reporter {
 /// The `kind` every fsbench result file carries.
 pub const RESULT_KIND: &str = "fsbench-result";
 
-/// Reads a saved result. A missing or unreadable file, a file that is not
-/// JSON, JSON of another kind and a newer schema are usage errors (exit 2)
+/// Reads a saved result to report or compare. A missing or unreadable
+/// file, a file that is not JSON, JSON of another kind, a newer schema and
+/// a result with no targets (nothing to show) are usage errors (exit 2)
 /// with one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => return usage(format!("cannot read {shown}: {e}")),
-    };
+    let text = read_input_file(path, input::RESULT)?;
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
@@ -52,10 +51,16 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
              ({SCHEMA_VERSION}); use a newer fsbench"
         ));
     }
-    match serde_json::from_value(value) {
-        Ok(run) => Ok(run),
-        Err(e) => usage(format!("{shown}: malformed fsbench result ({e})")),
+    let run: RunResult = match serde_json::from_value(value) {
+        Ok(run) => run,
+        Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
+    };
+    if run.targets.is_empty() {
+        return usage(format!(
+            "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
+        ));
     }
+    Ok(run)
 }
 
 /// Writes a rendered report to `path`.

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{UsageError, usage};
+use crate::input::{self, read_input_file};
 
 /// The workload kinds a suite may name.
 pub const KINDS: [&str; 5] = ["bonnie", "postmark", "io", "tree", "durability"];
@@ -107,8 +108,7 @@ impl Suite {
                 builtin_names().join(", ")
             ));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("cannot read suite file {}: {e}", path.display())))?;
+        let text = read_input_file(path, input::SUITE)?;
         Suite::parse(name_or_path, &text)
     }
 

@@ -6,6 +6,7 @@ pub mod durability;
 pub mod pattern;
 pub mod postmark;
 pub mod synclog;
+pub mod threads;
 pub mod tree;
 
 use std::io::{IsTerminal, Write};

@@ -4,6 +4,7 @@
 use crate::error::usage;
 use crate::size::parse_size;
 use crate::workload::bonnie::{FileKind, FileTestConfig, MIB};
+use crate::workload::threads::MAX_THREADS;
 
 pub const DEFAULT_CHUNK: usize = 8192;
 pub const DEFAULT_SEEKS: u64 = 8192;
@@ -50,9 +51,9 @@ pub fn parse_size_spec(text: &str) -> anyhow::Result<SizeSpec> {
         Some(s) => parse_count(s, "-s seekers")?,
         None => u64::from(DEFAULT_SEEKERS),
     };
-    if seeks == 0 || !(1..=1024).contains(&seekers) {
+    if seeks == 0 || !(1..=u64::from(MAX_THREADS)).contains(&seekers) {
         return usage(format!(
-            "-s {text}: seeks must be at least 1 and seekers 1 to 1024"
+            "-s {text}: seeks must be at least 1 and seekers 1 to {MAX_THREADS}"
         ));
     }
     Ok(SizeSpec {

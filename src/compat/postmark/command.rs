@@ -7,6 +7,7 @@
 //! silently misread, with PostMark's own message where it has one.
 use crate::error::{UsageError, usage};
 use crate::workload::postmark::{Location, MAX_INT};
+use crate::workload::threads::MAX_THREADS;
 
 /// PostMark's commands in its order, with its help texts (and `set
 /// threads`, fsbench's).
@@ -39,9 +40,6 @@ pub const COMMANDS: [(&str, &str); 18] = [
     ("help", "Prints out available commands"),
     ("quit", "Exit program"),
 ];
-
-/// Most instances `set threads` accepts.
-pub const MAX_THREADS: u32 = 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {

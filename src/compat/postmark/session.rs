@@ -12,6 +12,7 @@ use super::command::{self, COMMANDS, Command, LocationChange, ReportFormat, Sett
 use super::policy::{Origin, Policy, ReportFile};
 use super::report::{self, scale_size};
 use crate::error::{UsageError, usage};
+use crate::input::{self, read_input_file};
 use crate::workload::postmark::{PostmarkConfig, RunSummary};
 
 /// Performs `run` commands.
@@ -94,12 +95,7 @@ impl<'a> Session<'a> {
     /// Executes a configuration file line by line; an error names the
     /// file and line. Returns `Quit` if the file says `quit`.
     pub fn execute_file(&mut self, path: &Path) -> anyhow::Result<Flow> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            UsageError(format!(
-                "cannot read configuration file '{}': {e}",
-                path.display()
-            ))
-        })?;
+        let text = read_input_file(path, input::POSTMARK_CONFIG)?;
         for (index, line) in text.lines().enumerate() {
             let flow = self
                 .execute(line, Origin::Written)

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{UsageError, usage};
+use crate::input::{self, read_input_file};
 use crate::size::parse_size;
 use crate::workload::pattern::job::{
-    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize,
-    parse_time, short_size,
+    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, RATE_HINT, Seek, Stop, SyncFlag, Warmup, XferSize,
+    parse_time, rate_value, short_size,
 };
 use crate::workload::pattern::{FileSpec, Plan};
 
@@ -27,6 +28,10 @@ const DEFAULT_ELAPSED: Duration = Duration::from_secs(30);
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 /// Nested `include=` files deeper than this are refused (a loop).
 const MAX_INCLUDE_DEPTH: usize = 8;
+/// Most runs a parameter file may expand to, all its for-loops and rates
+/// together: each is a job in memory and a run of `elapsed=`, so more is
+/// a typing error (ranges such as `(1-4294967295,1)`).
+pub const MAX_RUNS: usize = 10_000;
 
 /// What the file says, before it becomes jobs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -321,6 +326,7 @@ impl ParmFile {
                 }
             };
             let base = base_job(rd, wd, sd, index, overrides)?;
+            check_run_count(rd, jobs.len())?;
             jobs.extend(expand(&base, &rd.loops, rd.rates.as_deref())?);
         }
         let plan = Plan {
@@ -470,6 +476,24 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
     })
 }
 
+/// Refuses `rd` when its runs, after the `earlier` runs of the file, would
+/// pass [`MAX_RUNS`]; counted before any is made.
+fn check_run_count(rd: &Rd, earlier: usize) -> anyhow::Result<()> {
+    let rates = rd.rates.as_ref().map_or(1, Vec::len);
+    let total = rd
+        .loops
+        .iter()
+        .try_fold(rates, |runs, each| runs.checked_mul(each.len()))
+        .and_then(|runs| runs.checked_add(earlier));
+    match total {
+        Some(total) if total <= MAX_RUNS => Ok(()),
+        _ => usage(format!(
+            "rd={}: the for-loops and rates expand to more than {MAX_RUNS} runs in all (fsbench's limit)",
+            rd.name
+        )),
+    }
+}
+
 /// One job per combination of loop values (first loop outermost), the
 /// rates innermost.
 fn expand(base: &Job, loops: &[Loop], rates: Option<&[Option<f64>]>) -> anyhow::Result<Vec<Job>> {
@@ -496,6 +520,16 @@ fn expand(base: &Job, loops: &[Loop], rates: Option<&[Option<f64>]>) -> anyhow::
 }
 
 impl Loop {
+    /// How many values the loop takes.
+    fn len(&self) -> usize {
+        match self {
+            Loop::Xfer(sizes) => sizes.len(),
+            Loop::Threads(counts) => counts.len(),
+            Loop::ReadPct(pcts) => pcts.len(),
+            Loop::Seek(seeks) => seeks.len(),
+        }
+    }
+
     fn apply(&self, job: &Job) -> Vec<Job> {
         let with = |key: &str, value: String, set: &dyn Fn(&mut Job)| {
             let mut job = job.clone();
@@ -568,11 +602,12 @@ fn rd(entry: &Entry, default: &Rd) -> anyhow::Result<Rd> {
             "warmup" => rd.warmup = Some(time_value(key, value)?),
             "openflags" => rd.flags = Some(flags_value(value)?),
             "distribution" => rd.arrival = Some(arrival_value(value)?),
-            "forxfersize" | "xfersize" => rd
-                .loops
-                .push(Loop::Xfer(number_list(value, |v| parse_size(v, 1))?)),
+            "forxfersize" | "xfersize" => {
+                rd.loops
+                    .push(Loop::Xfer(loop_values(key, value, |v| parse_size(v, 1))?))
+            }
             "forthreads" | "threads" => rd.loops.push(Loop::Threads(
-                number_list(value, |v| count_value("threads", v).map(u64::from))?
+                loop_values(key, value, |v| count_value("threads", v).map(u64::from))?
                     .into_iter()
                     .map(|t| t as u32)
                     .collect(),
@@ -603,12 +638,7 @@ fn collect_lines(path: &Path, depth: usize, out: &mut Vec<(String, String)>) -> 
             path.display()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UsageError(format!(
-            "cannot read parameter file {}: {e}",
-            path.display()
-        ))
-    })?;
+    let text = read_input_file(path, input::VDBENCH_PARMFILE)?;
     let mut pending: Option<(String, String)> = None;
     for (number, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), number + 1);
@@ -761,6 +791,15 @@ fn list(value: &str) -> Vec<String> {
     }
 }
 
+/// The values of the numeric for-loop `key=value`; errors name both.
+fn loop_values(
+    key: &str,
+    value: &str,
+    parse: impl Fn(&str) -> anyhow::Result<u64>,
+) -> anyhow::Result<Vec<u64>> {
+    number_list(value, parse).map_err(|e| UsageError(format!("{key}={value}: {e:#}")).into())
+}
+
 /// A numeric list, with vdbench's ranges: `(lo-hi,step)` and `(lo-hi,d)`
 /// (doubling, or halving when lo > hi).
 fn number_list(
@@ -783,17 +822,8 @@ fn range_values(
     step: &str,
     parse: &impl Fn(&str) -> anyhow::Result<u64>,
 ) -> anyhow::Result<Vec<u64>> {
-    let mut values = vec![lo];
     if step.eq_ignore_ascii_case("d") {
-        if lo == 0 {
-            return usage("a doubling range cannot start at 0");
-        }
-        let mut v = lo;
-        while (lo < hi && v < hi) || (lo > hi && v > hi) {
-            v = if lo < hi { v * 2 } else { v / 2 };
-            values.push(v);
-        }
-        return Ok(values);
+        return doubling_values(lo, hi);
     }
     let step = parse(step)?;
     if step == 0 || hi < lo {
@@ -801,9 +831,33 @@ fn range_values(
             "range {lo}-{hi} with step {step}: give a rising range and a positive step"
         ));
     }
+    let count = (hi - lo) / step + 1;
+    if count > MAX_RUNS as u64 {
+        return usage(format!(
+            "range {lo}-{hi} with step {step} has {count} values, more than the {MAX_RUNS} runs fsbench makes of a file"
+        ));
+    }
+    // Every value is at most hi, so none overflows.
+    Ok((0..count).map(|i| lo + i * step).collect())
+}
+
+/// `(lo-hi,d)`: lo, doubled (or halved when lo > hi) until it reaches or
+/// passes hi; at most 64 values, as a u64 doubles at most 63 times.
+fn doubling_values(lo: u64, hi: u64) -> anyhow::Result<Vec<u64>> {
+    if lo == 0 {
+        return usage("a doubling range cannot start at 0");
+    }
+    let mut values = vec![lo];
     let mut v = lo;
-    while v + step <= hi {
-        v += step;
+    while (lo < hi && v < hi) || (lo > hi && v > hi) {
+        v = match lo < hi {
+            true => v.checked_mul(2).ok_or_else(|| {
+                UsageError(format!(
+                    "range {lo}-{hi} doubles past the largest number fsbench takes"
+                ))
+            })?,
+            false => v / 2,
+        };
         values.push(v);
     }
     Ok(values)
@@ -903,9 +957,9 @@ fn rates_value(value: &str) -> anyhow::Result<Vec<Option<f64>>> {
         .map(|item| match item.to_ascii_lowercase().as_str() {
             "max" => Ok(None),
             "curve" => usage("iorate=curve is not supported (give rates or max)"),
-            text => match text.parse::<f64>() {
-                Ok(rate) if rate > 0.0 => Ok(Some(rate)),
-                _ => usage(format!("iorate={item}: give max or a positive number")),
+            text => match rate_value(text) {
+                Some(rate) => Ok(Some(rate)),
+                None => usage(format!("iorate={item}: {RATE_HINT}")),
             },
         })
         .collect()
@@ -1128,6 +1182,22 @@ rd=rd1,wd=wd1,iorate=max,el=10,in=1,warmup=2
             (
                 "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forthreads=(4-2,1)\n",
                 "rising range",
+            ),
+            (
+                "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forxfersize=(1-16000000t,d)\n",
+                "forxfersize=(1-16000000t,d): range 1-17592186044416000000 doubles past",
+            ),
+            (
+                "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forthreads=(1-4294967295,1)\n",
+                "has 4294967295 values, more than the 10000 runs",
+            ),
+            (
+                "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=(1,2,3,4,5,6,7,8,9,10,11),forthreads=(1-1000,1)\n",
+                "rd=rd1: the for-loops and rates expand to more than 10000 runs",
+            ),
+            (
+                "sd=sd1,lun=f,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forthreads=(1-10000,1)\nrd=rd2,wd=wd1,iorate=max\n",
+                "rd=rd2: the for-loops and rates expand to more than 10000 runs",
             ),
         ];
         for (text, needle) in cases {

@@ -2,7 +2,6 @@
 //! `Bonnie.<pid>` in the scratch directory. Each timer starts after the
 //! file is open and stops after its fsync + close, as in bonnie++ 1.96+.
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -15,6 +14,7 @@ use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
 use crate::workload::RunContext;
+use crate::workload::threads::{StartLine, spawn_all};
 
 /// Every `UPDATE_EVERY`-th random value marks a seek that also rewrites.
 const UPDATE_EVERY: u32 = 10;
@@ -265,31 +265,29 @@ fn seeks(file: &DataFile<'_>, random: &mut RandomSource) -> anyhow::Result<Outco
     let tickets = seek_tickets(file.config.seeks, file.chunks(), random);
     let next = AtomicUsize::new(0);
     let seekers = file.config.seekers as usize;
-    let start = Barrier::new(seekers + 1);
+    let start = StartLine::new(seekers);
     let fds = (0..seekers)
         .map(|_| file.open(file.direct_flag()))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let (timing, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = fds
-            .into_iter()
-            .map(|fd| {
-                let (tickets, next, start) = (&tickets, &next, &start);
-                scope.spawn(move || {
-                    start.wait();
-                    seeker(file, fd, tickets, next)
-                })
-            })
-            .collect();
+        let workers = fds.into_iter().map(|fd| {
+            let (tickets, next, start) = (&tickets, &next, &start);
+            move || {
+                start.wait()?;
+                seeker(file, fd, tickets, next)
+            }
+        });
+        let handles = spawn_all(scope, "seeker", workers, || start.call_off())?;
         // The clock starts before the seekers are released, so no seek
         // happens outside the measured time.
         let clock = PhaseClock::start();
-        start.wait();
+        start.go();
         let results: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("seeker thread panicked"))
             .collect();
-        (clock.stop(), results)
-    });
+        anyhow::Ok((clock.stop(), results))
+    })?;
     let mut latency = LatencyRecorder::new();
     for result in results {
         latency.merge(&result?);

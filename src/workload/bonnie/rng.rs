@@ -4,6 +4,8 @@
 //! bonnie++ itself; or, with `-Z`, 32-bit big-endian values read from a file.
 use std::path::Path;
 
+use crate::input::{self, read_input_bytes};
+
 const DEGREE: usize = 31;
 const SEPARATION: usize = 3;
 /// glibc discards 10 × degree outputs after seeding.
@@ -78,12 +80,7 @@ impl RandomSource {
     /// reader intends; its own generator's 8-byte records are a known bug).
     /// A missing or unreadable file is bad input, like a bad option value.
     pub fn read_values_file(path: &Path) -> anyhow::Result<Vec<u32>> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            crate::error::UsageError(format!(
-                "-Z: cannot read random-number file {}: {e}",
-                path.display()
-            ))
-        })?;
+        let bytes = read_input_bytes(path, input::RANDOM_NUMBERS)?;
         let values: Vec<u32> = bytes
             .chunks_exact(4)
             .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]).unsigned_abs() & 0x7fff_ffff)

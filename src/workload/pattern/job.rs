@@ -179,11 +179,7 @@ impl XferSize {
 
     fn check(&self) -> anyhow::Result<()> {
         for size in self.sizes() {
-            if size == 0 || !size.is_multiple_of(SECTOR) {
-                return usage(format!(
-                    "transfer size {size} must be a positive multiple of {SECTOR} bytes"
-                ));
-            }
+            check_whole_sectors("transfer size", size)?;
         }
         if let XferSize::Mix(pairs) = self {
             // Checked one by one first: out-of-range shares can still sum
@@ -322,9 +318,7 @@ impl Job {
         if let Seek::Percent(pct) = self.seek {
             check_percent("seek %", pct)?;
         }
-        if self.threads == 0 || self.threads > 4096 {
-            return usage(format!("{} threads: use 1 to 4096", self.threads));
-        }
+        crate::workload::threads::check_count(u64::from(self.threads))?;
         self.check_engine()?;
         if file_size < self.xfer.largest() {
             return usage(format!(
@@ -335,11 +329,9 @@ impl Job {
         }
         self.check_timing()?;
         if let Some(rate) = self.rate
-            && !(rate.is_finite() && rate > 0.0)
+            && !valid_rate(rate)
         {
-            return usage(format!(
-                "rate {rate}: use a positive number of I/Os per second"
-            ));
+            return usage(format!("rate {rate}: {RATE_HINT}"));
         }
         if self.verify {
             self.check_verify()?;
@@ -378,7 +370,7 @@ impl Job {
     pub fn sync_fallback(&self) -> Job {
         Job {
             engine: Engine::Sync,
-            threads: self.threads * self.queue_depth,
+            threads: self.threads.saturating_mul(self.queue_depth),
             queue_depth: 1,
             ..self.clone()
         }
@@ -430,6 +422,36 @@ impl Job {
         }
         Ok(())
     }
+}
+
+/// The slowest rate a job may be paced at: one I/O per 1000 s. Slower
+/// ones are typing errors, and their gaps would not fit a clock.
+pub const MIN_RATE: f64 = 1e-3;
+
+/// What a rate that cannot pace a job is told; callers put the flag or
+/// parameter that gave it first.
+pub const RATE_HINT: &str = "give I/Os per second (at least 0.001, one per 1000 s) or max";
+
+/// A rate (I/Os per second) that can pace a job.
+pub fn valid_rate(rate: f64) -> bool {
+    rate.is_finite() && rate >= MIN_RATE
+}
+
+/// A typed rate, if it is a number that can pace a job.
+pub fn rate_value(text: &str) -> Option<f64> {
+    text.parse().ok().filter(|&rate| valid_rate(rate))
+}
+
+/// Transfers and files are made of whole sectors: O_DIRECT needs them, and
+/// every write stamps its 4 KiB blocks (a block of under 16 bytes has no
+/// room for the stamp).
+pub fn check_whole_sectors(what: &str, bytes: u64) -> anyhow::Result<()> {
+    if bytes == 0 || !bytes.is_multiple_of(SECTOR) {
+        return usage(format!(
+            "{what} {bytes} must be a positive multiple of {SECTOR} bytes"
+        ));
+    }
+    Ok(())
 }
 
 fn check_percent(what: &str, value: f64) -> anyhow::Result<()> {

@@ -58,6 +58,10 @@ impl Plan {
         if self.jobs.is_empty() {
             return usage("nothing to run: no jobs");
         }
+        for file in &self.files {
+            job::check_whole_sectors("file size", file.size)
+                .map_err(|e| crate::error::UsageError(format!("{}: {e}", file.name)))?;
+        }
         for job in &self.jobs {
             let Some(file) = self.files.get(job.file) else {
                 return usage(format!("job {} names a file that does not exist", job.name));
@@ -242,6 +246,11 @@ fn usable<'a>(
         return Ok(Cow::Borrowed(job));
     };
     let fallback = job.sync_fallback();
+    crate::workload::threads::check_count(u64::from(fallback.threads)).map_err(|e| {
+        crate::error::UsageError(format!(
+            "{reason}, and the sync engine in its place would need {e:#}: lower --threads × --iodepth"
+        ))
+    })?;
     let warning = format!(
         "{reason}: running the sync engine with {} threads instead",
         fallback.threads

@@ -19,6 +19,7 @@ use crate::measure::{PhaseClock, PhaseTiming};
 use crate::target::cleanup::open_subdir;
 use crate::target::scratch::Scratch;
 use crate::workload::synclog::{SyncLog, SyncLogConfig};
+use crate::workload::threads::spawn_all;
 
 /// How an instance reaches its files: system calls, each create and
 /// delete recorded in the sync log when there is one.
@@ -232,18 +233,21 @@ fn run_phase<'c>(
         .expect("a run has at least one instance");
     let clock = PhaseClock::start();
     let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = others
+        let (phase, stop) = (&phase, &stop);
+        let workers = others
             .iter_mut()
-            .map(|instance| scope.spawn(|| stop_others_on_error(phase(instance, &stop, None))))
-            .collect();
-        let mut results = vec![stop_others_on_error(phase(first, &stop, Some(out)))];
+            .map(|instance| move || stop_others_on_error(phase(instance, stop, None)));
+        let handles = spawn_all(scope, "postmark", workers, || {
+            abort.store(true, Ordering::Relaxed)
+        })?;
+        let mut results = vec![stop_others_on_error(phase(first, stop, Some(out)))];
         results.extend(handles.into_iter().map(|handle| {
             handle
                 .join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("a PostMark instance panicked")))
         }));
-        results
-    });
+        anyhow::Ok(results)
+    })?;
     let committed = log.map_or(Ok(()), SyncLog::commit);
     let timing = clock.stop();
     let mut errors: Vec<anyhow::Error> = results.into_iter().filter_map(Result::err).collect();

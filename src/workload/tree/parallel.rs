@@ -11,6 +11,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::walk::{Entry, Kind, Visitor, kind_of, read_listing};
 use crate::target::cleanup::open_subdir;
+use crate::workload::threads::spawn_all;
 
 /// A visitor that can work on any directory of the tree, in any order.
 pub trait Parallel: Visitor + Send {
@@ -62,21 +63,25 @@ pub fn walk<V: Parallel>(root: BorrowedFd<'_>, visitors: Vec<V>) -> anyhow::Resu
         wake: Condvar::new(),
     };
     let done: Vec<V> = std::thread::scope(|scope| {
-        let handles: Vec<_> = visitors
-            .into_iter()
-            .map(|mut visitor| {
-                let shared = &shared;
-                scope.spawn(move || {
-                    work(root, shared, &mut visitor);
-                    visitor
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("walker threads do not panic"))
-            .collect()
-    });
+        let shared = &shared;
+        let workers = visitors.into_iter().map(|mut visitor| {
+            move || {
+                work(root, shared, &mut visitor);
+                visitor
+            }
+        });
+        let handles = spawn_all(scope, "walker", workers, || {
+            let mut queue = shared.queue.lock().expect("no thread panicked");
+            queue.fail(anyhow::anyhow!("a walker thread could not start"));
+            shared.wake.notify_all();
+        })?;
+        anyhow::Ok(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("walker threads do not panic"))
+                .collect(),
+        )
+    })?;
     match shared
         .queue
         .into_inner()
@@ -97,10 +102,18 @@ fn work(root: BorrowedFd<'_>, shared: &Shared, visitor: &mut impl Parallel) {
         let mut queue = shared.queue.lock().expect("no thread panicked");
         queue.busy -= 1;
         if let Err(e) = outcome {
-            queue.failed.get_or_insert(e);
-            queue.jobs.clear();
+            queue.fail(e);
         }
         shared.wake.notify_all();
+    }
+}
+
+impl Queue {
+    /// Ends the walk: the first failure is kept, and every thread stops
+    /// before its next job.
+    fn fail(&mut self, e: anyhow::Error) {
+        self.failed.get_or_insert(e);
+        self.jobs.clear();
     }
 }
 
@@ -108,6 +121,9 @@ fn work(root: BorrowedFd<'_>, shared: &Shared, visitor: &mut impl Parallel) {
 fn next_job(shared: &Shared) -> Option<String> {
     let mut queue = shared.queue.lock().expect("no thread panicked");
     loop {
+        if queue.failed.is_some() {
+            return None;
+        }
         if let Some(rel) = queue.jobs.pop() {
             queue.busy += 1;
             return Some(rel);

@@ -11,8 +11,8 @@
 #[cfg(feature = "io-uring")]
 mod uring;
 use std::os::fd::BorrowedFd;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::access::{Decisions, Op, Picker, Stream};
@@ -24,6 +24,7 @@ use super::rng::Rng;
 use super::stats::{Counters, Figures, Row};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::{LatencyRecorder, process_cpu_time};
+use crate::workload::threads::{StartLine, spawn_all};
 
 /// Keeps the pacing draws apart from the access-pattern draws of a seed.
 const PACER_SALT: u64 = 0x5041_4345_5253_4545;
@@ -87,23 +88,22 @@ pub fn run_job(
         keys,
         bad_blocks: BadBlocks::new(job.verify_errors),
     };
-    let ready = Barrier::new(job.threads as usize + 1);
+    let ready = StartLine::new(job.threads as usize);
     let mut outcome = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..job.threads)
-            .map(|id| {
-                let (shared, ready) = (&shared, &ready);
-                scope.spawn(move || {
-                    ready.wait();
-                    match job.engine {
-                        Engine::Sync => sync_worker(shared, id),
-                        #[cfg(feature = "io-uring")]
-                        Engine::IoUring => uring::worker(shared, id),
-                        #[cfg(not(feature = "io-uring"))]
-                        Engine::IoUring => unreachable!("refused by uring_refusal"),
-                    }
-                })
-            })
-            .collect();
+        let workers = (0..job.threads).map(|id| {
+            let (shared, ready) = (&shared, &ready);
+            move || {
+                ready.wait()?;
+                match job.engine {
+                    Engine::Sync => sync_worker(shared, id),
+                    #[cfg(feature = "io-uring")]
+                    Engine::IoUring => uring::worker(shared, id),
+                    #[cfg(not(feature = "io-uring"))]
+                    Engine::IoUring => unreachable!("refused by uring_refusal"),
+                }
+            }
+        });
+        let workers = spawn_all(scope, "io", workers, || ready.call_off())?;
         let start = Instant::now();
         let _ = shared.timeline.set(Timeline {
             start,
@@ -112,7 +112,7 @@ pub fn run_job(
             end: job.run_time().map(|t| start + t),
             warmup: job.warmup_intervals(),
         });
-        ready.wait();
+        ready.go();
         let report = report_intervals(&shared, on_row);
         if report.is_err() {
             shared.board.stop_all();
@@ -319,7 +319,7 @@ impl Pacer {
             arrival => arrival.gap(mean, &mut rng),
         };
         Some(Pacer {
-            next_due: start + Duration::from_secs_f64(first),
+            next_due: start + gap_duration(first),
             mean,
             arrival: job.arrival,
             rng,
@@ -333,7 +333,7 @@ impl Pacer {
             let now = Instant::now();
             if now >= self.next_due {
                 let gap = self.arrival.gap(self.mean, &mut self.rng);
-                self.next_due += Duration::from_secs_f64(gap);
+                self.next_due += gap_duration(gap);
                 return Ok((now, true));
             }
             if now >= boundary || board.stopping() {
@@ -343,6 +343,16 @@ impl Pacer {
             std::thread::sleep((self.next_due.min(boundary) - now).min(MAX_NAP));
         }
     }
+}
+
+/// Longest gap between two paced I/Os: longer than any job runs.
+const MAX_GAP: Duration = Duration::from_secs(1_000_000_000);
+
+/// A drawn gap in seconds as a duration. Checked rates keep gaps far below
+/// [`MAX_GAP`]; a longer draw waits that long instead of overflowing the
+/// clock, and one that is not a positive number does not wait.
+fn gap_duration(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds.max(0.0)).map_or(MAX_GAP, |gap| gap.min(MAX_GAP))
 }
 
 /// The I/O of one thread: a buffer and the fsync-every-N counter.
@@ -510,5 +520,14 @@ mod tests {
         assert_eq!(take_budget(&budget, 4096), 4096);
         assert_eq!(take_budget(&budget, 4096), 1808);
         assert_eq!(take_budget(&budget, 4096), 0);
+    }
+
+    #[test]
+    fn gaps_beyond_the_clock_wait_the_longest_gap() {
+        assert_eq!(gap_duration(0.5), Duration::from_millis(500));
+        assert_eq!(gap_duration(1e25), MAX_GAP);
+        assert_eq!(gap_duration(f64::INFINITY), MAX_GAP);
+        assert_eq!(gap_duration(f64::NAN), Duration::ZERO);
+        assert_eq!(gap_duration(-1.0), Duration::ZERO);
     }
 }

@@ -1,0 +1,183 @@
+//! Reading the files fsbench is given as input (results, suites, PostMark
+//! configurations, vdbench parameter files, bonnie's `-Z` file) and the
+//! command lines PostMark mode reads from stdin. Every read is bounded, so
+//! `/dev/zero`, an endless pipe or a huge file is a one-line usage error
+//! naming the limit instead of a process that eats all memory.
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use crate::error::{UsageError, usage};
+
+const MIB: u64 = 1 << 20;
+
+/// A kind of input file: what errors call it and the most fsbench reads.
+#[derive(Debug, Clone, Copy)]
+pub struct InputKind {
+    pub what: &'static str,
+    pub limit: u64,
+}
+
+/// A saved result (`fsbench report`, `compare`). A run of thousands of
+/// workloads with interval series stays well under this.
+pub const RESULT: InputKind = InputKind {
+    what: "result",
+    limit: 64 * MIB,
+};
+
+/// A suite TOML file (`fsbench run --suite FILE`).
+pub const SUITE: InputKind = InputKind {
+    what: "suite file",
+    limit: MIB,
+};
+
+/// A PostMark configuration file, and each file it `load`s.
+pub const POSTMARK_CONFIG: InputKind = InputKind {
+    what: "configuration file",
+    limit: MIB,
+};
+
+/// A vdbench parameter file, and each file it `include=`s.
+pub const VDBENCH_PARMFILE: InputKind = InputKind {
+    what: "parameter file",
+    limit: MIB,
+};
+
+/// bonnie's `-Z` file: 4 M random numbers, more than any run draws.
+pub const RANDOM_NUMBERS: InputKind = InputKind {
+    what: "random-number file",
+    limit: 16 * MIB,
+};
+
+/// One command line PostMark mode reads from stdin.
+pub const COMMAND_LINE: InputKind = InputKind {
+    what: "command line",
+    limit: 64 << 10,
+};
+
+/// The whole of `path` as text, at most `kind.limit` bytes; anything
+/// unreadable, larger or not UTF-8 is a usage error naming the file.
+pub fn read_input_file(path: &Path, kind: InputKind) -> anyhow::Result<String> {
+    let bytes = read_input_bytes(path, kind)?;
+    String::from_utf8(bytes).map_err(|_| {
+        UsageError(format!(
+            "{} {}: not text (invalid UTF-8)",
+            kind.what,
+            path.display()
+        ))
+        .into()
+    })
+}
+
+/// The whole of `path`, at most `kind.limit` bytes.
+pub fn read_input_bytes(path: &Path, kind: InputKind) -> anyhow::Result<Vec<u8>> {
+    let cannot_read = |e: std::io::Error| {
+        UsageError(format!("cannot read {} {}: {e}", kind.what, path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let mut bytes = Vec::new();
+    // One byte past the limit tells a file of exactly the limit from a
+    // larger one.
+    file.take(kind.limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > kind.limit {
+        return too_large(&path.display().to_string(), kind);
+    }
+    Ok(bytes)
+}
+
+/// The next line of `reader` (its end included), None at end of input; a
+/// line longer than `kind.limit` is a usage error naming `source`.
+pub fn read_bounded_line(
+    reader: &mut impl BufRead,
+    source: &str,
+    kind: InputKind,
+) -> anyhow::Result<Option<String>> {
+    let mut line = String::new();
+    let read = reader
+        .take(kind.limit + 1)
+        .read_line(&mut line)
+        .map_err(|e| UsageError(format!("cannot read {source}: {e}")))?;
+    if read as u64 > kind.limit {
+        return too_large(source, kind);
+    }
+    Ok((read > 0).then_some(line))
+}
+
+fn too_large<T>(source: &str, kind: InputKind) -> anyhow::Result<T> {
+    usage(format!(
+        "{source}: {} larger than {}, the most fsbench reads (endless input?)",
+        kind.what,
+        limit_text(kind.limit)
+    ))
+}
+
+/// `64 MiB`, `64 KiB`, `8 bytes`: limits are whole units.
+fn limit_text(limit: u64) -> String {
+    if limit.is_multiple_of(MIB) {
+        format!("{} MiB", limit / MIB)
+    } else if limit.is_multiple_of(1 << 10) {
+        format!("{} KiB", limit >> 10)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TINY: InputKind = InputKind {
+        what: "test file",
+        limit: 8,
+    };
+
+    fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), bytes).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_file_up_to_the_limit_is_read_whole() {
+        let file = file_with(b"12345678");
+        assert_eq!(read_input_file(file.path(), TINY).unwrap(), "12345678");
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused_naming_it() {
+        let file = file_with(b"123456789");
+        let e = format!("{:#}", read_input_file(file.path(), TINY).unwrap_err());
+        assert!(e.contains("test file larger than 8 bytes"), "{e}");
+        assert!(e.contains(&file.path().display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn an_endless_file_is_refused() {
+        let e = read_input_file(Path::new("/dev/zero"), RESULT).unwrap_err();
+        assert!(format!("{e:#}").contains("larger than 64 MiB"), "{e:#}");
+    }
+
+    #[test]
+    fn lines_are_read_up_to_the_limit() {
+        let mut input: &[u8] = b"short\n12345678\n";
+        assert_eq!(
+            read_bounded_line(&mut input, "<stdin>", TINY).unwrap(),
+            Some("short\n".into())
+        );
+        let e = read_bounded_line(&mut input, "<stdin>", TINY).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("<stdin>: test file larger"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn end_of_input_is_none() {
+        let mut input: &[u8] = b"";
+        assert_eq!(
+            read_bounded_line(&mut input, "<stdin>", TINY).unwrap(),
+            None
+        );
+    }
+}
