@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use fsbench::compat::postmark::command::{self, Command};
+use fsbench::compat::postmark::policy::{Origin, Policy};
 use fsbench::compat::postmark::session::{Runner, Session};
 use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
 use fsbench::error::error_line;
@@ -324,13 +325,17 @@ fn postmark_seeds() -> Vec<String> {
 /// configuration file would. `!` lines (shell escapes) are left out.
 fn postmark_property(text: String) -> Result<(), TestCaseError> {
     let (mut runner, mut out) = (NeverRuns, Vec::new());
-    let mut session = Session::new(&mut runner, &mut out);
+    let policy = Policy {
+        allow_shell: false,
+        results_dir: std::env::temp_dir().join("fuzz-results-never-written"),
+    };
+    let mut session = Session::new(&mut runner, &mut out, policy);
     for line in text.lines().filter(|l| !l.trim_start().starts_with('!')) {
         let parsed = command::parse(line);
         let is_set = matches!(parsed, Ok(Some(Command::Set(_))));
         one_line(parsed)?;
         if is_set {
-            one_line(session.execute(line))?;
+            one_line(session.execute(line, Origin::Written))?;
         }
     }
     Ok(())
