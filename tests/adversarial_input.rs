@@ -258,14 +258,14 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// A run whose threads cannot all start, on a tmpfs everyone may write to
-/// (`args_for` gives its arguments): exit 1, one line saying so, the
+/// with the sticky bit, as /tmp (`args_for` gives its arguments): exit 1, one line saying so, the
 /// started threads stopped (no hang), the sentinel intact and the scratch
 /// directory removed.
 fn fails_to_start_threads(args_for: impl FnOnce(&TmpfsMount) -> Vec<String>) {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let open = std::os::unix::fs::PermissionsExt::from_mode(0o777);
+    let open = std::os::unix::fs::PermissionsExt::from_mode(0o1777);
     std::fs::set_permissions(mnt.path(), open).unwrap();
     let out = run_with_few_threads(&args_for(&mnt));
     out.assert_error(1, &["cannot start", "thread"]);
