@@ -115,15 +115,18 @@ fn a_mount_inside_a_live_run_is_left_alone_and_the_results_are_saved() {
 /// directory is on: same `st_dev`, a different mount.
 #[test]
 fn clean_leaves_a_same_file_system_bind_mount_alone_and_goes_on() {
-    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
+        return;
+    };
+    let Some((other, other_sentinel)) = tmpfs_with_sentinel("128m") else {
         return;
     };
     let precious = precious_dir(mnt.path());
     let blocked = killed_run_leftover(&mnt);
-    let free = killed_run_leftover(&mnt);
+    let free = killed_run_leftover(&other);
     let bind = BindMount::new(&precious, &blocked.join("sub/mnt"));
 
-    let out = run(&["clean", &mnt.arg()]);
+    let out = run(&["clean", &mnt.arg(), &other.arg()]);
     out.assert_code(1).assert_no_panic();
     assert!(
         out.stderr
@@ -138,6 +141,8 @@ fn clean_leaves_a_same_file_system_bind_mount_alone_and_goes_on() {
     assert!(!free.exists(), "clean went on to the next leftover\n{out}");
     assert_precious(&precious);
     assert_precious(&blocked.join("sub/mnt"));
+
+    other_sentinel.assert_intact();
 
     bind.unmount();
     run(&["clean", &mnt.arg()]).assert_success();
