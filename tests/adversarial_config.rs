@@ -344,6 +344,25 @@ fn a_shell_escape_in_a_suite_is_refused_unless_allowed() {
     stage.assert_ran(&run(&run_suite_args(&suite, &target, &["--allow-shell"])));
 }
 
+/// A suite's tree `--cmd` is a shell command written in a file too.
+#[test]
+fn a_tree_command_in_a_suite_is_refused_unless_allowed() {
+    let Some(stage) = EscapeStage::new() else {
+        return;
+    };
+    let command = format!("touch {}", stage.touched.display());
+    let suite = write_suite(
+        stage.dir.path(),
+        &format!(
+            "[[workload]]\nkind = \"tree\"\nargs = [\"--dataset\", \"images\", \"--scale\", \"0.001\", \"--ops\", \"find\", \"--cmd\", \"{command}\"]\n"
+        ),
+    );
+    let target = [stage.mnt.arg()];
+    let out = run(&run_suite_args(&suite, &target, &[]));
+    stage.assert_refused(&out, &["--cmd", &command, "--allow-shell"]);
+    stage.assert_ran(&run(&run_suite_args(&suite, &target, &["--allow-shell"])));
+}
+
 #[test]
 fn a_report_file_in_a_suite_stays_in_the_results_directory() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,8 +63,8 @@ pub struct RunArgs {
     /// Do not save the result (only --json, if given).
     #[arg(long, conflicts_with = "save_dir")]
     no_save: bool,
-    /// Run shell escapes (`!command`) among a suite's PostMark commands;
-    /// without it they are refused.
+    /// Run a suite's shell commands: `!command` among its PostMark
+    /// commands and its tree entries' `--cmd`; without it they are refused.
     #[arg(long)]
     allow_shell: bool,
     /// Print each result as it is measured, and where the time went.
@@ -215,7 +215,7 @@ fn build_workload(entry: &Entry, scale: f64, policy: &Policy) -> anyhow::Result<
             policy,
         ),
         "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
-        "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?),
+        "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?, policy.allow_shell),
         "durability" => super::durability::suite_workload(&entry.scaled_args(scale)?),
         other => usage(format!("unknown workload kind '{other}'")),
     }

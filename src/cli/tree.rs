@@ -308,11 +308,21 @@ struct SuiteTreeArgs {
 }
 
 /// Builds the workload of a suite entry (`fsbench run`).
-pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload>> {
+/// A suite's tree entry. Its `--cmd`s were written in a file, so, like a
+/// PostMark `!command` there, they run only with `--allow-shell`.
+pub(super) fn suite_workload(
+    args: &[String],
+    allow_shell: bool,
+) -> anyhow::Result<Box<dyn Workload>> {
     let parsed = SuiteTreeArgs::try_parse_from(
         std::iter::once("tree").chain(args.iter().map(String::as_str)),
     )
     .map_err(|e| UsageError(format!("tree: {}", first_line(&e.to_string()))))?;
+    if let Some(command) = parsed.options.commands.first().filter(|_| !allow_shell) {
+        return usage(format!(
+            "tree: --cmd '{command}': a suite's shell commands run only with --allow-shell"
+        ));
+    }
     Ok(Box::new(TreeWorkload::new(parsed.options.config(false)?)?))
 }
 
@@ -335,17 +345,20 @@ mod tests {
     #[test]
     fn suite_entries_parse_and_name_unknown_flags() {
         let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let workload = suite_workload(&args(&[
-            "--dataset",
-            "images",
-            "--scale",
-            "0.001",
-            "--ops",
-            "copy,delete",
-        ]))
+        let workload = suite_workload(
+            &args(&[
+                "--dataset",
+                "images",
+                "--scale",
+                "0.001",
+                "--ops",
+                "copy,delete",
+            ]),
+            false,
+        )
         .unwrap();
         assert_eq!(workload.kind(), "tree");
-        let err = suite_workload(&args(&["--bogus"]))
+        let err = suite_workload(&args(&["--bogus"]), false)
             .err()
             .unwrap()
             .to_string();
