@@ -61,6 +61,23 @@ fn assert_precious(dir: &Path) {
     );
 }
 
+/// A directory `name` in the mount with exactly `mode` (no umask).
+fn dir_with_mode(mnt: &TmpfsMount, name: &str, mode: u32) -> PathBuf {
+    let dir = mnt.join(name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    dir
+}
+
+/// Once the mount is gone, `clean` removes the rest; the mounted data
+/// stays intact.
+fn clean_after_unmount(bind: BindMount, mnt: &TmpfsMount, precious: &Path) {
+    bind.unmount();
+    run(&["clean", &mnt.arg()]).assert_success();
+    assert_no_scratch_left(mnt.path());
+    assert_precious(precious);
+}
+
 /// A scratch directory as a killed run leaves it.
 fn killed_run_leftover(mnt: &TmpfsMount) -> PathBuf {
     let (fsbench, scratch) = start_bonnie(mnt, &LONG_RUN);
@@ -104,10 +121,7 @@ fn a_mount_inside_a_live_run_is_left_alone_and_the_results_are_saved() {
     assert_eq!(result["targets"][0]["cleanup"]["mounts_left"][0], "mnt");
     assert_eq!(listing(&scratch), [".fsbench-scratch", "mnt"]);
 
-    bind.unmount();
-    run(&["clean", &mnt.arg()]).assert_success();
-    assert_no_scratch_left(mnt.path());
-    assert_precious(&precious);
+    clean_after_unmount(bind, &mnt, &precious);
     sentinel.assert_intact();
 }
 
@@ -144,10 +158,7 @@ fn clean_leaves_a_same_file_system_bind_mount_alone_and_goes_on() {
 
     other_sentinel.assert_intact();
 
-    bind.unmount();
-    run(&["clean", &mnt.arg()]).assert_success();
-    assert_no_scratch_left(mnt.path());
-    assert_precious(&precious);
+    clean_after_unmount(bind, &mnt, &precious);
     sentinel.assert_intact();
 }
 
@@ -159,9 +170,7 @@ fn a_symlink_raced_in_as_the_marker_by_another_user_redirects_nothing() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let shared = mnt.join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let shared = dir_with_mode(&mnt, "shared", 0o1777);
     let victim = mnt.join("victim");
     std::fs::write(&victim, b"root's file\n").unwrap();
     // A shell loop is too slow to hit the window; this one hit it in about
@@ -382,9 +391,7 @@ fn a_world_writable_target_without_sticky_bit_is_warned_about() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let open = mnt.join("open");
-    std::fs::create_dir(&open).unwrap();
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let open = dir_with_mode(&mnt, "open", 0o777);
     let out = run(&quick_bonnie_args(open.to_str().unwrap(), &[] as &[&str]));
     out.assert_success();
     assert!(
