@@ -1,6 +1,6 @@
 //! fsbench: benchmark file systems and storage configurations side by side.
 //!
-//! The crate is organised by concern: `target` (scratch directories, safety,
+//! The crate is organised by concern: `storage` (targets, scratch directories, safety,
 //! environment probe), `io` (aligned buffers and the syscalls workloads
 //! issue), `measure` (clocks, CPU, latency histograms), `workload` (what is
 //! measured), `compat` (the command languages and formats of the tools
@@ -17,6 +17,6 @@ pub mod result;
 pub mod runner;
 pub mod scale;
 pub mod size;
+pub mod storage;
 pub mod suite;
-pub mod target;
 pub mod workload;

@@ -3,9 +3,9 @@
 //! (versioned) is the source of truth that later commands re-read.
 use serde::{Deserialize, Serialize};
 
-use crate::target::cleanup::CleanupReport;
-use crate::target::env::{HostEnv, TargetEnv};
-use crate::target::risk::Risk;
+use crate::storage::cleanup::CleanupReport;
+use crate::storage::env::{HostEnv, TargetEnv};
+use crate::storage::risk::Risk;
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -3,9 +3,9 @@
 //! workloads.
 use crate::result::{RunResult, SCHEMA_VERSION, TargetResult, WorkloadResult};
 use crate::scale;
-use crate::target::Target;
-use crate::target::env::{probe_host, probe_target};
-use crate::target::scratch::Scratch;
+use crate::storage::Target;
+use crate::storage::env::{probe_host, probe_target};
+use crate::storage::scratch::Scratch;
 use crate::workload::{Progress, RunContext, Workload};
 
 pub struct RunOptions {
@@ -21,7 +21,7 @@ pub fn new_run_id() -> String {
     format!(
         "{}-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
-        crate::target::scratch::random_hex(6)
+        crate::storage::scratch::random_hex(6)
     )
 }
 

@@ -54,7 +54,7 @@ fn suffix_multiplier(suffix: &str) -> Option<u64> {
 
 /// Formats bytes with a binary unit and one decimal: `1.5 GiB`, `512.0 KiB`.
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
     while value >= 1024.0 && unit + 1 < UNITS.len() {
@@ -93,5 +93,8 @@ mod tests {
         assert_eq!(format_bytes(100), "100 B");
         assert_eq!(format_bytes(1536), "1.5 KiB");
         assert_eq!(format_bytes(16 << 20), "16.0 MiB");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(270_553_174_016), "252.0 GiB");
+        assert_eq!(format_bytes(u64::MAX), "16.0 EiB");
     }
 }

@@ -203,7 +203,7 @@ fn clean_without_leftovers_changes_nothing() {
 }
 
 /// Bug (robustness): cleanup recurses with one open directory fd per level
-/// (src/target/cleanup.rs `remove_subdir` → `empty_dir`), so a tree deeper
+/// (src/storage/cleanup.rs `remove_subdir` → `empty_dir`), so a tree deeper
 /// than the fd limit fails with EMFILE and stays; and each level wraps the
 /// error in another "cannot remove <path>" context, so the "one line" error
 /// grows quadratically (about 200 KB for 300 levels).

@@ -340,7 +340,7 @@ fn assert_failing_rank_cleans_up(rank: u32, extra: &[&str]) {
         &[("FSBENCH_TEST_FAIL_RANK", &rank.to_string())],
         &bonnie_args(&mnt.arg(), &args),
     );
-    let host = fsbench::target::env::host_name();
+    let host = fsbench::storage::env::host_name();
     assert_job_failed_naming(&out, &format!("rank {rank} on host {host}"));
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();

@@ -13,7 +13,7 @@ use crate::compat::bonnie::args::{
 use crate::compat::bonnie::report::{CSV_HEADER, csv_line, text_report};
 use crate::error::usage;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};
 use crate::workload::{Progress, Workload};
 
@@ -133,7 +133,7 @@ impl BonnieArgs {
             machine: self
                 .machine
                 .clone()
-                .unwrap_or_else(crate::target::env::host_name),
+                .unwrap_or_else(crate::storage::env::host_name),
             file_size_mib,
             chunk,
             seeks,
@@ -171,7 +171,7 @@ fn check_name_memory(files: &FileTestConfig, ram_mib: u64) -> anyhow::Result<()>
 }
 
 fn host_ram_mib() -> u64 {
-    crate::target::env::probe_host().ram_bytes / MIB
+    crate::storage::env::probe_host().ram_bytes / MIB
 }
 
 /// bonnie++'s default seed: pid XOR time.

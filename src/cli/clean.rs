@@ -6,8 +6,8 @@ use std::path::Path;
 use super::output::{Stream, check_json_path, emit};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
-use crate::target::Target;
-use crate::target::cleanup::{CleanupReport, Leftover, find_leftovers};
+use crate::storage::Target;
+use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
 
 #[derive(Debug, Args)]
 pub struct CleanArgs {

@@ -11,7 +11,7 @@ use super::output::{Stream, check_json_path, emit, json_to_stdout};
 use crate::error::usage;
 use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::durability::{Durability, Limits};
 use crate::workload::{Progress, Workload};
 

@@ -7,8 +7,8 @@ use clap::Args;
 use super::output::{Stream, emit, json_to_stdout};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
-use crate::target::Target;
-use crate::target::env::{probe_target, render_text};
+use crate::storage::Target;
+use crate::storage::env::{probe_target, render_text};
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {

@@ -14,7 +14,7 @@ use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, s
 use crate::error::usage;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::pattern::job::{
     Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, RATE_HINT, parse_time, rate_value,
 };

@@ -161,7 +161,7 @@ impl Command {
 /// A run whose results were saved still fails if it left scratch data
 /// behind: the user must know to run `fsbench clean`.
 fn exit_code_of_cleanup() -> i32 {
-    match crate::target::scratch::cleanup_failed() {
+    match crate::storage::scratch::cleanup_failed() {
         false => 0,
         true => {
             eprintln!(
@@ -182,7 +182,7 @@ fn report_error(e: &anyhow::Error) -> i32 {
         return code;
     }
     if let Some(interrupted) = e.downcast_ref::<Interrupted>() {
-        let cleanup = match crate::target::scratch::cleanup_failed() {
+        let cleanup = match crate::storage::scratch::cleanup_failed() {
             false => "scratch data removed",
             true => "scratch data NOT fully removed (see above)",
         };

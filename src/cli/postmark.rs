@@ -18,9 +18,9 @@ use crate::result::{RESULTS_DIR, RunResult, TargetResult};
 use crate::runner::{new_run_id, new_run_result, show_scale_out, write_json};
 use crate::scale;
 use crate::size::format_bytes;
-use crate::target::Target;
-use crate::target::env::probe_target;
-use crate::target::scratch::Scratch;
+use crate::storage::Target;
+use crate::storage::env::probe_target;
+use crate::storage::scratch::Scratch;
 use crate::workload::Workload;
 use crate::workload::postmark::{
     self as workload, LocationDir, LogPlan, Postmark, PostmarkConfig, RunSummary,
@@ -359,7 +359,7 @@ pub(super) fn suite_workload(
     if !config.locations.is_empty() {
         return usage("set location: in a suite, PostMark runs in each target; remove the line");
     }
-    let ram_bytes = crate::target::env::probe_host().ram_bytes;
+    let ram_bytes = crate::storage::env::probe_host().ram_bytes;
     check_memory(&config, ram_bytes)?;
     Ok(Box::new(Postmark::new(config, sync_log, ram_bytes)))
 }

@@ -13,9 +13,9 @@ use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
 use crate::result::{RESULTS_DIR, RunResult};
 use crate::runner::{new_run_id, new_run_result, write_json};
+use crate::storage::Target;
 use crate::suite::run::{Overhead, SuiteOptions, run_suite};
 use crate::suite::{Entry, Suite, builtin_names, builtin_text};
-use crate::target::Target;
 use crate::workload::Workload;
 
 const RUN_EXAMPLES: &str = "\

@@ -12,7 +12,7 @@ use crate::report::markdown::padded_table;
 use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::size::parse_size;
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::threads::MAX_THREADS;
 use crate::workload::tree::command::CommandTemplate;
 use crate::workload::tree::dataset::DatasetKind;

@@ -20,7 +20,7 @@ use super::summary::{Cell, Comparison, Level, MetricSummary, WorkloadSummary};
 use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
 use crate::result::{Direction, RunResult, TargetResult, WorkloadResult};
 use crate::size::format_bytes;
-use crate::target::env::TargetEnv;
+use crate::storage::env::TargetEnv;
 
 pub struct Html;
 

@@ -10,7 +10,7 @@ use crate::result::{
     AcrossRanks, Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS, Metric, RankPart,
     ScaleOut, Spread, WorkloadResult,
 };
-use crate::target::env::HostEnv;
+use crate::storage::env::HostEnv;
 
 /// One rank's contribution, as it travels to rank 0.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -214,7 +214,7 @@ pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<
     let bytes = result.and_then(|result| {
         let report = RankReport::new(
             rank(),
-            crate::target::env::probe_host(),
+            crate::storage::env::probe_host(),
             result,
             spans,
             latencies,

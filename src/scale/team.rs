@@ -156,7 +156,7 @@ impl Team {
     fn failure(&self, e: &anyhow::Error) -> RankFailed {
         RankFailed {
             rank: self.rank,
-            host: crate::target::env::host_name(),
+            host: crate::storage::env::host_name(),
             message: format!("{e:#}"),
             exit_code: exit_code_of(e),
         }

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use super::{Entry, Suite};
 use crate::result::{RunResult, TargetResult, WorkloadResult};
 use crate::scale;
-use crate::target::Target;
-use crate::target::distinct::check_distinct;
-use crate::target::env::probe_target;
-use crate::target::scratch::Scratch;
+use crate::storage::Target;
+use crate::storage::distinct::check_distinct;
+use crate::storage::env::probe_target;
+use crate::storage::scratch::Scratch;
 use crate::workload::{Progress, RunContext, Workload};
 
 /// Builds the workload an entry describes, at a scale.
@@ -179,7 +179,7 @@ impl TargetScratch {
     }
 
     /// Removes them all; one report for the target.
-    fn finish(self) -> Option<crate::target::cleanup::CleanupReport> {
+    fn finish(self) -> Option<crate::storage::cleanup::CleanupReport> {
         let mut nested_reports = Vec::new();
         for dir in self.nested {
             let name = dir

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::measure::{LatencyRecorder, PhaseClock};
 use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
-use crate::target::env::{TargetEnv, probe_target};
+use crate::storage::env::{TargetEnv, probe_target};
 use crate::workload::pattern::rng::Rng;
 use crate::workload::{RunContext, Workload};
 
@@ -357,7 +357,7 @@ fn format_ms(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::risk::Risk;
+    use crate::storage::risk::Risk;
 
     fn disk(rotational: Option<bool>, risks: &[&str]) -> TargetEnv {
         TargetEnv {

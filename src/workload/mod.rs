@@ -12,8 +12,8 @@ pub mod tree;
 use std::io::{IsTerminal, Write};
 
 use crate::result::WorkloadResult;
-use crate::target::Target;
-use crate::target::scratch::Scratch;
+use crate::storage::Target;
+use crate::storage::scratch::Scratch;
 
 pub trait Workload {
     /// Short kind name, e.g. "bonnie"; the `workload` field of results.

@@ -25,9 +25,9 @@ use serde_json::json;
 
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
-use crate::target::env::{TargetEnv, probe_target};
-use crate::target::risk::Risk;
-use crate::target::scratch::Scratch;
+use crate::storage::env::{TargetEnv, probe_target};
+use crate::storage::risk::Risk;
+use crate::storage::scratch::Scratch;
 use crate::workload::postmark::Figure;
 
 /// `--sync-log target`: the log goes in the target's own scratch directory
@@ -155,7 +155,7 @@ impl SyncLogConfig {
         };
         let ranks = u64::from(crate::scale::size());
         let space = self.space(volume);
-        crate::target::check_room_to_write(
+        crate::storage::check_room_to_write(
             "--sync-log",
             path,
             space.bytes.saturating_mul(ranks),

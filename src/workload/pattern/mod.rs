@@ -146,7 +146,7 @@ impl IoWorkload {
             plan,
             sink,
             calls: 0,
-            ram_bytes: crate::target::env::probe_host().ram_bytes,
+            ram_bytes: crate::storage::env::probe_host().ram_bytes,
         })
     }
 

@@ -16,8 +16,8 @@ use super::files::Syscalls;
 use super::logged::Logged;
 use super::summary::{RunSummary, Timing};
 use crate::measure::{PhaseClock, PhaseTiming};
-use crate::target::cleanup::open_subdir;
-use crate::target::scratch::Scratch;
+use crate::storage::cleanup::open_subdir;
+use crate::storage::scratch::Scratch;
 use crate::workload::synclog::{SyncLog, SyncLogConfig};
 use crate::workload::threads::spawn_all;
 

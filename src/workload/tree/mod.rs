@@ -27,7 +27,7 @@ use self::ops::{Find, Read, StatAll, Tally};
 use crate::error::usage;
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::synclog::{LogSpace, LogVolume, SyncLog, SyncLogConfig};
 use crate::workload::{RunContext, Workload};
 
@@ -133,7 +133,7 @@ impl TreeWorkload {
             config,
             plan,
             description,
-            ram_bytes: crate::target::env::probe_host().ram_bytes,
+            ram_bytes: crate::storage::env::probe_host().ram_bytes,
         })
     }
 
@@ -809,7 +809,7 @@ fn make_dir(parent: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
 }
 
 fn open_sub(parent: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<OwnedFd> {
-    crate::target::cleanup::open_subdir(parent, name)
+    crate::storage::cleanup::open_subdir(parent, name)
         .with_context(|| format!("cannot open {}", name.to_string_lossy()))
 }
 

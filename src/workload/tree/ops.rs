@@ -15,7 +15,7 @@ use super::dataset::Description;
 use super::parallel::{self, Parallel, open_beneath};
 use super::walk::{Entry, Kind, Visitor, kind_of, read_listing, walk};
 use crate::measure::LatencyRecorder;
-use crate::target::cleanup::{CleanupReport, empty_dir, open_subdir};
+use crate::storage::cleanup::{CleanupReport, empty_dir, open_subdir};
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 
 /// What an operation did: entries handled, bytes moved, per-entry latency.

@@ -10,7 +10,7 @@ use anyhow::Context;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::walk::{Entry, Kind, Visitor, kind_of, read_listing};
-use crate::target::cleanup::open_subdir;
+use crate::storage::cleanup::open_subdir;
 use crate::workload::threads::spawn_all;
 
 /// A visitor that can work on any directory of the tree, in any order.

@@ -8,7 +8,7 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use anyhow::Context;
 use rustix::fs::{AtFlags, Dir, FileType};
 
-use crate::target::cleanup::{self, list_entries, open_subdir};
+use crate::storage::cleanup::{self, list_entries, open_subdir};
 
 /// What an entry is, from the directory listing (or a stat when the file
 /// system does not say).

@@ -13,6 +13,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::risk::{Risk, risks_of};
+use crate::size::format_bytes;
 
 /// Stands in for a text field the kernel left empty or we could not read.
 const UNKNOWN: &str = "unknown";
@@ -601,7 +602,7 @@ fn host_rows(host: &HostEnv) -> Rows {
             "cpus online",
             known(host.cpu_count as u64, |n| n.to_string()),
         ),
-        ("memory", known(host.ram_bytes, human_bytes)),
+        ("memory", known(host.ram_bytes, format_bytes)),
     ]
 }
 
@@ -623,8 +624,8 @@ fn target_rows(target: &TargetEnv) -> Rows {
         ("scheduler", or_dash(target.scheduler.as_deref())),
         ("write cache", or_dash(target.write_cache.as_deref())),
         ("raid level", or_dash(target.raid_level.as_deref())),
-        ("total size", human_bytes(target.total_bytes)),
-        ("free size", human_bytes(target.free_bytes)),
+        ("total size", format_bytes(target.total_bytes)),
+        ("free size", format_bytes(target.free_bytes)),
         ("total inodes", target.total_inodes.to_string()),
         ("free inodes", target.free_inodes.to_string()),
     ];
@@ -646,21 +647,6 @@ fn render_block(title: &str, rows: &[(&str, String)]) -> String {
         let _ = writeln!(out, "  {label:<width$} {value}");
     }
     out
-}
-
-/// Binary units with one decimal ("16.0 MiB"), whole bytes below 1 KiB.
-fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]
@@ -900,16 +886,6 @@ mod tests {
             free_inodes: 999,
             risks: Vec::new(),
         }
-    }
-
-    #[test]
-    fn human_sizes_use_binary_units_with_one_decimal() {
-        assert_eq!(human_bytes(0), "0 B");
-        assert_eq!(human_bytes(1023), "1023 B");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
-        assert_eq!(human_bytes(16 * MIB), "16.0 MiB");
-        assert_eq!(human_bytes(270_553_174_016), "252.0 GiB");
-        assert_eq!(human_bytes(u64::MAX), "16.0 EiB");
     }
 
     #[test]

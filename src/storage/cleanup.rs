@@ -516,7 +516,7 @@ pub fn find_leftovers(target: &Path) -> anyhow::Result<Vec<Leftover>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::marker::{MARKER, Marker};
+    use crate::storage::marker::{MARKER, Marker};
     use std::os::unix::fs::symlink;
 
     fn make_marked(dir: &Path, run_id: &str) -> PathBuf {
