@@ -14,6 +14,7 @@ pub mod io;
 pub mod measure;
 pub mod report;
 pub mod result;
+pub mod rng;
 pub mod runner;
 pub mod scale;
 pub mod size;

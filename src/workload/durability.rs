@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::measure::{LatencyRecorder, PhaseClock};
 use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::rng::{Random, WyRand};
 use crate::storage::env::{TargetEnv, probe_target};
-use crate::workload::pattern::rng::Rng;
 use crate::workload::{RunContext, Workload};
 
 /// The size of every write: one page, the unit of a small durable update
@@ -184,7 +184,7 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos() as u64;
-    Rng::new(seed).fill(&mut block);
+    WyRand::new(seed).fill(&mut block);
     if !probe.appends() {
         // The overwrite probes rewrite an allocated, synced block.
         write_block(&file, &mut block, 0, 0)?;

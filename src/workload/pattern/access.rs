@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
+use super::chance::Chance;
 use super::job::{Job, Seek, XferSize};
-use super::rng::{Chance, Rng};
+use crate::rng::{Random, WyRand};
 
 /// One I/O: a read or write of `len` bytes at `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +126,7 @@ impl Sizes {
     }
 
     #[inline]
-    fn draw(&self, rng: &mut Rng) -> usize {
+    fn draw(&self, rng: &mut WyRand) -> usize {
         if self.sizes.len() == 1 {
             return 0;
         }
@@ -139,7 +140,7 @@ impl Sizes {
 
 /// One thread's draws.
 pub struct Picker {
-    rng: Rng,
+    rng: WyRand,
     read: Chance,
     random: Chance,
     sizes: Sizes,
@@ -153,7 +154,7 @@ impl Picker {
             Seek::Eof => 0.0,
         };
         Picker {
-            rng: Rng::for_stream(job.seed, u64::from(thread)),
+            rng: WyRand::for_stream(job.seed, u64::from(thread)),
             read: Chance::percent(job.read_pct),
             random: Chance::percent(seek_pct),
             sizes: Sizes::new(&job.xfer, stream.high),

@@ -9,10 +9,10 @@ use rustix::fs::{Advice, AtFlags, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 
 use super::job::{Job, SyncFlag, short_size};
-use super::rng::Rng;
 use super::verify::KeyMap;
 use crate::error::usage;
 use crate::io::{AlignedBuf, DIRECT_ALIGN};
+use crate::rng::{Random, WyRand};
 
 /// Bytes per write while laying out a file.
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -74,7 +74,7 @@ pub struct Payload {
 impl Payload {
     pub fn new(len: usize, seed: u64, thread: u32) -> Payload {
         let mut buf = AlignedBuf::new(len);
-        let mut rng = Rng::for_stream(seed ^ 0x5eed_da7a, u64::from(thread));
+        let mut rng = WyRand::for_stream(seed ^ 0x5eed_da7a, u64::from(thread));
         rng.fill(&mut buf);
         Payload {
             buf,

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
-use super::rng::Rng;
 use crate::error::usage;
+use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 
 /// Transfer sizes must be whole sectors (vdbench's rule); the data stamps
@@ -133,7 +133,7 @@ pub enum Warmup {
 
 impl Arrival {
     /// The time to the next I/O, in seconds, for a mean gap of `mean`.
-    pub fn gap(self, mean: f64, rng: &mut Rng) -> f64 {
+    pub fn gap(self, mean: f64, rng: &mut WyRand) -> f64 {
         match self {
             // Inverse transform; 1 - u is in (0, 1], so the log is finite.
             Arrival::Exponential => -mean * (1.0 - rng.unit()).ln(),
@@ -534,7 +534,7 @@ pub(crate) mod tests {
     /// Mean, coefficient of variation and share below the mean of 200 000
     /// gaps of mean 1.
     fn gap_statistics(arrival: Arrival) -> (f64, f64, f64) {
-        let mut rng = Rng::new(42);
+        let mut rng = WyRand::new(42);
         let gaps: Vec<f64> = (0..200_000).map(|_| arrival.gap(1.0, &mut rng)).collect();
         let n = gaps.len() as f64;
         let mean = gaps.iter().sum::<f64>() / n;
@@ -557,7 +557,7 @@ pub(crate) mod tests {
         assert!((below - 0.5).abs() < 0.005, "{below}");
         assert_eq!(gap_statistics(Arrival::Fixed), (1.0, 0.0, 0.0));
         // Seeded: the same seed gives the same gaps.
-        let draw = |seed| Arrival::Exponential.gap(1.0, &mut Rng::new(seed));
+        let draw = |seed| Arrival::Exponential.gap(1.0, &mut WyRand::new(seed));
         assert_eq!(draw(7), draw(7));
         assert_ne!(draw(7), draw(8));
     }

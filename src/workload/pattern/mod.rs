@@ -5,11 +5,11 @@
 //! per interval and latency histograms per direction.
 mod access;
 mod board;
+pub mod chance;
 mod data;
 mod engine;
 mod hostcpu;
 pub mod job;
-pub mod rng;
 pub mod stats;
 pub mod suite;
 mod verify;
@@ -30,6 +30,7 @@ use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{
     AcrossRanks, Direction, Flag, IntervalSample, MIN_PRECISE_SECONDS, Metric, WorkloadResult,
 };
+use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 use engine::JobOutcome;
 pub use verify::BadBlock;
@@ -142,7 +143,7 @@ impl IoWorkload {
         plan.check()?;
         Ok(IoWorkload {
             laid_out: plan.files.iter().map(|_| None).collect(),
-            tag: rng::Rng::new(plan.jobs[0].seed ^ u64::from(std::process::id())).next_u64() as u32,
+            tag: WyRand::new(plan.jobs[0].seed ^ u64::from(std::process::id())).next_u64() as u32,
             plan,
             sink,
             calls: 0,

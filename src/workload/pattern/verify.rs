@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use super::job::SECTOR;
-use super::rng::Rng;
+use crate::rng::{Random, WyRand};
 
 const SECTOR_LEN: usize = SECTOR as usize;
 const HEADER: usize = 32;
@@ -348,8 +348,8 @@ fn header_checksum(header: &[u8]) -> u32 {
     hash
 }
 
-fn pattern_rng(offset: u64, generation: u32, tag: u32) -> Rng {
-    Rng::for_stream(offset ^ (u64::from(tag) << 32), u64::from(generation))
+fn pattern_rng(offset: u64, generation: u32, tag: u32) -> WyRand {
+    WyRand::for_stream(offset ^ (u64::from(tag) << 32), u64::from(generation))
 }
 
 fn write_sector(sector: &mut [u8], offset: u64, generation: u32, tag: u32, time_ns: u64) {

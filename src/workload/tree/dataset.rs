@@ -9,8 +9,8 @@ use anyhow::Context;
 use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
 use serde::Serialize;
 
-use super::rng::Rng;
 use crate::error::usage;
+use crate::rng::{Random, SplitMix64};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -275,7 +275,7 @@ impl Plan {
 /// Collects entries, creating each parent directory the first time a path
 /// needs it, so the plan is always in creation order.
 struct PlanBuilder {
-    rng: Rng,
+    rng: SplitMix64,
     entries: Vec<PlannedEntry>,
     /// Every path planned so far.
     taken: HashSet<String>,
@@ -289,7 +289,7 @@ const FIVE_YEARS_S: u64 = 5 * 365 * 86_400;
 impl PlanBuilder {
     fn new(seed: u64) -> Self {
         PlanBuilder {
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
             entries: Vec::new(),
             taken: HashSet::new(),
             dir_mode: 0o755,
@@ -538,7 +538,7 @@ pub const POOL_BYTES: usize = 16 << 20;
 /// The incompressible data every file is cut from, fixed by the seed.
 pub fn data_pool(seed: u64) -> Vec<u8> {
     let mut pool = vec![0u8; POOL_BYTES];
-    Rng::new(seed ^ 0x5EED_DA7A).fill(&mut pool);
+    SplitMix64::new(seed ^ 0x5EED_DA7A).fill(&mut pool);
     pool
 }
 

@@ -8,7 +8,6 @@ pub mod command;
 pub mod dataset;
 mod ops;
 mod parallel;
-mod rng;
 mod tarball;
 mod walk;
 

@@ -20,10 +20,10 @@ use super::board::{Board, Timeline};
 use super::data::{Payload, pread_full, pwrite_full};
 use super::hostcpu::CpuTicks;
 use super::job::{Arrival, Engine, Job, Stop};
-use super::rng::Rng;
 use super::stats::{Counters, Figures, Row};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::{LatencyRecorder, process_cpu_time};
+use crate::rng::WyRand;
 use crate::workload::threads::{StartLine, spawn_all};
 
 /// Keeps the pacing draws apart from the access-pattern draws of a seed.
@@ -304,14 +304,14 @@ struct Pacer {
     /// Mean gap of this thread, in seconds.
     mean: f64,
     arrival: Arrival,
-    rng: Rng,
+    rng: WyRand,
 }
 
 impl Pacer {
     fn new(job: &Job, start: Instant, thread: u32) -> Option<Pacer> {
         let rate = job.rate?;
         let mean = f64::from(job.threads) / rate;
-        let mut rng = Rng::for_stream(job.seed ^ PACER_SALT, u64::from(thread));
+        let mut rng = WyRand::for_stream(job.seed ^ PACER_SALT, u64::from(thread));
         // Fixed gaps are staggered across the threads; drawn ones start
         // with a draw.
         let first = match job.arrival {
