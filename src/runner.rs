@@ -14,6 +14,15 @@ pub struct RunOptions {
     pub progress: Progress,
 }
 
+/// Refuses `--repeat 0`, for every command that repeats: there would be
+/// nothing to run.
+pub fn check_repeat(repeat: u32) -> anyhow::Result<u32> {
+    match repeat {
+        0 => crate::error::usage("--repeat 0: nothing to run (use at least 1)"),
+        n => Ok(n),
+    }
+}
+
 /// A unique id, sortable by time, that no one can guess ahead of the run
 /// (another local user could otherwise create `fsbench-<id>` first): UTC
 /// time and 48 random bits, e.g. `20261121T233000Z-9f3a61c0d2e4`.

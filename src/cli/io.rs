@@ -12,7 +12,9 @@ use super::output::{Stream, check_json_path, emit, first_line, json_to_stdout};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
 use crate::error::usage;
-use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
+use crate::runner::{
+    RunOptions, check_repeat, finish_record, new_run_id, new_run_result, run_on_target,
+};
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::workload::pattern::job::{
@@ -168,9 +170,7 @@ const SUITE_THREADS: u32 = 8;
 impl IoArgs {
     /// The plan and the directory to run it in.
     fn plan(&self) -> anyhow::Result<(Plan, Target)> {
-        if self.repeat == 0 {
-            return usage("--repeat 0: nothing to run (use at least 1)");
-        }
+        check_repeat(self.repeat)?;
         if let Some(path) = &self.vdbench {
             return self.vdbench_plan(path);
         }

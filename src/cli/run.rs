@@ -12,7 +12,7 @@ use crate::error::usage;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
 use crate::result::{RESULTS_DIR, RunResult};
-use crate::runner::{new_run_id, new_run_result, write_json};
+use crate::runner::{check_repeat, new_run_id, new_run_result, write_json};
 use crate::storage::Target;
 use crate::suite::run::{Overhead, SuiteOptions, run_suite};
 use crate::suite::{Entry, Suite, builtin_names, builtin_text};
@@ -157,10 +157,7 @@ fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
             args.scale
         ));
     }
-    let repeat = args.repeat.unwrap_or(suite.repeat);
-    if repeat == 0 {
-        return usage("--repeat 0: nothing to run (use at least 1)");
-    }
+    let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
     Ok(SuiteOptions {
         repeat,
         scale: args.scale,

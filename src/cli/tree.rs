@@ -10,7 +10,9 @@ use super::synclog::SyncLogArgs;
 use crate::error::{UsageError, usage};
 use crate::report::markdown::padded_table;
 use crate::result::WorkloadResult;
-use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
+use crate::runner::{
+    RunOptions, check_repeat, finish_record, new_run_id, new_run_result, run_on_target,
+};
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::workload::threads::MAX_THREADS;
@@ -179,9 +181,7 @@ fn checked_source(dir: &Path) -> anyhow::Result<PathBuf> {
 }
 
 pub fn run(args: TreeArgs, json: Option<&Path>) -> anyhow::Result<()> {
-    if args.repeat == 0 {
-        return usage("--repeat 0: nothing to run (use at least 1)");
-    }
+    check_repeat(args.repeat)?;
     let target = Target::parse(&args.target)?;
     let config = args.options.config(args.keep)?;
     target.require_dir()?;
