@@ -100,8 +100,8 @@ pub fn run_on_target(
 /// The per-host and per-rank tables of a multi-rank result, on stderr
 /// (stdout may carry CSV or JSON that must stay machine-readable).
 pub fn show_scale_out(result: &WorkloadResult) -> anyhow::Result<()> {
-    match scale::report::render(result) {
-        Some(text) => crate::cli::output::emit(crate::cli::output::Stream::Stderr, &text),
+    match crate::report::scale_out::render(result) {
+        Some(text) => crate::report::output::emit(crate::report::output::Stream::Stderr, &text),
         None => Ok(()),
     }
 }
@@ -130,7 +130,7 @@ pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<
     }
     let text = serde_json::to_string_pretty(result)? + "\n";
     if path.as_os_str() == "-" {
-        return crate::cli::output::emit(crate::cli::output::Stream::Stdout, &text);
+        return crate::report::output::emit(crate::report::output::Stream::Stdout, &text);
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

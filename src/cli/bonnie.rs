@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::flags::{parse_flags, refuse_in_suite};
-use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::output::{check_json_path, json_to_stdout};
 use crate::compat::bonnie::args::{
     DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, default_file_size_mib, parse_file_spec,
     parse_per_char, parse_size_spec,
 };
 use crate::compat::bonnie::report::{CSV_HEADER, csv_line, text_report};
 use crate::error::usage;
+use crate::report::output::{Stream, emit};
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::storage::Target;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};

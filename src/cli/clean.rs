@@ -3,7 +3,8 @@ use clap::Args;
 
 use std::path::Path;
 
-use super::output::{Stream, check_json_path, emit};
+use super::output::check_json_path;
+use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::storage::Target;

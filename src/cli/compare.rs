@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::output::{Stream, emit};
 use crate::error::usage;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
+use crate::report::output::{Stream, emit};
 use crate::report::{load, save};
 
 #[derive(Debug, Args)]

@@ -7,8 +7,9 @@ use std::path::Path;
 use clap::Args;
 
 use super::flags::{parse_flags, refuse_in_suite};
-use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::output::{check_json_path, json_to_stdout};
 use crate::error::usage;
+use crate::report::output::{Stream, emit};
 use crate::result::WorkloadResult;
 use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::storage::Target;

@@ -4,7 +4,8 @@ use std::path::Path;
 use anyhow::Context;
 use clap::Args;
 
-use super::output::{Stream, emit, json_to_stdout};
+use super::output::json_to_stdout;
+use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
 use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::storage::Target;

@@ -8,10 +8,11 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, ValueEnum};
 
-use super::output::{Stream, check_json_path, emit, first_line, json_to_stdout};
+use super::output::{check_json_path, first_line, json_to_stdout};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
 use crate::error::usage;
+use crate::report::output::{Stream, emit};
 use crate::runner::{
     RunOptions, check_repeat, finish_record, new_run_id, new_run_result, run_on_target,
 };

@@ -7,7 +7,7 @@ mod durability;
 mod env;
 mod flags;
 mod io;
-pub mod output;
+mod output;
 mod postmark;
 mod report;
 mod run;

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::output::{Stream, emit, json_to_stdout};
+use super::output::json_to_stdout;
 use crate::error::usage;
 use crate::report::csv::Csv;
 use crate::report::html::Html;
 use crate::report::markdown::Markdown;
+use crate::report::output::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary, load, save};
 use crate::runner::write_json;

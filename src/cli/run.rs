@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::output::{Stream, check_json_path, emit, json_to_stdout};
+use super::output::{check_json_path, json_to_stdout};
 use crate::compat::postmark::policy::Policy;
 use crate::error::usage;
+use crate::report::output::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
 use crate::result::{RESULTS_DIR, RunResult};

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser};
 
-use super::output::{Stream, check_json_path, emit, first_line, json_to_stdout};
+use super::output::{check_json_path, first_line, json_to_stdout};
 use super::synclog::SyncLogArgs;
 use crate::error::{UsageError, usage};
 use crate::report::markdown::padded_table;
+use crate::report::output::{Stream, emit};
 use crate::result::WorkloadResult;
 use crate::runner::{
     RunOptions, check_repeat, finish_record, new_run_id, new_run_result, run_on_target,

@@ -6,7 +6,9 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod markdown;
+pub mod output;
 pub mod placement;
+pub mod scale_out;
 pub mod summary;
 pub mod terminal;
 

@@ -70,7 +70,7 @@ impl Reporter for Terminal {
             out.push('\n');
         }
         let workloads = run.targets.iter().flat_map(|t| &t.workloads);
-        for scale_out in workloads.filter_map(crate::scale::report::render) {
+        for scale_out in workloads.filter_map(super::scale_out::render) {
             out.push_str(&scale_out);
         }
         out.push('\n');

@@ -13,7 +13,6 @@ pub mod checkpoint;
 mod log;
 #[cfg(feature = "mpi")]
 mod mpi;
-pub mod report;
 mod team;
 
 use std::cell::RefCell;

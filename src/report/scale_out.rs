@@ -1,7 +1,7 @@
 //! The terminal view of a multi-rank result: the aggregate with its
 //! stonewall and tail, then the same metrics per host and per rank.
-use crate::report::markdown::padded_table;
-use crate::report::number;
+use super::markdown::padded_table;
+use super::number;
 use crate::result::{Figure, ScaleOut, WorkloadResult};
 
 /// The tables' one text column (the metric's name), left-aligned; the
