@@ -151,7 +151,7 @@ impl Measured {
         };
         Metric {
             name: probe.name().into(),
-            value: crate::workload::postmark::per_second(self.writes as f64, elapsed_s),
+            value: crate::measure::figure::per_second(self.writes as f64, elapsed_s),
             unit: "writes/s".into(),
             direction: Direction::HigherIsBetter,
             samples: self.writes,

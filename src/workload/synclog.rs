@@ -23,12 +23,12 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::measure::figure::Figure;
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
 use crate::storage::env::{TargetEnv, probe_target};
 use crate::storage::risk::Risk;
 use crate::storage::scratch::Scratch;
-use crate::workload::postmark::Figure;
 
 /// `--sync-log target`: the log goes in the target's own scratch directory
 /// (seed 000's default: the database on the data's disk).

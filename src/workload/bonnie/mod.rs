@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{RunContext, Workload};
+use crate::measure::figure::Figure;
 use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::result::{LatencySummary, Metric, WorkloadResult};
 use rng::RandomSource;
 
 pub const MIB: u64 = 1 << 20;
@@ -205,37 +206,14 @@ impl Outcome {
     }
 
     fn to_metric(&self, config: &BonnieConfig) -> Metric {
-        let elapsed_s = self.timing.elapsed.as_secs_f64();
-        let per_second = if elapsed_s > 0.0 {
-            self.work as f64 / elapsed_s
-        } else {
-            0.0
-        };
-        let value = if self.test.moves_data() {
-            per_second / MIB as f64
-        } else {
-            per_second
-        };
-        let mut flags = Vec::new();
-        if elapsed_s < MIN_PRECISE_SECONDS {
-            flags.push(Flag::TooShort);
-        }
-        if self.test.reads_cached_data() && config.data_fits_in_cache() {
-            flags.push(Flag::FitsInPageCache);
-        }
-        Metric {
-            name: self.test.metric_name().to_string(),
-            value,
-            unit: self.test.unit().to_string(),
-            direction: Direction::HigherIsBetter,
-            samples: self.work,
-            elapsed_s,
-            cpu_percent: Some(self.timing.cpu_percent()),
+        let figure = Figure {
+            name: self.test.metric_name(),
+            unit: self.test.unit(),
+            work: self.work,
+            phase: self.timing,
             latency: self.latency.clone(),
-            flags,
-            across_ranks: Default::default(),
-            phase: Some(self.timing.id()),
-        }
+        };
+        figure.into_metric(self.test.reads_cached_data() && config.data_fits_in_cache())
     }
 }
 

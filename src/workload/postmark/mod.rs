@@ -22,7 +22,7 @@ use crate::workload::synclog::{LogVolume, decimal_digits};
 pub use engine::{Counts, Op};
 pub use run::{LocationDir, LogPlan, run};
 pub use suite::Postmark;
-pub use summary::{Figure, RunSummary, Timing, per_second};
+pub use summary::{RunSummary, Timing};
 
 /// PostMark's file sizes are C `int`s; seeds and counts too.
 pub const MAX_INT: u32 = i32::MAX as u32;

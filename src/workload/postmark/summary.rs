@@ -4,11 +4,10 @@
 //! and the CPU % of that interval.
 use super::PostmarkConfig;
 use super::engine::{Counts, FileOps, Instance, Op};
+use crate::measure::figure::Figure;
 use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::result::{LatencySummary, WorkloadResult};
 use crate::workload::synclog::SyncStats;
-
-const MIB: f64 = (1u64 << 20) as f64;
 
 /// The three phases and the whole (PostMark's t0..t3).
 #[derive(Debug, Clone, Copy)]
@@ -180,54 +179,6 @@ impl RunSummary {
         }
         notes
     }
-}
-
-/// One figure of the report before it becomes a metric: a count over
-/// the interval it is divided by (a sync log's figures are built alike).
-pub struct Figure {
-    pub name: &'static str,
-    pub unit: &'static str,
-    /// Files, transactions, bytes, or a sync log's records or syncs.
-    pub work: u64,
-    /// The interval PostMark divides this figure by.
-    pub phase: PhaseTiming,
-    pub latency: Option<LatencySummary>,
-}
-
-impl Figure {
-    pub fn into_metric(self, fits_in_page_cache: bool) -> Metric {
-        let elapsed_s = self.phase.elapsed.as_secs_f64();
-        let per_second = per_second(self.work as f64, elapsed_s);
-        let mut flags = Vec::new();
-        if elapsed_s < MIN_PRECISE_SECONDS {
-            flags.push(Flag::TooShort);
-        }
-        if fits_in_page_cache {
-            flags.push(Flag::FitsInPageCache);
-        }
-        Metric {
-            name: self.name.to_string(),
-            value: if self.unit == "MiB/s" {
-                per_second / MIB
-            } else {
-                per_second
-            },
-            unit: self.unit.to_string(),
-            direction: Direction::HigherIsBetter,
-            samples: self.work,
-            elapsed_s,
-            cpu_percent: Some(self.phase.cpu_percent()),
-            latency: self.latency,
-            flags,
-            across_ranks: Default::default(),
-            phase: Some(self.phase.id()),
-        }
-    }
-}
-
-/// `work / seconds`, 0 for an interval too short to measure.
-pub fn per_second(work: f64, seconds: f64) -> f64 {
-    if seconds > 0.0 { work / seconds } else { 0.0 }
 }
 
 #[cfg(test)]
