@@ -1,4 +1,6 @@
 //! vdbench: its parameter files (a subset: `sd=`, `wd=`, `rd=` with
 //! for-loops) and its interval report.
+mod lexer;
 pub mod parmfile;
 pub mod report;
+mod values;

@@ -12,13 +12,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{UsageError, usage};
-use crate::input::{self, read_input_file};
 use crate::size::parse_size;
 use crate::workload::pattern::job::{
-    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, RATE_HINT, Seek, Stop, SyncFlag, Warmup, XferSize,
-    parse_time, rate_value, short_size,
+    Arrival, DEFAULT_VERIFY_ERRORS, Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize, short_size,
 };
 use crate::workload::pattern::{FileSpec, Plan};
+
+use super::lexer::{Entry, Section, collect_lines, entry};
+use super::values::*;
 
 /// vdbench's defaults.
 const DEFAULT_THREADS: u32 = 8;
@@ -26,8 +27,6 @@ const DEFAULT_XFER: u64 = 4096;
 const DEFAULT_ELAPSED: Duration = Duration::from_secs(30);
 /// vdbench 5.04.06 starts from 1 s (5.04.07's guide says min(elapsed/2, 60)).
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
-/// Nested `include=` files deeper than this are refused (a loop).
-const MAX_INCLUDE_DEPTH: usize = 8;
 /// Most runs a parameter file may expand to, all its for-loops and rates
 /// together: each is a job in memory and a run of `elapsed=`, so more is
 /// a typing error (ranges such as `(1-4294967295,1)`).
@@ -79,7 +78,7 @@ struct Rd {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Loop {
+pub(super) enum Loop {
     Xfer(Vec<u64>),
     Threads(Vec<u32>),
     ReadPct(Vec<f64>),
@@ -88,9 +87,9 @@ enum Loop {
 
 /// `openflags=`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Flags {
-    direct: bool,
-    sync: Option<SyncFlag>,
+pub(super) struct Flags {
+    pub(super) direct: bool,
+    pub(super) sync: Option<SyncFlag>,
 }
 
 /// Run-wide settings the command line adds (vdbench's -e, -i, -w).
@@ -117,122 +116,6 @@ impl Default for Overrides {
             seed: 0,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Section {
-    General,
-    Sd,
-    Wd,
-    Rd,
-}
-
-impl Section {
-    fn name(self) -> &'static str {
-        match self {
-            Section::General => "general parameters",
-            Section::Sd => "sd=",
-            Section::Wd => "wd=",
-            Section::Rd => "rd=",
-        }
-    }
-
-    /// Keywords in vdbench's lookup order, and whether fsbench runs them.
-    fn keywords(self) -> &'static [(&'static str, bool)] {
-        match self {
-            Section::General => &[
-                ("validate", true),
-                ("messagescan", true),
-                ("data_errors", true),
-                ("journal", false),
-                ("compratio", false),
-                ("dedupratio", false),
-                ("pattern", false),
-                ("concatenatesds", false),
-                ("report", false),
-                ("histogram", false),
-                ("startcmd", false),
-                ("endcmd", false),
-                ("port", false),
-                ("formatsds", false),
-                ("formatxfersize", false),
-                ("report_run_totals", false),
-                ("create_anchors", false),
-            ],
-            Section::Sd => &[
-                ("sd", true),
-                ("lun", true),
-                ("size", true),
-                ("threads", true),
-                ("openflags", true),
-                ("host", false),
-                ("hd", false),
-                ("count", false),
-                ("range", false),
-                ("offset", false),
-                ("align", false),
-                ("hitarea", false),
-                ("journal", false),
-            ],
-            Section::Wd => &[
-                ("wd", true),
-                ("sd", true),
-                ("xfersize", true),
-                ("rdpct", true),
-                ("readpct", true),
-                ("wrpct", true),
-                ("writepct", true),
-                ("seekpct", true),
-                ("openflags", true),
-                ("stride", false),
-                ("range", false),
-                ("hotband", false),
-                ("skew", false),
-                ("iorate", false),
-                ("priority", false),
-                ("rhpct", false),
-                ("whpct", false),
-                ("threads", false),
-                ("host", false),
-            ],
-            Section::Rd => &[
-                ("rd", true),
-                ("wd", true),
-                ("iorate", true),
-                ("elapsed", true),
-                ("interval", true),
-                ("warmup", true),
-                ("openflags", true),
-                ("forxfersize", true),
-                ("forthreads", true),
-                ("forrdpct", true),
-                ("forseekpct", true),
-                ("xfersize", true),
-                ("threads", true),
-                ("rdpct", true),
-                ("seekpct", true),
-                ("sd", false),
-                ("distribution", true),
-                ("pause", false),
-                ("maxdata", false),
-                ("startcmd", false),
-                ("endcmd", false),
-                ("curve", false),
-                ("stopcurve", false),
-                ("forrhpct", false),
-                ("forwhpct", false),
-                ("forhitarea", false),
-                ("forcompratio", false),
-            ],
-        }
-    }
-}
-
-/// One definition: its parameters with full keyword names, and where it is.
-struct Entry {
-    at: String,
-    section: Section,
-    params: Vec<(&'static str, String)>,
 }
 
 impl ParmFile {
@@ -628,358 +511,6 @@ fn rd(entry: &Entry, default: &Rd) -> anyhow::Result<Rd> {
         }
     }
     Ok(rd)
-}
-
-/// Reads `path` into logical lines, splicing `include=` files in place.
-fn collect_lines(path: &Path, depth: usize, out: &mut Vec<(String, String)>) -> anyhow::Result<()> {
-    if depth > MAX_INCLUDE_DEPTH {
-        return usage(format!(
-            "{}: include= nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)",
-            path.display()
-        ));
-    }
-    let text = read_input_file(path, input::VDBENCH_PARMFILE)?;
-    let mut pending: Option<(String, String)> = None;
-    for (number, raw) in text.lines().enumerate() {
-        let at = format!("{}:{}", path.display(), number + 1);
-        let line = useful_part(raw);
-        if line.is_empty() || line.starts_with(['*', '#', '/']) {
-            continue;
-        }
-        if line.eq_ignore_ascii_case("eof") {
-            break;
-        }
-        let (at, joined) = match pending.take() {
-            Some((first, text)) => (first, text + line),
-            None => (at, line.to_string()),
-        };
-        if joined.ends_with(',') {
-            pending = Some((at, joined));
-            continue;
-        }
-        if let Some(included) = joined.strip_prefix("include=") {
-            let base = path.parent().unwrap_or(Path::new("."));
-            collect_lines(&base.join(included), depth + 1, out)?;
-            continue;
-        }
-        out.push((at, joined));
-    }
-    if let Some((at, _)) = pending {
-        return usage(format!(
-            "{at}: the last line ends with ',' but nothing follows"
-        ));
-    }
-    Ok(())
-}
-
-/// The line up to its first blank outside double quotes (vdbench ignores
-/// the rest: it is room for comments).
-fn useful_part(line: &str) -> &str {
-    let line = line.trim_start();
-    let mut quoted = false;
-    for (i, c) in line.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            c if c.is_whitespace() && !quoted => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
-
-/// Splits a logical line into `key=value` pairs and names their keywords.
-fn entry(at: &str, text: &str) -> anyhow::Result<Entry> {
-    let pairs = split_pairs(text).map_err(|e| UsageError(format!("{at}: {e}")))?;
-    let first = pairs[0].0.to_ascii_lowercase();
-    let section = match first.as_str() {
-        "sd" => Section::Sd,
-        "wd" => Section::Wd,
-        "rd" => Section::Rd,
-        "fsd" | "fwd" => {
-            return usage(format!(
-                "{at}: {first}= (vdbench's file-system workloads) is not supported by fsbench io"
-            ));
-        }
-        "hd" | "rg" => {
-            return usage(format!(
-                "{at}: {first}= (hosts, replay groups) is not supported: fsbench io runs on this host"
-            ));
-        }
-        _ => Section::General,
-    };
-    let name = match section {
-        Section::General => String::new(),
-        _ => format!(" {first}={}", pairs[0].1),
-    };
-    let params = pairs
-        .into_iter()
-        .map(|(key, value)| {
-            Ok((
-                keyword(section, &key).map_err(|e| UsageError(format!("{at}:{name}: {e}")))?,
-                value,
-            ))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    Ok(Entry {
-        at: at.to_string(),
-        section,
-        params,
-    })
-}
-
-fn split_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut pairs = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for i in 0..=bytes.len() {
-        let c = bytes.get(i).copied();
-        match c {
-            Some(b'(') => depth += 1,
-            Some(b')') => depth -= 1,
-            Some(b',') | None if depth == 0 => {
-                let item = &text[start..i];
-                if !item.is_empty() {
-                    let (key, value) = item
-                        .split_once('=')
-                        .ok_or_else(|| format!("'{item}' is not keyword=value"))?;
-                    if value.is_empty() {
-                        return Err(format!("{key}= has no value"));
-                    }
-                    pairs.push((key.to_string(), value.to_string()));
-                }
-                start = i + 1;
-            }
-            _ => {}
-        }
-        if depth < 0 {
-            return Err(format!("unbalanced ')' in '{text}'"));
-        }
-    }
-    if depth != 0 {
-        return Err(format!("unbalanced '(' in '{text}'"));
-    }
-    if pairs.is_empty() {
-        return Err("empty line".into());
-    }
-    Ok(pairs)
-}
-
-/// The full keyword a typed one (any case, a prefix of 2+ letters) means.
-fn keyword(section: Section, typed: &str) -> anyhow::Result<&'static str> {
-    let typed = typed.to_ascii_lowercase();
-    let table = section.keywords();
-    let found = table.iter().find(|(name, _)| *name == typed).or_else(|| {
-        (typed.len() >= 2)
-            .then(|| table.iter().find(|(name, _)| name.starts_with(&typed)))
-            .flatten()
-    });
-    match found {
-        Some((name, true)) => Ok(name),
-        Some((name, false)) => usage(format!(
-            "'{name}' is a vdbench parameter fsbench does not support"
-        )),
-        None => usage(format!("unknown parameter '{typed}' in {}", section.name())),
-    }
-}
-
-/// `(a,b,c)` → [a, b, c]; `a` → [a].
-fn list(value: &str) -> Vec<String> {
-    match value.strip_prefix('(').and_then(|v| v.strip_suffix(')')) {
-        Some(inner) => inner.split(',').map(|s| s.trim().to_string()).collect(),
-        None => vec![value.to_string()],
-    }
-}
-
-/// The values of the numeric for-loop `key=value`; errors name both.
-fn loop_values(
-    key: &str,
-    value: &str,
-    parse: impl Fn(&str) -> anyhow::Result<u64>,
-) -> anyhow::Result<Vec<u64>> {
-    number_list(value, parse).map_err(|e| UsageError(format!("{key}={value}: {e:#}")).into())
-}
-
-/// A numeric list, with vdbench's ranges: `(lo-hi,step)` and `(lo-hi,d)`
-/// (doubling, or halving when lo > hi).
-fn number_list(
-    value: &str,
-    parse: impl Fn(&str) -> anyhow::Result<u64>,
-) -> anyhow::Result<Vec<u64>> {
-    let items = list(value);
-    if let [range, step] = &items[..]
-        && let Some((lo, hi)) = range.split_once('-')
-    {
-        let (lo, hi) = (parse(lo)?, parse(hi)?);
-        return range_values(lo, hi, step, &parse);
-    }
-    items.iter().map(|v| parse(v)).collect()
-}
-
-fn range_values(
-    lo: u64,
-    hi: u64,
-    step: &str,
-    parse: &impl Fn(&str) -> anyhow::Result<u64>,
-) -> anyhow::Result<Vec<u64>> {
-    if step.eq_ignore_ascii_case("d") {
-        return doubling_values(lo, hi);
-    }
-    let step = parse(step)?;
-    if step == 0 || hi < lo {
-        return usage(format!(
-            "range {lo}-{hi} with step {step}: give a rising range and a positive step"
-        ));
-    }
-    let count = (hi - lo) / step + 1;
-    if count > MAX_RUNS as u64 {
-        return usage(format!(
-            "range {lo}-{hi} with step {step} has {count} values, more than the {MAX_RUNS} runs fsbench makes of a file"
-        ));
-    }
-    // Every value is at most hi, so none overflows.
-    Ok((0..count).map(|i| lo + i * step).collect())
-}
-
-/// `(lo-hi,d)`: lo, doubled (or halved when lo > hi) until it reaches or
-/// passes hi; at most 64 values, as a u64 doubles at most 63 times.
-fn doubling_values(lo: u64, hi: u64) -> anyhow::Result<Vec<u64>> {
-    if lo == 0 {
-        return usage("a doubling range cannot start at 0");
-    }
-    let mut values = vec![lo];
-    let mut v = lo;
-    while (lo < hi && v < hi) || (lo > hi && v > hi) {
-        v = match lo < hi {
-            true => v.checked_mul(2).ok_or_else(|| {
-                UsageError(format!(
-                    "range {lo}-{hi} doubles past the largest number fsbench takes"
-                ))
-            })?,
-            false => v / 2,
-        };
-        values.push(v);
-    }
-    Ok(values)
-}
-
-fn single<'a>(key: &str, value: &'a str) -> anyhow::Result<&'a str> {
-    if value.starts_with('(') {
-        return usage(format!("{key}={value}: a single value is expected here"));
-    }
-    Ok(value)
-}
-
-fn name_value(key: &str, value: &str) -> anyhow::Result<String> {
-    Ok(single(key, value)?.to_string())
-}
-
-/// `distribution=`: the inter-arrival times of a controlled rate.
-fn arrival_value(value: &str) -> anyhow::Result<Arrival> {
-    match value.to_ascii_lowercase().as_str() {
-        "exponential" => Ok(Arrival::Exponential),
-        "uniform" => Ok(Arrival::Uniform),
-        "deterministic" => Ok(Arrival::Fixed),
-        _ => usage(format!(
-            "distribution={value}: fsbench supports exponential, uniform and deterministic"
-        )),
-    }
-}
-
-fn yes_no(key: &str, value: &str) -> anyhow::Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "yes" | "y" => Ok(true),
-        "no" | "n" => Ok(false),
-        _ => usage(format!(
-            "{key}={value}: fsbench supports only {key}=yes or {key}=no"
-        )),
-    }
-}
-
-fn size_value(key: &str, value: &str) -> anyhow::Result<u64> {
-    parse_size(single(key, value)?, 1)
-}
-
-fn count_value(key: &str, value: &str) -> anyhow::Result<u32> {
-    single(key, value)?
-        .parse()
-        .map_err(|_| UsageError(format!("{key}={value}: not a whole number")).into())
-}
-
-fn time_value(key: &str, value: &str) -> anyhow::Result<Duration> {
-    parse_time(single(key, value)?)
-}
-
-fn pct_value(key: &str, value: &str) -> anyhow::Result<f64> {
-    let pct: f64 = single(key, value)?
-        .parse()
-        .map_err(|_| UsageError(format!("{key}={value}: not a number")))?;
-    if !(0.0..=100.0).contains(&pct) {
-        return usage(format!("{key}={value}: use 0 to 100"));
-    }
-    Ok(pct)
-}
-
-fn seek_value(value: &str) -> anyhow::Result<Seek> {
-    match value.to_ascii_lowercase().as_str() {
-        "random" => Ok(Seek::Percent(100.0)),
-        "seq" | "sequential" => Ok(Seek::Percent(0.0)),
-        "eof" | "-1" => Ok(Seek::Eof),
-        other if other.starts_with("poisson") || other.starts_with("(poisson") => {
-            usage(format!("seekpct={value}: poisson seeks are not supported"))
-        }
-        _ => pct_value("seekpct", value).map(Seek::Percent),
-    }
-}
-
-/// `4k` or a distribution `(4k,30,64k,70)`; `(min,max,align)` is refused.
-fn xfer_value(value: &str) -> anyhow::Result<XferSize> {
-    let items = list(value);
-    match items.len() {
-        1 => Ok(XferSize::Fixed(parse_size(&items[0], 1)?)),
-        n if n % 2 == 0 => items
-            .chunks(2)
-            .map(|pair| {
-                let pct = pct_value("xfersize", &pair[1])?;
-                Ok((parse_size(&pair[0], 1)?, pct))
-            })
-            .collect::<anyhow::Result<_>>()
-            .map(XferSize::Mix),
-        _ => usage(format!(
-            "xfersize={value}: the (min,max,align) form is not supported; give one size or (size,pct,...) pairs"
-        )),
-    }
-}
-
-fn rates_value(value: &str) -> anyhow::Result<Vec<Option<f64>>> {
-    list(value)
-        .iter()
-        .map(|item| match item.to_ascii_lowercase().as_str() {
-            "max" => Ok(None),
-            "curve" => usage("iorate=curve is not supported (give rates or max)"),
-            text => match rate_value(text) {
-                Some(rate) => Ok(Some(rate)),
-                None => usage(format!("iorate={item}: {RATE_HINT}")),
-            },
-        })
-        .collect()
-}
-
-fn flags_value(value: &str) -> anyhow::Result<Flags> {
-    let mut flags = Flags::default();
-    for item in list(value) {
-        match item.to_ascii_lowercase().as_str() {
-            "o_direct" | "directio" => flags.direct = true,
-            // vdbench opens all three as O_DSYNC on Linux.
-            "o_sync" | "o_dsync" | "o_rsync" => flags.sync = Some(SyncFlag::Dsync),
-            _ => {
-                return usage(format!(
-                    "openflags={item} is not supported (use o_direct, directio, o_sync, o_dsync, o_rsync)"
-                ));
-            }
-        }
-    }
-    Ok(flags)
 }
 
 #[cfg(test)]
