@@ -1,0 +1,519 @@
+//! One repetition of the tree workload: its dataset (generated or the
+//! user's), the caches dropped (or not) before each operation, and each
+//! operation timed into metrics.
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use rustix::fs::AtFlags;
+
+use super::dataset::Plan;
+use super::ops::{Find, Read, StatAll, Tally};
+use super::{
+    DIR_MODE, Op, Source, TreeWorkload, command, create_file, cstring, dataset, make_dir,
+    open_dir_path, open_file, ops, parallel, tarball, walk,
+};
+use crate::measure::{PhaseClock, PhaseTiming};
+use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::workload::RunContext;
+use crate::workload::synclog::SyncLog;
+
+/// Magic numbers of file systems that live in RAM (statfs f_type).
+const TMPFS_MAGIC: u32 = 0x0102_1994;
+const RAMFS_MAGIC: u32 = 0x8584_58f6;
+
+fn in_memory(fd: BorrowedFd<'_>) -> bool {
+    rustix::fs::fstatfs(fd).is_ok_and(|s| {
+        let kind = s.f_type as u32;
+        kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
+    })
+}
+
+/// Whether the page cache was emptied before each operation, and if not,
+/// why.
+enum Caches {
+    Dropping,
+    Kept(String),
+}
+
+impl Caches {
+    /// Syncs, so that no earlier phase's dirty data is written back during
+    /// this one, and drops clean caches (needs root); on the first failure
+    /// to drop, records why and stops trying.
+    fn before_operation(&mut self) {
+        rustix::fs::sync();
+        if let Caches::Dropping = self
+            && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3")
+        {
+            *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
+        }
+    }
+
+    fn dropped(&self) -> bool {
+        matches!(self, Caches::Dropping)
+    }
+}
+
+/// One repetition: its directory `r<N>` in the scratch directory, the
+/// dataset in `r<N>/src` (or the user's directory), the outputs next to it.
+pub(super) struct Repetition<'w, 'c> {
+    work: &'w TreeWorkload,
+    ctx: &'c RunContext<'c>,
+    result: &'w mut WorkloadResult,
+    dir: OwnedFd,
+    dir_name: String,
+    src: OwnedFd,
+    src_path: PathBuf,
+    caches: Caches,
+    /// The tree or the data the read operations see lives in RAM.
+    memory_backed: bool,
+    /// The sync log of `--sync-log`, and the time spent in the operations
+    /// that write it (copy, untar, delete), from the first one's start.
+    log: Option<SyncLog>,
+    logging: Option<PhaseTiming>,
+}
+
+impl<'w, 'c> Repetition<'w, 'c> {
+    pub(super) fn start(
+        work: &'w TreeWorkload,
+        ctx: &'c RunContext<'c>,
+        result: &'w mut WorkloadResult,
+    ) -> anyhow::Result<Self> {
+        let scratch = ctx.scratch.dir();
+        let dir_name = format!("r{}", ctx.repetition);
+        let dir = make_dir(scratch, &dir_name)?;
+        let caches = match work.config.drop_caches {
+            true => Caches::Dropping,
+            false => Caches::Kept("--no-drop-caches".into()),
+        };
+        let (src, src_path) = match (&work.plan, &work.config.source) {
+            (Some(plan), Source::Dataset { seed, .. }) => {
+                let src = generate(plan, *seed, dir.as_fd(), ctx, result)?;
+                (src, ctx.scratch.path().join(&dir_name).join("src"))
+            }
+            (_, Source::Dir(path)) => (open_dir_path(path)?, path.clone()),
+            (None, Source::Dataset { .. }) => unreachable!("datasets are planned in new()"),
+        };
+        let memory_backed = in_memory(dir.as_fd()) || in_memory(src.as_fd());
+        let log = work.config.sync_log.as_ref();
+        let log = log
+            .map(|config| SyncLog::open(config, ctx.scratch, ctx.repetition))
+            .transpose()?;
+        Ok(Repetition {
+            work,
+            ctx,
+            result,
+            dir,
+            dir_name,
+            src,
+            src_path,
+            caches,
+            memory_backed,
+            log,
+            logging: None,
+        })
+    }
+
+    pub(super) fn run_ops(&mut self) -> anyhow::Result<()> {
+        for &op in &self.work.config.ops {
+            match op {
+                Op::Find => self.walk_only("find", Find::default, |f| &f.tally)?,
+                Op::Stat => self.walk_only("stat", StatAll::default, |s| &s.tally)?,
+                Op::Read => self.read()?,
+                Op::Concat => self.concat()?,
+                Op::Untar => self.untar()?,
+                Op::Copy => self.copy()?,
+                Op::Cmd => self.commands()?,
+                Op::Stream => self.stream()?,
+                Op::Delete => self.delete()?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Records how caches were handled and removes the repetition's
+    /// directory (unless `--keep`).
+    pub(super) fn finish(mut self) -> anyhow::Result<()> {
+        if let Some(log) = self.log.take() {
+            let logging = self.logging.unwrap_or_else(PhaseTiming::zero);
+            // Under MPI the log's rates are aggregated over this span.
+            crate::scale::note_span(&logging);
+            log.finish()?.add_to(self.result, logging);
+        }
+        let caches = match &self.caches {
+            Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
+            Caches::Kept(why) => format!("not dropped ({why})"),
+        };
+        if let Some(params) = self.result.params.as_object_mut() {
+            params.insert("caches".into(), caches.clone().into());
+            params.insert("caches_dropped".into(), self.caches.dropped().into());
+        }
+        self.result.notes.push(format!("caches: {caches}"));
+        if self.memory_backed {
+            self.result
+                .notes
+                .push("the data lives in RAM (tmpfs/ramfs): every read is a memory read".into());
+        }
+        if !self.work.config.keep_outputs {
+            let name = cstring(&self.dir_name)?;
+            drop(self.src);
+            drop(self.dir);
+            ops::delete_tree(self.ctx.scratch.dir(), &name)
+                .context("cannot remove the repetition's data")?;
+        }
+        Ok(())
+    }
+
+    /// Times `work` as operation `name` after dropping caches.
+    fn timed<T>(
+        &mut self,
+        name: &str,
+        work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<(T, PhaseTiming)> {
+        self.caches.before_operation();
+        self.ctx.progress.start(name);
+        let (outcome, timing) = crate::scale::phase(
+            |(_, timing)| *timing,
+            || {
+                let clock = PhaseClock::start();
+                let outcome = work(self).with_context(|| name.to_string())?;
+                Ok((outcome, clock.stop()))
+            },
+        )?;
+        self.ctx.progress.done(timing.elapsed.as_secs_f64());
+        Ok((outcome, timing))
+    }
+
+    /// `timed` for an operation that writes the sync log: it ends by
+    /// committing its last records (so that sync is in its time), and its
+    /// time counts toward the log's rates.
+    fn timed_logging<T>(
+        &mut self,
+        name: &str,
+        work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<(T, PhaseTiming)> {
+        let (outcome, timing) = self.timed(name, |rep| {
+            let outcome = work(rep)?;
+            rep.log.as_ref().map_or(Ok(()), SyncLog::commit)?;
+            Ok(outcome)
+        })?;
+        self.logging = Some(self.logging.map_or(timing, |sum| sum.plus(timing)));
+        Ok((outcome, timing))
+    }
+
+    /// Flags for an operation; `reads` when its speed depends on reading
+    /// data that may still be cached.
+    fn flags(&self, timing: &PhaseTiming, reads: bool, bytes: u64) -> Vec<Flag> {
+        let mut flags = Vec::new();
+        if timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
+            flags.push(Flag::TooShort);
+        }
+        let cached = self.memory_backed || !self.caches.dropped();
+        if reads && cached && bytes < self.work.ram_bytes {
+            flags.push(Flag::FitsInPageCache);
+        }
+        flags
+    }
+
+    fn record(
+        &mut self,
+        name: &str,
+        tally: &Tally,
+        timing: PhaseTiming,
+        units: Units,
+        reads: bool,
+    ) {
+        let flags = self.flags(&timing, reads, self.work.description.bytes);
+        self.result
+            .metrics
+            .extend(metrics(name, tally, timing, units, &flags));
+    }
+
+    /// find or stat: a walk of the dataset that reads no file data.
+    fn walk_only<V: parallel::Parallel>(
+        &mut self,
+        name: &str,
+        make: impl Fn() -> V,
+        tally: impl Fn(&V) -> &Tally,
+    ) -> anyhow::Result<()> {
+        let threads = self.work.config.threads;
+        let (walked, timing) = self.timed(name, |rep| {
+            ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
+        })?;
+        self.record(name, &walked, timing, Units::Entries, true);
+        Ok(())
+    }
+
+    fn read(&mut self) -> anyhow::Result<()> {
+        let threads = self.work.config.threads;
+        let (read, timing) = self.timed("read", |rep| {
+            ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
+        })?;
+        self.record("read", &read, timing, Units::Both, true);
+        Ok(())
+    }
+
+    fn concat(&mut self) -> anyhow::Result<()> {
+        let out = create_file(self.dir.as_fd(), "concat.out")?;
+        let (tally, timing) = self.timed("concat", |rep| {
+            let mut read = Read::new(Some(out.as_fd()));
+            walk::walk(rep.src.as_fd(), &mut read)?;
+            Ok(read.tally)
+        })?;
+        let size = rustix::fs::fstat(&out)?.st_size as u64;
+        if size != tally.bytes {
+            anyhow::bail!(
+                "concat: the output has {size} bytes, the files {}",
+                tally.bytes
+            );
+        }
+        drop(out);
+        self.record("concat", &tally, timing, Units::Both, true);
+        self.remove_output("concat.out")
+    }
+
+    fn untar(&mut self) -> anyhow::Result<()> {
+        self.ctx
+            .progress
+            .start("preparing untar (tar of the dataset)");
+        let out = create_file(self.dir.as_fd(), "tree.tar")?;
+        tarball::create(self.src.as_fd(), out).context("cannot create the tar")?;
+        self.ctx.progress.done(0.0);
+        let target = make_dir(self.dir.as_fd(), "untar")?;
+        let (tally, timing) = self.timed_logging("untar", |rep| {
+            let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
+            tarball::extract(tar, target.as_fd(), rep.log.as_ref())
+        })?;
+        drop(target);
+        self.record("untar", &tally, timing, Units::Both, true);
+        self.remove_output("tree.tar")?;
+        self.remove_output("untar")
+    }
+
+    /// Copies the dataset to `copy`; `measured` when it is the copy
+    /// operation itself (it then writes the sync log), not delete's
+    /// untimed preparation.
+    fn copy_to_copy(&mut self, measured: bool) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
+        let dst = make_dir(self.dir.as_fd(), "copy")?;
+        let threads = self.work.config.threads;
+        let copy = |rep: &mut Self| {
+            let log = rep.log.as_ref().filter(|_| measured);
+            ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)
+        };
+        match measured {
+            true => self.timed_logging("copy", copy),
+            false => self.timed("copy", copy),
+        }
+    }
+
+    fn copy(&mut self) -> anyhow::Result<()> {
+        let (copied, timing) = self.copy_to_copy(true)?;
+        self.record("copy", &copied.tally, timing, Units::Both, true);
+        if copied.skipped > 0 {
+            self.result.notes.push(format!(
+                "copy: {} special files (fifos, sockets, devices) skipped",
+                copied.skipped
+            ));
+        }
+        if let Some(why) = copied.xattrs_off {
+            self.result.notes.push(format!("copy: {why}"));
+        }
+        if !self.work.has(Op::Delete) {
+            self.remove_output("copy")?;
+        }
+        Ok(())
+    }
+
+    fn commands(&mut self) -> anyhow::Result<()> {
+        for (i, template) in self.work.config.commands.iter().enumerate() {
+            let name = format!("cmd{}", i + 1);
+            make_dir(self.dir.as_fd(), &name)?;
+            let dst = self.ctx.scratch.path().join(&self.dir_name).join(&name);
+            let line = template.render(&self.src_path, &dst);
+            let ((), timing) = self.timed(&name, |_| command::run(&line))?;
+            let tally = Tally {
+                entries: self.work.description.entries,
+                bytes: self.work.description.bytes,
+                ..Default::default()
+            };
+            self.record(&name, &tally, timing, Units::Both, true);
+            self.remove_output(&name)?;
+        }
+        Ok(())
+    }
+
+    /// Disk Speed Test: one large file written sequentially in big blocks
+    /// (fsync included), then read back; one latency sample per block.
+    fn stream(&mut self) -> anyhow::Result<()> {
+        let bytes = self.work.stream_bytes();
+        let out = create_file(self.dir.as_fd(), "stream.dat")?;
+        let pool = dataset::data_pool(0);
+        let (tally, timing) = self.timed("stream write", |_| {
+            let tally = write_blocks(out.as_fd(), &pool, bytes)?;
+            // As fio's end_fsync: in the elapsed time, not in a block's latency.
+            rustix::fs::fsync(&out).context("fsync failed")?;
+            Ok(tally)
+        })?;
+        drop(out);
+        self.record("stream_write", &tally, timing, Units::Bytes, false);
+        let mut pump = ops::Pump::with_block(STREAM_BLOCK as usize);
+        let (tally, timing) = self.timed("stream read", |rep| {
+            let file = open_file(rep.dir.as_fd(), "stream.dat")?;
+            let mut tally = Tally::default();
+            let mut block_start = Instant::now();
+            pump.drain_blocks(file.as_fd(), |len| {
+                block_start = tally.add(len, block_start);
+            })?;
+            Ok(tally)
+        })?;
+        self.record("stream_read", &tally, timing, Units::Bytes, true);
+        self.remove_output("stream.dat")
+    }
+
+    /// rm -rf of the copy (made first, untimed, when `copy` did not run).
+    fn delete(&mut self) -> anyhow::Result<()> {
+        if !self.work.has(Op::Copy) {
+            self.copy_to_copy(false)?;
+        }
+        let name = cstring("copy")?;
+        let threads = self.work.config.threads;
+        let (entries, timing) = self.timed_logging("delete", |rep| {
+            ops::delete_logged(rep.dir.as_fd(), &name, threads, rep.log.as_ref())
+        })?;
+        let tally = Tally {
+            entries,
+            ..Default::default()
+        };
+        self.record("delete", &tally, timing, Units::Entries, false);
+        Ok(())
+    }
+
+    /// Removes an operation's output (a file or a tree), untimed, unless
+    /// `--keep`.
+    fn remove_output(&mut self, name: &str) -> anyhow::Result<()> {
+        if self.work.config.keep_outputs {
+            return Ok(());
+        }
+        let c_name = cstring(name)?;
+        let removed = match rustix::fs::unlinkat(self.dir.as_fd(), &c_name, AtFlags::empty()) {
+            Err(rustix::io::Errno::ISDIR) => {
+                ops::delete_tree(self.dir.as_fd(), &c_name).map(|_| ())
+            }
+            other => other.map_err(Into::into),
+        };
+        removed.with_context(|| format!("cannot remove {name}"))
+    }
+}
+
+/// Stream blocks: Disk Speed Test-sized.
+const STREAM_BLOCK: u64 = 1 << 20;
+
+/// Writes `bytes` of `pool`'s data to `out` in `STREAM_BLOCK` blocks, each
+/// one entry of the tally.
+fn write_blocks(out: BorrowedFd<'_>, pool: &[u8], bytes: u64) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    let mut block_start = Instant::now();
+    for block in 0..bytes.div_ceil(STREAM_BLOCK) {
+        crate::interrupt::check()?;
+        let len = STREAM_BLOCK.min(bytes - block * STREAM_BLOCK);
+        dataset::write_from_pool(out, pool, block * STREAM_BLOCK, len)?;
+        block_start = tally.add(len, block_start);
+    }
+    Ok(tally)
+}
+
+/// Writes the dataset into `<dir>/src`, timed as operation `generate`.
+fn generate(
+    plan: &Plan,
+    seed: u64,
+    dir: BorrowedFd<'_>,
+    ctx: &RunContext<'_>,
+    result: &mut WorkloadResult,
+) -> anyhow::Result<OwnedFd> {
+    let pool = dataset::data_pool(seed);
+    let src = make_dir(dir, "src")?;
+    ctx.progress.start("generate");
+    let mut tally = Tally::default();
+    let timing = crate::scale::phase(
+        |timing| *timing,
+        || {
+            let clock = PhaseClock::start();
+            let mut last = Instant::now();
+            dataset::write(plan, src.as_fd(), &pool, || {
+                crate::interrupt::check()?;
+                last = tally.latency.record_since(last);
+                Ok(())
+            })
+            .context("generate")?;
+            Ok(clock.stop())
+        },
+    )?;
+    ctx.progress.done(timing.elapsed.as_secs_f64());
+    let description = plan.describe();
+    tally.entries = description.entries;
+    tally.bytes = description.bytes;
+    let flags = match timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
+        true => vec![Flag::TooShort],
+        false => Vec::new(),
+    };
+    result
+        .metrics
+        .extend(metrics("generate", &tally, timing, Units::Both, &flags));
+    Ok(src)
+}
+
+/// Which rates an operation reports besides its elapsed time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Units {
+    Entries,
+    Bytes,
+    Both,
+}
+
+/// `<op>_s`, and `<op>_mb_s` (10^6 bytes/s, as the seeds' tables) and/or
+/// `<op>_entries_s`.
+fn metrics(
+    name: &str,
+    tally: &Tally,
+    timing: PhaseTiming,
+    units: Units,
+    flags: &[Flag],
+) -> Vec<Metric> {
+    let seconds = timing.elapsed.as_secs_f64();
+    let base = Metric {
+        name: format!("{name}_s"),
+        value: seconds,
+        unit: "s".into(),
+        direction: Direction::LowerIsBetter,
+        samples: tally.entries,
+        elapsed_s: seconds,
+        cpu_percent: Some(timing.cpu_percent()),
+        latency: tally.latency.summary_for_metric(),
+        flags: flags.to_vec(),
+        across_ranks: Default::default(),
+        phase: Some(timing.id()),
+    };
+    let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
+        name: format!("{name}_{suffix}"),
+        value: if seconds > 0.0 {
+            amount as f64 / scale / seconds
+        } else {
+            0.0
+        },
+        unit: unit.into(),
+        direction: Direction::HigherIsBetter,
+        samples: amount,
+        latency: None,
+        ..base.clone()
+    };
+    let mut out = Vec::new();
+    if units != Units::Entries {
+        out.push(rate("mb_s", "MB/s", tally.bytes, 1e6));
+    }
+    if units != Units::Bytes {
+        out.push(rate("entries_s", "entries/s", tally.entries, 1.0));
+    }
+    out.insert(0, base);
+    out
+}
