@@ -223,22 +223,31 @@ fn a_symlink_raced_in_as_the_marker_by_another_user_redirects_nothing() {
 
 /// Names a run would have had under the old id scheme (UTC second + pid),
 /// created ahead of it by someone else, neither stop the run nor get
-/// touched.
+/// touched. Pids are handed out in order, so the run's pid is among the
+/// next few after a process started just before it; the names cover those
+/// pids for the next seconds, and the run must show it got one of them.
 #[test]
 fn names_planted_ahead_of_a_run_neither_block_nor_get_touched() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
+    let last_pid = std::process::Command::new("true").spawn().unwrap().id();
+    let pids = last_pid + 1..last_pid + 200;
     let now = chrono::Utc::now();
-    for second in 0..5 {
+    for second in 0..10 {
         let stamp = (now + chrono::Duration::seconds(second)).format("%Y%m%dT%H%M%SZ");
-        for pid in 0..50 {
-            let planted = mnt.join(&format!("fsbench-{stamp}-{pid}"));
-            std::fs::create_dir(&planted).unwrap();
+        for pid in pids.clone() {
+            std::fs::create_dir(mnt.join(&format!("fsbench-{stamp}-{pid}"))).unwrap();
         }
     }
     let before = listing(mnt.path());
-    run(&quick_bonnie_args(&mnt.arg(), &[] as &[&str])).assert_success();
+    let fsbench = Running::spawn(&quick_bonnie_args(&mnt.arg(), &[] as &[&str]));
+    assert!(
+        pids.contains(&(fsbench.pid as u32)),
+        "the run's pid {} is not among the planted names': proves nothing",
+        fsbench.pid
+    );
+    fsbench.wait().assert_success();
     assert_eq!(listing(mnt.path()), before);
     sentinel.assert_intact();
 }
