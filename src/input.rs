@@ -3,8 +3,11 @@
 //! command lines PostMark mode reads from stdin. Every read is bounded, so
 //! `/dev/zero`, an endless pipe or a huge file is a one-line usage error
 //! naming the limit instead of a process that eats all memory.
-use std::io::{BufRead, Read};
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsFd;
 use std::path::Path;
+
+use anyhow::Context;
 
 use crate::error::{UsageError, usage};
 
@@ -120,6 +123,62 @@ fn limit_text(limit: u64) -> String {
         format!("{} KiB", limit >> 10)
     } else {
         format!("{limit} bytes")
+    }
+}
+
+/// stdin, line by line, waiting in short polls so that Ctrl-C at the
+/// prompt ends the session at once.
+pub struct StdinLines {
+    reader: BufReader<RawStdin>,
+}
+
+struct RawStdin;
+
+impl Read for RawStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(rustix::io::read(std::io::stdin().as_fd(), buf)?)
+    }
+}
+
+impl Default for StdinLines {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StdinLines {
+    pub fn new() -> Self {
+        StdinLines {
+            reader: BufReader::new(RawStdin),
+        }
+    }
+
+    /// The next line, None at end of input.
+    pub fn next_line(&mut self) -> anyhow::Result<Option<String>> {
+        while self.reader.buffer().is_empty() && !stdin_ready()? {
+            crate::interrupt::check()?;
+        }
+        read_bounded_line(&mut self.reader, "<stdin>", COMMAND_LINE)
+    }
+}
+
+/// True when stdin has input (or end of input) within 200 ms.
+fn stdin_ready() -> anyhow::Result<bool> {
+    let mut poll = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, and its count.
+    match unsafe { libc::poll(&mut poll, 1, 200) } {
+        -1 => {
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                std::io::ErrorKind::Interrupted => Ok(false),
+                _ => Err(e).context("cannot wait for stdin"),
+            }
+        }
+        ready => Ok(ready > 0),
     }
 }
 

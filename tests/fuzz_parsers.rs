@@ -17,10 +17,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use fsbench::compat::postmark::command::{self, Command};
-use fsbench::compat::postmark::policy::{Origin, Policy};
 use fsbench::compat::postmark::session::{Runner, Session};
 use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
 use fsbench::error::error_line;
+use fsbench::policy::{Origin, Policy};
 use fsbench::report::compare::{Comparisons, Input};
 use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;

@@ -4,9 +4,9 @@ use clap::Args;
 use std::path::Path;
 
 use super::output::check_json_path;
+use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
-use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::storage::Target;
 use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
 

@@ -5,9 +5,9 @@ use anyhow::Context;
 use clap::Args;
 
 use super::output::json_to_stdout;
+use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
-use crate::runner::{new_run_id, new_run_result, write_json};
 use crate::storage::Target;
 use crate::storage::env::{probe_target, render_text};
 

@@ -1,10 +1,66 @@
-//! A suite entry's `args` parsed by the subcommand's own clap definition,
-//! so suites and the command line share one vocabulary and one set of
-//! checks.
+//! Flags shared by the commands that run workloads, and a suite entry's
+//! `args` parsed by its subcommand's own clap definition, so suites and
+//! the command line share one vocabulary and one set of checks.
 use clap::{Args, Parser};
 
+use super::kinds::Single;
 use super::output::first_line;
 use crate::error::usage;
+
+/// How a single-workload command runs (a suite decides these itself).
+#[derive(Debug, Args)]
+pub struct RunFlags {
+    /// Run everything N times.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+    /// Print less: no progress (and no interval lines).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub keep: KeepFlag,
+}
+
+/// `--keep`, for every command that makes scratch directories.
+#[derive(Debug, Args)]
+pub struct KeepFlag {
+    /// Keep the scratch data instead of removing it.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+impl RunFlags {
+    /// The run as the flags ask for it; `--repeat 0` runs nothing.
+    pub fn single(&self) -> anyhow::Result<Single> {
+        Ok(Single {
+            repetitions: check_repeat(self.repeat)?,
+            keep: self.keep.keep,
+            quiet: self.quiet,
+        })
+    }
+
+    /// Refuses them in a suite entry: the suite decides repetitions,
+    /// output and what is kept.
+    pub fn refuse_in_suite(&self) -> anyhow::Result<()> {
+        refuse_in_suite("--repeat", self.repeat != 1, "use fsbench run --repeat")?;
+        refuse_in_suite("-q", self.quiet, "fsbench run decides it")?;
+        self.keep.refuse_in_suite()
+    }
+}
+
+impl KeepFlag {
+    pub fn refuse_in_suite(&self) -> anyhow::Result<()> {
+        refuse_in_suite("--keep", self.keep, "use fsbench run --keep")
+    }
+}
+
+/// Refuses `--repeat 0`, for every command that repeats: there would be
+/// nothing to run.
+pub fn check_repeat(repeat: u32) -> anyhow::Result<u32> {
+    match repeat {
+        0 => usage("--repeat 0: nothing to run (use at least 1)"),
+        n => Ok(n),
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(no_binary_name = true, disable_help_flag = true)]
@@ -15,7 +71,7 @@ struct Flags<A: Args> {
 
 /// Parses `args` as the flags of `fsbench <kind>`; an error is clap's
 /// first line (which names the offending flag or value).
-pub(super) fn parse_flags<A: Args>(args: &[String]) -> anyhow::Result<A> {
+pub fn parse_flags<A: Args>(args: &[String]) -> anyhow::Result<A> {
     match Flags::<A>::try_parse_from(args) {
         Ok(flags) => Ok(flags.inner),
         Err(e) => usage(first_line(&e.render().to_string()).to_string()),
@@ -23,7 +79,7 @@ pub(super) fn parse_flags<A: Args>(args: &[String]) -> anyhow::Result<A> {
 }
 
 /// Refuses flags that a suite decides itself (target, repetitions, output).
-pub(super) fn refuse_in_suite(flag: &str, given: bool, why: &str) -> anyhow::Result<()> {
+pub fn refuse_in_suite(flag: &str, given: bool, why: &str) -> anyhow::Result<()> {
     match given {
         true => usage(format!("{flag} is not for suites: {why}")),
         false => Ok(()),

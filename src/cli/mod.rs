@@ -1,22 +1,17 @@
 //! The command line: clap definitions, dispatch, and the mapping of
 //! outcomes to exit codes (0 ok, 1 run failed, 2 bad usage, 128+N signal).
-mod bonnie;
 mod clean;
 mod compare;
-mod durability;
 mod env;
 mod flags;
-mod io;
+mod kinds;
 mod output;
-mod postmark;
 mod report;
 mod run;
-mod synclog;
-mod tree;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::Interrupted;
 
@@ -44,35 +39,24 @@ Examples:
 fsbench writes only inside a scratch directory it creates under each target \
 (<target>/fsbench-<run-id>/, marked with a .fsbench-scratch file) and removes \
 it at the end, on errors and on Ctrl-C.",
-    after_help = EXAMPLES
+    after_help = EXAMPLES,
+    subcommand_required = true,
+    arg_required_else_help = true
 )]
 pub struct Cli {
-    #[command(subcommand)]
-    command: Command,
     /// Write the result (versioned JSON) to FILE; `-` for stdout.
     #[arg(long, global = true, value_name = "FILE")]
     json: Option<PathBuf>,
 }
 
+// The commands that are not workload kinds (those come from the
+// registry, `kinds::KINDS`). A doc comment here would become fsbench's
+// about text.
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Tool {
     /// Run a suite of workloads on one or more targets, side by side, and
     /// report them with statistics (the quick suite on . by default).
     Run(Box<run::RunArgs>),
-    /// bonnie++'s tests, flags and CSV, timed with ns clocks (never "+++++").
-    Bonnie(Box<bonnie::BonnieArgs>),
-    /// PostMark's command language and workload (same files and operations
-    /// for any configuration and seed), timed with ns clocks.
-    Postmark(Box<postmark::PostmarkArgs>),
-    /// vdbench/fio-style I/O patterns: transfer size, read %, seek %,
-    /// threads, O_DIRECT; interval lines and latency percentiles.
-    Io(Box<io::IoArgs>),
-    /// Real-world tree workloads: copy (rsync -a), rm -rf, untar, find,
-    /// read, concat, stream on a generated dataset or your own directory.
-    Tree(Box<tree::TreeArgs>),
-    /// fsync/fdatasync/O_SYNC/O_DSYNC cost of durable 4 KiB writes, with
-    /// a verdict on whether the stack really makes them durable.
-    Durability(durability::DurabilityArgs),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
     Env(env::EnvArgs),
@@ -86,10 +70,32 @@ enum Command {
     Compare(compare::CompareArgs),
 }
 
+/// The whole command line: the tools, and one subcommand per workload
+/// kind of the registry, listed after `run`.
+pub fn command() -> clap::Command {
+    let mut command = Tool::augment_subcommands(Cli::command());
+    for (order, kind) in kinds::KINDS.iter().enumerate() {
+        // The about goes on last: flattened argument groups bring their own.
+        let subcommand = (kind.args)(clap::Command::new(kind.name))
+            .about(kind.about)
+            .long_about(None::<&str>)
+            .display_order(order + 1);
+        command = command.subcommand(subcommand);
+    }
+    for (order, tool) in ["run", "env", "clean", "report", "compare"]
+        .into_iter()
+        .enumerate()
+    {
+        let place = if order == 0 { 0 } else { 100 + order };
+        command = command.mut_subcommand(tool, |c| c.display_order(place));
+    }
+    command
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let matches = match command().try_get_matches() {
+        Ok(matches) => matches,
         Err(e) => {
             let _ = e.print();
             return e.exit_code();
@@ -105,7 +111,7 @@ pub fn main() -> i32 {
     }
     // A rank that failed on its own tells the others here (they then fail
     // too); see `scale::agree`.
-    let outcome = crate::scale::agree(dispatch(cli.command, cli.json.as_deref()));
+    let outcome = crate::scale::agree(dispatch(&matches));
     let code = match outcome {
         Ok(()) => exit_code_of_cleanup(),
         Err(e) => report_error(&e),
@@ -115,46 +121,30 @@ pub fn main() -> i32 {
 }
 
 /// Runs the command; under MPI only the commands that run workloads on
-/// every rank are allowed.
-fn dispatch(command: Command, json: Option<&std::path::Path>) -> anyhow::Result<()> {
-    if !matches!(
-        command,
-        Command::Bonnie(_)
-            | Command::Postmark(_)
-            | Command::Tree(_)
-            | Command::Io(_)
-            | Command::Run(_)
-    ) {
-        crate::scale::require_single(command.name())?;
+/// every rank are allowed (`run`, and the kinds that say they run there).
+fn dispatch(matches: &ArgMatches) -> anyhow::Result<()> {
+    let json = matches.get_one::<PathBuf>("json").map(PathBuf::as_path);
+    let (name, args) = matches.subcommand().expect("clap requires a subcommand");
+    if let Some(kind) = kinds::find(name) {
+        if !kind.under_mpi {
+            crate::scale::require_single(name)?;
+        }
+        return (kind.run)(args, json);
     }
-    match command {
-        Command::Run(args) => run::run(*args, json),
-        Command::Bonnie(args) => bonnie::run(*args, json),
-        Command::Postmark(args) => postmark::run(*args, json),
-        Command::Io(args) => io::run(*args, json),
-        Command::Tree(args) => tree::run(*args, json),
-        Command::Durability(args) => durability::run(args, json),
-        Command::Env(args) => env::run(args, json),
-        Command::Clean(args) => clean::run(args, json),
-        Command::Report(args) => report::run(args, json),
-        Command::Compare(args) => compare::run(args, json),
+    let tool = Tool::from_arg_matches(matches)?;
+    if !matches!(tool, Tool::Run(_)) {
+        crate::scale::require_single(name)?;
     }
+    run_tool(tool, json)
 }
 
-impl Command {
-    fn name(&self) -> &'static str {
-        match self {
-            Command::Run(_) => "run",
-            Command::Bonnie(_) => "bonnie",
-            Command::Postmark(_) => "postmark",
-            Command::Io(_) => "io",
-            Command::Tree(_) => "tree",
-            Command::Durability(_) => "durability",
-            Command::Env(_) => "env",
-            Command::Clean(_) => "clean",
-            Command::Report(_) => "report",
-            Command::Compare(_) => "compare",
-        }
+fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
+    match tool {
+        Tool::Run(args) => run::run(*args, json),
+        Tool::Env(args) => env::run(args, json),
+        Tool::Clean(args) => clean::run(args, json),
+        Tool::Report(args) => report::run(args, json),
+        Tool::Compare(args) => compare::run(args, json),
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::output::json_to_stdout;
+use crate::driver::record::write_json;
 use crate::error::usage;
 use crate::report::csv::Csv;
 use crate::report::html::Html;
@@ -12,7 +13,6 @@ use crate::report::markdown::Markdown;
 use crate::report::output::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary, load, save};
-use crate::runner::write_json;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {

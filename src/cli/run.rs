@@ -6,18 +6,21 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
+use super::flags::{KeepFlag, check_repeat};
+use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, json_to_stdout};
-use crate::compat::postmark::policy::Policy;
+use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::error::usage;
+use crate::policy::Policy;
 use crate::report::output::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
 use crate::result::{RESULTS_DIR, RunResult};
-use crate::runner::{check_repeat, new_run_id, new_run_result, write_json};
 use crate::storage::Target;
-use crate::suite::run::{Overhead, SuiteOptions, run_suite};
-use crate::suite::{Entry, Suite, builtin_names, builtin_text};
-use crate::workload::Workload;
+use crate::storage::env::HostEnv;
+use crate::suite::plan::SuiteOptions;
+use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
+use crate::workload::{Progress, Workload};
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -54,9 +57,8 @@ pub struct RunArgs {
     /// The target others are compared with [default: the first].
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
-    /// Keep the scratch directories.
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    keep: KeepFlag,
     /// Directory the result is saved in (and report files a suite's
     /// PostMark commands name).
     #[arg(long, value_name = "DIR", default_value = RESULTS_DIR)]
@@ -102,18 +104,24 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         allow_shell: args.allow_shell,
         results_dir: args.save_dir.clone(),
     };
-    let overhead = run_suite(
-        &suite,
-        &targets,
-        &|entry, scale| build_workload(entry, scale, &policy),
-        &options,
-        &mut record,
-        |target, result| {
-            if verbose {
-                eprintln!("fsbench: {target}: {} done", result.name());
-            }
-        },
-    )?;
+    let host = record.host.clone();
+    let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
+    let clock = Instant::now();
+    let plan = suite.plan(targets, &build, options)?;
+    let build_time = clock.elapsed();
+    let outcome = crate::driver::run(plan, &mut record, |target, result| {
+        if verbose {
+            eprintln!("fsbench: {target}: {} done", result.name());
+        }
+        Ok(())
+    });
+    let overhead = match outcome {
+        Ok(overhead) => overhead.plus_build(build_time),
+        Err(e) => {
+            let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
+            return Err(keep_partial(&record, &files, e));
+        }
+    };
     // Under MPI rank 0 holds the combined results and alone reports them.
     if !crate::scale::is_root() {
         return Ok(());
@@ -145,7 +153,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if verbose {
         emit(
             Stream::Stderr,
-            &breakdown(&overhead, report_time, started.elapsed()),
+            &overhead.breakdown(report_time, started.elapsed()),
         )?;
     }
     Ok(())
@@ -162,8 +170,8 @@ fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
     Ok(SuiteOptions {
         repeat,
         scale: args.scale,
-        keep: args.keep,
-        bar: progress_bar(),
+        keep: args.keep.keep,
+        progress: Progress::with_bar(progress_bar()),
     })
 }
 
@@ -189,34 +197,41 @@ fn targets(specs: &[String]) -> anyhow::Result<Vec<Target>> {
     Ok(targets)
 }
 
-/// The workloads that do not run under MPI: durability (its crash and
-/// power-loss probes are one host's).
+/// Refuses, under MPI, the workloads whose kind does not run there
+/// (durability: its crash and power-loss verdict is one host's).
 fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
-    match suite.workloads.iter().find(|e| e.kind == "durability") {
-        Some(entry) if crate::scale::size() > 1 => usage(format!(
-            "suite {}: workload {} (durability) does not run under MPI: leave it out of the suite",
+    if crate::scale::size() == 1 {
+        return Ok(());
+    }
+    let alone = |listed: &&SuiteWorkload| find(&listed.kind).is_some_and(|k| !k.under_mpi);
+    match suite.workloads.iter().find(alone) {
+        Some(listed) => usage(format!(
+            "suite {}: workload {} ({}) does not run under MPI: leave it out of the suite",
             suite.name,
-            entry.label()
+            listed.label(),
+            listed.kind
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
-/// Builds a suite entry's workload with its subcommand's parser; `policy`
-/// says what PostMark commands may do.
-fn build_workload(entry: &Entry, scale: f64, policy: &Policy) -> anyhow::Result<Box<dyn Workload>> {
-    match entry.kind.as_str() {
-        "bonnie" => super::bonnie::suite_workload(&entry.scaled_args(scale)?),
-        "postmark" => super::postmark::suite_workload(
-            &entry.scaled_commands(scale)?,
-            &entry.scaled_args(scale)?,
-            policy,
-        ),
-        "io" => super::io::suite_workload(&entry.scaled_args(scale)?),
-        "tree" => super::tree::suite_workload(&entry.scaled_args(scale)?, policy.allow_shell),
-        "durability" => super::durability::suite_workload(&entry.scaled_args(scale)?),
-        other => usage(format!("unknown workload kind '{other}'")),
-    }
+/// Builds a suite's workload with its kind's parser, its sizes scaled;
+/// `policy` says what its written commands may do.
+fn build_listed(
+    listed: &SuiteWorkload,
+    scale: f64,
+    policy: &Policy,
+    host: &HostEnv,
+) -> anyhow::Result<Box<dyn Workload>> {
+    let args = listed.scaled_args(scale)?;
+    let commands = listed.scaled_commands(scale)?;
+    let input = EntryInput {
+        args: &args,
+        commands: &commands,
+        policy,
+        host,
+    };
+    build_entry(&listed.kind, &input)
 }
 
 fn progress_bar() -> indicatif::ProgressBar {
@@ -255,36 +270,6 @@ fn save(record: &RunResult, path: &Path) -> anyhow::Result<PathBuf> {
     }
     write_json(record, path)?;
     Ok(path.to_path_buf())
-}
-
-/// Where the wall time went: the workloads, and fsbench's own overhead.
-fn breakdown(overhead: &Overhead, report: Duration, wall: Duration) -> String {
-    let wall_s = wall.as_secs_f64();
-    let share = |d: Duration| 100.0 * d.as_secs_f64() / wall_s;
-    let work = overhead.workloads;
-    let outside = wall.saturating_sub(work);
-    let rows = [
-        ("suite, workloads and checks", overhead.build_and_check),
-        ("environment probe", overhead.probe),
-        ("scratch directories", overhead.scratch_setup),
-        ("cleanup", overhead.cleanup),
-        ("report and save", report),
-    ];
-    let mut text = format!(
-        "fsbench: wall {wall_s:.3} s; workloads {:.3} s ({:.1} %); overhead {:.3} s ({:.1} %):\n",
-        work.as_secs_f64(),
-        share(work),
-        outside.as_secs_f64(),
-        share(outside)
-    );
-    for (what, time) in rows {
-        text += &format!(
-            "  {what:<28} {:>9.3} s {:>5.1} %\n",
-            time.as_secs_f64(),
-            share(time)
-        );
-    }
-    text
 }
 
 fn list_suites() -> anyhow::Result<()> {

@@ -5,6 +5,7 @@ pub mod charts;
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod live;
 pub mod markdown;
 pub mod output;
 pub mod placement;

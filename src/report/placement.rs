@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn run_of(workloads: Vec<WorkloadResult>) -> RunResult {
-        let mut run = crate::runner::new_run_result("test");
+        let mut run = crate::driver::record::new_run_result("test");
         run.targets.push(TargetResult {
             name: "ext4".into(),
             path: "/mnt/ext4".into(),

@@ -11,6 +11,15 @@ const NAME_COLUMN: &[usize] = &[0];
 /// Ranks shown one per column; beyond that the JSON has them.
 const MAX_RANK_COLUMNS: usize = 16;
 
+/// The per-host and per-rank tables of a multi-rank result, on stderr
+/// (stdout may carry CSV or JSON that must stay machine-readable).
+pub fn show(result: &WorkloadResult) -> anyhow::Result<()> {
+    match render(result) {
+        Some(text) => super::output::emit(super::output::Stream::Stderr, &text),
+        None => Ok(()),
+    }
+}
+
 /// The tables, or None for a result of one rank.
 pub fn render(result: &WorkloadResult) -> Option<String> {
     let scale = result.scale.as_ref()?;

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 pub const MARKER: &str = ".fsbench-scratch";
 /// The same name, for `*at` system calls.
 pub const MARKER_C: &CStr = c".fsbench-scratch";
+/// The marker while it is being written, in the directory fsbench just
+/// made (mode 0700: no one else can make or replace it there).
+const MARKER_NEW_C: &CStr = c".fsbench-scratch.new";
 /// A marker fsbench wrote is a few hundred bytes; anything longer is not one.
 const MAX_MARKER_BYTES: u64 = 64 << 10;
 
@@ -42,24 +45,53 @@ impl Marker {
 }
 
 /// Creates the marker in `dir` and locks it for as long as the returned
-/// fd is open. `O_EXCL | O_NOFOLLOW` make the creation fail rather than
-/// write through anything already there (a symlink raced in by another
-/// user); the lock is taken before the marker says anything, so `clean`
-/// never sees an unlocked marker of a live run.
+/// fd is open. It is written under a temporary name and renamed into
+/// place once complete, so `clean` never reads a half-written marker of a
+/// live run (and takes it for a forgery). `O_EXCL | O_NOFOLLOW` make the
+/// creation fail rather than write through anything already there (a
+/// symlink raced in by another user); the lock is taken before the marker
+/// says anything, so `clean` never sees an unlocked marker of a live run.
 pub fn write_locked(dir: BorrowedFd<'_>, marker: &Marker) -> anyhow::Result<OwnedFd> {
     let fd = rustix::fs::openat(
         dir,
-        MARKER_C,
+        MARKER_NEW_C,
         OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o644),
     )
     .context("cannot create the marker")?;
-    hold_lock(fd.as_fd())?;
-    let text = serde_json::to_string_pretty(marker)?;
-    std::fs::File::from(fd.try_clone()?)
-        .write_all(text.as_bytes())
-        .context("cannot write the marker")?;
+    let written = fill(fd.as_fd(), marker).and_then(|()| put_in_place(dir));
+    if let Err(e) = written {
+        let _ = rustix::fs::unlinkat(dir, MARKER_NEW_C, AtFlags::empty());
+        return Err(e);
+    }
     Ok(fd)
+}
+
+/// Renames the written marker to its name, refusing to replace anything
+/// there. A file system without RENAME_NOREPLACE gets a plain rename: the
+/// directory is the one fsbench just made, mode 0700.
+fn put_in_place(dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    let renamed = rustix::fs::renameat_with(
+        dir,
+        MARKER_NEW_C,
+        dir,
+        MARKER_C,
+        rustix::fs::RenameFlags::NOREPLACE,
+    );
+    match renamed {
+        Err(Errno::INVAL | Errno::NOSYS) => rustix::fs::renameat(dir, MARKER_NEW_C, dir, MARKER_C),
+        other => other,
+    }
+    .context("cannot put the marker in place")
+}
+
+/// Locks the new marker and writes what it says.
+fn fill(fd: BorrowedFd<'_>, marker: &Marker) -> anyhow::Result<()> {
+    hold_lock(fd)?;
+    let text = serde_json::to_string_pretty(marker)?;
+    std::fs::File::from(fd.try_clone_to_owned()?)
+        .write_all(text.as_bytes())
+        .context("cannot write the marker")
 }
 
 /// Takes the run's lock on its open marker. File systems without `flock`

@@ -80,6 +80,21 @@ pub struct Limits {
     pub seconds: f64,
 }
 
+impl Limits {
+    /// The limits, refused when a probe would do nothing or run for hours.
+    pub fn new(writes: u64, seconds: f64) -> anyhow::Result<Limits> {
+        if !(1..=10_000_000).contains(&writes) {
+            return crate::error::usage(format!("--writes {writes}: must be 1 to 10000000"));
+        }
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            return crate::error::usage(format!(
+                "--seconds {seconds}: must be above 0 and at most 3600"
+            ));
+        }
+        Ok(Limits { writes, seconds })
+    }
+}
+
 pub struct Durability {
     limits: Limits,
 }

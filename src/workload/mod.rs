@@ -34,8 +34,21 @@ pub trait Workload {
     fn check_target(&self, _target: &Target) -> anyhow::Result<()> {
         Ok(())
     }
-    /// How many results one repetition yields: `run` is called this many
-    /// times per repetition (an io plan runs one job per call).
+    /// What it has on disk at once in the scratch directory of its
+    /// `location`-th target: all of it in the first (its own), nothing in
+    /// the others, unless it spreads over several (PostMark's locations).
+    fn planned_at(&self, location: usize) -> Space {
+        match location {
+            0 => Space {
+                bytes: self.planned_bytes(),
+                files: self.planned_files(),
+            },
+            _ => Space::default(),
+        }
+    }
+    /// How many results one repetition yields: the driver calls `run` with
+    /// steps 0..steps() in every repetition (an io plan runs one job per
+    /// step).
     fn steps(&self) -> u32 {
         1
     }
@@ -43,11 +56,60 @@ pub trait Workload {
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult>;
 }
 
-/// What a workload gets from the runner.
+/// Bytes and files on a file system, for the free-space check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Space {
+    pub bytes: u64,
+    pub files: u64,
+}
+
+/// A workload borrowed by the driver, so its owner can read what it kept
+/// (PostMark's summary for its report) once the run is over.
+impl<W: Workload + ?Sized> Workload for &mut W {
+    fn kind(&self) -> &'static str {
+        (**self).kind()
+    }
+    fn planned_bytes(&self) -> u64 {
+        (**self).planned_bytes()
+    }
+    fn planned_files(&self) -> u64 {
+        (**self).planned_files()
+    }
+    fn check_outside(&self) -> anyhow::Result<()> {
+        (**self).check_outside()
+    }
+    fn check_target(&self, target: &Target) -> anyhow::Result<()> {
+        (**self).check_target(target)
+    }
+    fn planned_at(&self, location: usize) -> Space {
+        (**self).planned_at(location)
+    }
+    fn steps(&self) -> u32 {
+        (**self).steps()
+    }
+    fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
+        (**self).run(ctx)
+    }
+}
+
+/// What a workload gets from the driver.
 pub struct RunContext<'a> {
+    /// Its scratch directory (on the first of its locations).
     pub scratch: &'a Scratch,
+    /// Every target's scratch directory, in order, for a workload that
+    /// spreads over several (PostMark's `set location`); `scratch` is the
+    /// first.
+    pub locations: &'a [Location<'a>],
     pub repetition: u32,
+    /// Which of the repetition's `steps()` this is.
+    pub step: u32,
     pub progress: &'a Progress,
+}
+
+/// A target's scratch directory, with the target's name for messages.
+pub struct Location<'a> {
+    pub name: &'a str,
+    pub scratch: &'a Scratch,
 }
 
 /// Phase-by-phase progress on stderr, only when stderr is a terminal (and
@@ -98,6 +160,34 @@ impl Progress {
     pub fn done(&self, seconds: f64) {
         if let Display::Lines = self.display {
             eprintln!("done ({seconds:.3} s)");
+        }
+    }
+
+    /// How many steps the whole run has (the bar's length).
+    pub fn set_total(&self, steps: u64) {
+        if let Display::Bar(bar) = &self.display {
+            bar.set_length(steps);
+        }
+    }
+
+    /// A step begins: what the bar shows before its phases
+    /// ("1/3 ext4 bonnie").
+    pub fn begin_step(&self, what: String) {
+        if let Display::Bar(bar) = &self.display {
+            bar.set_prefix(what);
+        }
+    }
+
+    pub fn end_step(&self) {
+        if let Display::Bar(bar) = &self.display {
+            bar.inc(1);
+        }
+    }
+
+    /// The run is over: the bar goes.
+    pub fn finish(&self) {
+        if let Display::Bar(bar) = &self.display {
+            bar.finish_and_clear();
         }
     }
 }

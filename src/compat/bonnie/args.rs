@@ -204,6 +204,30 @@ fn prefixed(flag: &str, err: anyhow::Error) -> anyhow::Error {
     crate::error::UsageError(format!("{flag}: {err}")).into()
 }
 
+/// The file tests hold every name in memory (about 24 bytes a file); refuse
+/// counts that would not fit in half of the real RAM (whatever `-r` says)
+/// rather than swap or be killed.
+pub fn check_name_memory(files: &FileTestConfig, ram_mib: u64) -> anyhow::Result<()> {
+    let needed = files.num_k.saturating_mul(1024).saturating_mul(24);
+    if ram_mib > 0 && needed > ram_mib * MIB / 2 {
+        return usage(format!(
+            "-n {}: {} files need about {} MiB of memory for their names; RAM is {ram_mib} MiB",
+            files.num_k,
+            files.num_k * 1024,
+            needed / MIB
+        ));
+    }
+    Ok(())
+}
+
+/// bonnie++'s default seed: pid XOR time.
+pub fn default_seed() -> u32 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    std::process::id() ^ now.as_secs() as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! (`session`), what each source may do (`policy`), and its reports
 //! (`report`).
 pub mod command;
-pub mod policy;
+pub mod driven;
+pub mod prompt;
 pub mod report;
 pub mod session;

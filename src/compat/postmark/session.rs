@@ -9,10 +9,10 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::command::{self, COMMANDS, Command, LocationChange, ReportFormat, Setting};
-use super::policy::{Origin, Policy, ReportFile};
 use super::report::{self, scale_size};
 use crate::error::{UsageError, usage};
 use crate::input::{self, read_input_file};
+use crate::policy::{Origin, Policy, ReportFile};
 use crate::workload::postmark::{PostmarkConfig, RunSummary};
 
 /// Performs `run` commands.
@@ -294,6 +294,27 @@ pub fn help_text(prefix: &str) -> String {
         .into_iter()
         .map(|(name, help)| format!("{name} - {help}\n"))
         .collect()
+}
+
+/// The configuration a suite's PostMark commands set up: `set` commands
+/// only, written ones (`policy` decides what they may do); a `run` among
+/// them is a mistake, since the suite runs PostMark itself.
+pub fn config_of(commands: &[String], policy: &Policy) -> anyhow::Result<PostmarkConfig> {
+    let mut runner = NoRun;
+    let mut sink = std::io::sink();
+    let mut session = Session::new(&mut runner, &mut sink, policy.clone());
+    for line in commands {
+        session.execute(line, Origin::Written)?;
+    }
+    Ok(session.config.clone())
+}
+
+struct NoRun;
+
+impl Runner for NoRun {
+    fn run(&mut self, _: &PostmarkConfig, _: &mut dyn Write) -> anyhow::Result<RunSummary> {
+        crate::error::usage("'run' is implicit in a suite: list only set commands")
+    }
 }
 
 #[cfg(test)]

@@ -3,4 +3,5 @@
 mod lexer;
 pub mod parmfile;
 pub mod report;
+pub mod sink;
 mod values;

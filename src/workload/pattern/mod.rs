@@ -12,6 +12,7 @@ mod hostcpu;
 pub mod job;
 pub mod stats;
 pub mod suite;
+pub mod text;
 mod verify;
 
 use std::borrow::Cow;
@@ -124,9 +125,8 @@ struct LaidOut {
     keys: Option<KeyMap>,
 }
 
-/// Runs a plan's jobs, one per call of `run`: the runner's repetitions are
-/// the plan's steps (then its repeats), so every job shares one scratch
-/// directory and each file is laid out once.
+/// Runs a plan's jobs, one per step of a repetition, all in one scratch
+/// directory, so each file is laid out once.
 pub struct IoWorkload {
     plan: Plan,
     /// Each file once laid out.
@@ -134,20 +134,19 @@ pub struct IoWorkload {
     /// Marks verification data as this run's.
     tag: u32,
     sink: Sink,
-    calls: u64,
     ram_bytes: u64,
 }
 
 impl IoWorkload {
-    pub fn new(plan: Plan, sink: Sink) -> anyhow::Result<IoWorkload> {
+    /// `ram_bytes`: the host's RAM, to flag results whose data fits in it.
+    pub fn new(plan: Plan, sink: Sink, ram_bytes: u64) -> anyhow::Result<IoWorkload> {
         plan.check()?;
         Ok(IoWorkload {
             laid_out: plan.files.iter().map(|_| None).collect(),
             tag: WyRand::new(plan.jobs[0].seed ^ u64::from(std::process::id())).next_u64() as u32,
             plan,
             sink,
-            calls: 0,
-            ram_bytes: crate::storage::env::probe_host().ram_bytes,
+            ram_bytes,
         })
     }
 
@@ -192,15 +191,13 @@ impl Workload for IoWorkload {
         self.plan.files.len() as u64
     }
 
-    /// One job per call of `run`.
+    /// One job per step.
     fn steps(&self) -> u32 {
         self.plan.jobs.len() as u32
     }
 
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
-        let steps = self.plan.jobs.len() as u64;
-        let (step, repetition) = ((self.calls % steps) as usize, self.calls / steps);
-        self.calls += 1;
+        let step = ctx.step as usize;
         let index = self.plan.jobs[step].file;
         self.lay_out(ctx, index)?;
         let file = &self.plan.files[index];
@@ -223,7 +220,7 @@ impl Workload for IoWorkload {
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
             label: job.label(),
-            repetition: repetition as u32,
+            repetition: ctx.repetition,
             params: params(&job, file, &outcome),
             metrics: metrics(&average, &outcome, timing, fits_in_ram),
             notes,

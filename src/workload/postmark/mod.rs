@@ -12,8 +12,8 @@ mod pool;
 pub mod rng;
 mod run;
 mod stdio;
-mod suite;
 mod summary;
+mod workload;
 
 use serde::Serialize;
 
@@ -21,8 +21,8 @@ use crate::workload::synclog::{LogVolume, decimal_digits};
 
 pub use engine::{Counts, Op};
 pub use run::{LocationDir, LogPlan, run};
-pub use suite::Postmark;
 pub use summary::{RunSummary, Timing};
+pub use workload::Postmark;
 
 /// PostMark's file sizes are C `int`s; seeds and counts too.
 pub const MAX_INT: u32 = i32::MAX as u32;
@@ -141,6 +141,22 @@ impl PostmarkConfig {
     }
 
     /// Memory the instances hold: content buffers and file tables.
+    /// Refuses a table and content buffer that would not fit in half of
+    /// RAM (PostMark would just fail to allocate, or swap).
+    pub fn check_memory(&self, ram_bytes: u64) -> anyhow::Result<()> {
+        let needed = self.memory_bytes();
+        if ram_bytes > 0 && needed > ram_bytes / 2 {
+            return crate::error::usage(format!(
+                "set number {} / set size {}: the run needs {} of memory; RAM is {}",
+                self.number,
+                self.size_high,
+                crate::size::format_bytes(needed),
+                crate::size::format_bytes(ram_bytes)
+            ));
+        }
+        Ok(())
+    }
+
     pub fn memory_bytes(&self) -> u64 {
         let table = 2 * u64::from(self.number) * std::mem::size_of::<pool::FileSlot>() as u64;
         u64::from(self.threads) * (u64::from(self.size_high) + table)

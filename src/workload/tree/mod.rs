@@ -74,6 +74,34 @@ impl Op {
     pub fn names() -> String {
         OPS.map(|o| o.1).join(",")
     }
+
+    /// `find,copy` or `all` into sorted operations; `cmd` is added when
+    /// `--cmd` is given and required for it.
+    pub fn parse_list(list: &str, with_commands: bool) -> anyhow::Result<Vec<Op>> {
+        let mut ops = Vec::new();
+        for name in list.split(',').map(str::trim) {
+            match (name, Op::parse(name)) {
+                ("all", _) => ops.extend(Op::all()),
+                (_, Some(op)) => ops.push(op),
+                (_, None) => {
+                    return usage(format!(
+                        "--ops {list}: unknown operation '{name}'; use {} or all",
+                        Op::names()
+                    ));
+                }
+            }
+        }
+        match (with_commands, ops.contains(&Op::Cmd)) {
+            (true, _) => ops.push(Op::Cmd),
+            (false, true) => {
+                return usage("--ops cmd: give the command with --cmd 'COMMAND {src} {dst}'");
+            }
+            (false, false) => {}
+        }
+        ops.sort();
+        ops.dedup();
+        Ok(ops)
+    }
 }
 
 /// Where the tree comes from.
@@ -87,6 +115,26 @@ pub enum Source {
     },
     /// The user's directory, only ever read.
     Dir(PathBuf),
+}
+
+impl Source {
+    /// The user's `--source` directory, which must exist; kept as its
+    /// canonical path, so the check that it does not contain the target
+    /// sees through symlinks.
+    pub fn dir(dir: &Path) -> anyhow::Result<Source> {
+        let shown = dir.display();
+        match std::fs::metadata(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                usage(format!("--source {shown} does not exist"))
+            }
+            Err(e) => usage(format!("--source {shown}: {e}")),
+            Ok(meta) if !meta.is_dir() => usage(format!("--source {shown} is not a directory")),
+            Ok(_) => match std::fs::canonicalize(dir) {
+                Ok(path) => Ok(Source::Dir(path)),
+                Err(e) => usage(format!("--source {shown}: {e}")),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -322,4 +370,22 @@ fn open_file(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     rustix::fs::openat(dir, name, flags, Mode::empty())
         .with_context(|| format!("cannot open {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_are_sorted_and_checked() {
+        let parse = Op::parse_list;
+        assert_eq!(
+            parse("delete,copy,copy", false).unwrap(),
+            [Op::Copy, Op::Delete]
+        );
+        assert_eq!(parse("copy", true).unwrap(), [Op::Copy, Op::Cmd]);
+        assert!(parse("all", false).unwrap().len() >= 7);
+        assert!(parse("copy,move", false).is_err());
+        assert!(parse("cmd", false).is_err());
+    }
 }

@@ -1,9 +1,10 @@
-//! What a PostMark command may do depends on who wrote it. Typed at the
-//! interactive `pm>` prompt, it does all that PostMark does. Written in a
-//! file (a configuration file, a `load`ed file, commands piped on stdin, a
-//! suite's PostMark entry), it may come from anyone, so its shell escapes
-//! are refused unless `--allow-shell` is given, and its report files
-//! (`run FILE`, `show FILE`) are written inside the results directory only.
+//! What a command may do depends on who wrote it. Typed at the
+//! interactive `pm>` prompt, a PostMark command does all that PostMark
+//! does. Written in a file (a configuration file, a `load`ed file,
+//! commands piped on stdin, a suite's PostMark or tree entry), it may come
+//! from anyone, so its shell commands are refused unless `--allow-shell`
+//! is given, and its report files (`run FILE`, `show FILE`) are written
+//! inside the results directory only.
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
@@ -47,6 +48,18 @@ impl Policy {
                  (or type it at the pm> prompt)"
                 .into()),
             _ => Ok(()),
+        }
+    }
+
+    /// Refuses a shell command a suite file gives (a tree entry's `--cmd`)
+    /// unless `--allow-shell` allows it: like a written PostMark `!command`,
+    /// it may come from anyone.
+    pub fn check_written_command(&self, command: &str) -> anyhow::Result<()> {
+        match self.allow_shell {
+            true => Ok(()),
+            false => crate::error::usage(format!(
+                "--cmd '{command}': a suite's shell commands run only with --allow-shell"
+            )),
         }
     }
 

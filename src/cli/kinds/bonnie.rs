@@ -1,22 +1,23 @@
 //! `fsbench bonnie`: bonnie++'s flags, same meanings and defaults.
-use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, FromArgMatches};
 
-use super::flags::{parse_flags, refuse_in_suite};
-use super::output::{check_json_path, json_to_stdout};
+use super::{EntryInput, Kind, Single, run_single};
+use crate::cli::flags::{KeepFlag, parse_flags, refuse_in_suite};
+use crate::cli::output::{check_json_path, json_to_stdout};
 use crate::compat::bonnie::args::{
-    DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, default_file_size_mib, parse_file_spec,
-    parse_per_char, parse_size_spec,
+    DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, check_name_memory, default_file_size_mib,
+    default_seed, parse_file_spec, parse_per_char, parse_size_spec,
 };
 use crate::compat::bonnie::report::{CSV_HEADER, csv_line, text_report};
+use crate::compat::bonnie::user::switch_to;
 use crate::error::usage;
 use crate::report::output::{Stream, emit};
-use crate::runner::{RunOptions, finish_record, new_run_id, new_run_result, run_on_target};
 use crate::storage::Target;
+use crate::storage::env::{HostEnv, probe_host};
+use crate::workload::Workload;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};
-use crate::workload::{Progress, Workload};
 
 const BONNIE_EXAMPLES: &str = "\
 Examples:
@@ -84,9 +85,8 @@ pub struct BonnieArgs {
     /// bonnie++'s wait-for-semaphore mode: not supported.
     #[arg(short = 'y', value_name = "s|p", hide = true)]
     sync_start: Option<String>,
-    /// Keep the scratch data instead of removing it.
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    keep: KeepFlag,
     /// Under MPI: all ranks run the file tests in one shared directory
     /// (contention on it, as mdtest's default) instead of one each.
     #[arg(long)]
@@ -94,7 +94,7 @@ pub struct BonnieArgs {
 }
 
 impl BonnieArgs {
-    fn config(&self) -> anyhow::Result<BonnieConfig> {
+    fn config(&self, host: &HostEnv) -> anyhow::Result<BonnieConfig> {
         if self.semaphores.is_some() || self.sync_start.is_some() {
             return usage(
                 "-p/-y (semaphore start) are not supported: run several fsbench processes under MPI instead",
@@ -106,7 +106,8 @@ impl BonnieArgs {
                 self.concurrency
             ));
         }
-        let ram_mib = self.ram.unwrap_or_else(host_ram_mib);
+        let host_ram_mib = host.ram_bytes / MIB;
+        let ram_mib = self.ram.unwrap_or(host_ram_mib);
         let size = match &self.size {
             Some(spec) => parse_size_spec(spec)?,
             None => parse_size_spec(&default_file_size_mib(ram_mib).to_string())?,
@@ -123,7 +124,7 @@ impl BonnieArgs {
         if size.file_size_mib == 0 && files.num_k == 0 {
             return usage("-s 0 and -n 0 together leave nothing to test");
         }
-        check_name_memory(&files, host_ram_mib())?;
+        check_name_memory(&files, host_ram_mib)?;
         let SizeSpec {
             file_size_mib,
             chunk,
@@ -134,7 +135,7 @@ impl BonnieArgs {
             machine: self
                 .machine
                 .clone()
-                .unwrap_or_else(crate::storage::env::host_name),
+                .unwrap_or_else(|| host.hostname.clone()),
             file_size_mib,
             chunk,
             seeks,
@@ -155,148 +156,55 @@ impl BonnieArgs {
     }
 }
 
-/// The file tests hold every name in memory (about 24 bytes a file); refuse
-/// counts that would not fit in half of the real RAM (whatever `-r` says)
-/// rather than swap or be killed.
-fn check_name_memory(files: &FileTestConfig, ram_mib: u64) -> anyhow::Result<()> {
-    let needed = files.num_k.saturating_mul(1024).saturating_mul(24);
-    if ram_mib > 0 && needed > ram_mib * MIB / 2 {
-        return usage(format!(
-            "-n {}: {} files need about {} MiB of memory for their names; RAM is {ram_mib} MiB",
-            files.num_k,
-            files.num_k * 1024,
-            needed / MIB
-        ));
-    }
-    Ok(())
-}
+pub const KIND: Kind = Kind {
+    name: "bonnie",
+    about: "bonnie++'s tests, flags and CSV, timed with ns clocks (never \"+++++\")",
+    under_mpi: true,
+    takes_commands: false,
+    args: BonnieArgs::augment_args,
+    run: |matches, json| BonnieArgs::from_arg_matches(matches)?.run(json),
+    entry: suite_workload,
+};
 
-fn host_ram_mib() -> u64 {
-    crate::storage::env::probe_host().ram_bytes / MIB
-}
-
-/// bonnie++'s default seed: pid XOR time.
-fn default_seed() -> u32 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    std::process::id() ^ now.as_secs() as u32
-}
-
-pub fn run(args: BonnieArgs, json: Option<&Path>) -> anyhow::Result<()> {
-    let config = args.config()?;
-    let target = Target::parse(&args.dir)?;
-    if let Some(user) = &args.user {
-        drop_privileges(user, args.group.as_deref())?;
-    } else if let Some(group) = &args.group {
-        set_group(resolve_group(group)?)?;
-    }
-    let runs = args.runs.unwrap_or(1);
-    if runs == 0 {
-        return usage("-x 0: nothing to run (use at least 1)");
-    }
-    check_json_path(json)?;
-    let csv_only = args.runs.is_some();
-    // stdout carries the CSV (and the table unless -q) — or only the JSON.
-    let (table_to, csv_to) = match (json_to_stdout(json), args.quiet) {
-        (true, _) => (Stream::Stderr, Stream::Stderr),
-        (false, true) => (Stream::Stderr, Stream::Stdout),
-        (false, false) => (Stream::Stdout, Stream::Stdout),
-    };
-    if csv_only && runs > 1 {
-        emit(csv_to, &format!("{CSV_HEADER}\n"))?;
-    }
-    let run_id = new_run_id();
-    let record = new_run_result(&run_id);
-    let options = RunOptions {
-        repetitions: runs,
-        keep: args.keep,
-        progress: Progress::new(args.quiet),
-    };
-    let mut workload = Bonnie::new(config.clone())?;
-    let target_result = run_on_target(&target, &mut workload, &run_id, &options, |result| {
-        if !csv_only {
-            emit(table_to, &text_report(&config, result))?;
+impl BonnieArgs {
+    fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
+        let config = self.config(&probe_host())?;
+        let target = Target::parse(&self.dir)?;
+        switch_to(self.user.as_deref(), self.group.as_deref())?;
+        let runs = self.runs.unwrap_or(1);
+        if runs == 0 {
+            return usage("-x 0: nothing to run (use at least 1)");
         }
-        emit(csv_to, &format!("{}\n", csv_line(&config, result)))
-    })?;
-    finish_record(record, target_result, json)
-}
-
-/// `-u user[:group]`: switch group, then user, for the whole process,
-/// before anything is created (so the writability check is the user's).
-fn drop_privileges(spec: &str, group: Option<&str>) -> anyhow::Result<()> {
-    let (user, group_in_spec) = match spec.split_once(':') {
-        Some((u, g)) => (u, Some(g)),
-        None => (spec, None),
-    };
-    let (uid, primary_gid) = resolve_user(user)?;
-    let gid = match group.or(group_in_spec) {
-        Some(g) => resolve_group(g)?,
-        None => primary_gid,
-    };
-    set_group(gid)?;
-    // SAFETY: plain syscall wrapper; glibc applies it to every thread.
-    if unsafe { libc::setuid(uid) } != 0 {
-        anyhow::bail!(
-            "cannot switch to user {user}: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(())
-}
-
-fn set_group(gid: u32) -> anyhow::Result<()> {
-    // SAFETY: plain syscall wrappers with valid arguments.
-    let failed = unsafe { libc::setgroups(1, &gid) != 0 || libc::setgid(gid) != 0 };
-    if failed {
-        anyhow::bail!(
-            "cannot switch to group {gid}: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(())
-}
-
-/// A user name or numeric uid → (uid, primary gid). An unknown numeric uid
-/// gets group `nogroup`, as in bonnie++.
-fn resolve_user(user: &str) -> anyhow::Result<(u32, u32)> {
-    let name = CString::new(user)?;
-    // SAFETY: getpwnam/getpwuid return NULL or a pointer valid until the
-    // next call; we copy the two fields out at once.
-    unsafe {
-        let entry = match user.parse::<u32>() {
-            Ok(uid) => libc::getpwuid(uid),
-            Err(_) => libc::getpwnam(name.as_ptr()),
+        check_json_path(json)?;
+        let csv_only = self.runs.is_some();
+        // stdout carries the CSV (and the table unless -q) — or only the JSON.
+        let (table_to, csv_to) = match (json_to_stdout(json), self.quiet) {
+            (true, _) => (Stream::Stderr, Stream::Stderr),
+            (false, true) => (Stream::Stderr, Stream::Stdout),
+            (false, false) => (Stream::Stdout, Stream::Stdout),
         };
-        if !entry.is_null() {
-            return Ok(((*entry).pw_uid, (*entry).pw_gid));
+        if csv_only && runs > 1 {
+            emit(csv_to, &format!("{CSV_HEADER}\n"))?;
         }
+        let how = Single {
+            repetitions: runs,
+            keep: self.keep.keep,
+            quiet: self.quiet,
+        };
+        let mut workload = Bonnie::new(config.clone())?;
+        run_single(target, &mut workload, how, json, |result| {
+            if !csv_only {
+                emit(table_to, &text_report(&config, result))?;
+            }
+            emit(csv_to, &format!("{}\n", csv_line(&config, result)))
+        })
     }
-    match user.parse::<u32>() {
-        Ok(uid) => Ok((uid, resolve_group("nogroup")?)),
-        Err(_) => usage(format!("-u {user}: no such user")),
-    }
-}
-
-fn resolve_group(group: &str) -> anyhow::Result<u32> {
-    if let Ok(gid) = group.parse::<u32>() {
-        return Ok(gid);
-    }
-    let name = CString::new(group)?;
-    // SAFETY: as in resolve_user.
-    let entry = unsafe { libc::getgrnam(name.as_ptr()) };
-    if entry.is_null() {
-        return usage(format!("no such group: {group}"));
-    }
-    // SAFETY: non-null entry from getgrnam.
-    Ok(unsafe { (*entry).gr_gid })
 }
 
 /// A bonnie workload from a suite entry's flags (bonnie++'s, without the
 /// ones `fsbench run` decides: -d, -x, -q, -u, -g, --keep).
-pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload>> {
-    let args: BonnieArgs = parse_flags(args)?;
+fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
+    let args: BonnieArgs = parse_flags(input.args)?;
     let run_decides = "fsbench run decides it";
     refuse_in_suite(
         "-d",
@@ -310,11 +218,11 @@ pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload
         args.user.is_some() || args.group.is_some(),
         run_decides,
     )?;
-    refuse_in_suite("--keep", args.keep, "use fsbench run --keep")?;
+    args.keep.refuse_in_suite()?;
     refuse_in_suite(
         "--shared-dir",
         args.shared_dir,
         "fsbench run does not run under MPI",
     )?;
-    Ok(Box::new(Bonnie::new(args.config()?)?))
+    Ok(Box::new(Bonnie::new(args.config(input.host)?)?))
 }

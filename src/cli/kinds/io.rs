@@ -6,27 +6,35 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, FromArgMatches, ValueEnum};
 
-use super::output::{check_json_path, first_line, json_to_stdout};
+use super::{EntryInput, Kind, run_single};
+use crate::cli::flags::{RunFlags, parse_flags, refuse_in_suite};
+use crate::cli::output::{check_json_path, json_to_stdout};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
-use crate::compat::vdbench::report::{HEADER_EVERY, header, job_line, row_line, start_line};
+use crate::compat::vdbench::sink::{report_sink, warnings_sink};
 use crate::error::usage;
 use crate::report::output::{Stream, emit};
-use crate::runner::{
-    RunOptions, check_repeat, finish_record, new_run_id, new_run_result, run_on_target,
-};
 use crate::size::parse_size;
 use crate::storage::Target;
-use crate::workload::pattern::job::{
-    Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, RATE_HINT, parse_time, rate_value,
-};
-use crate::workload::pattern::stats::Figures;
+use crate::storage::env::probe_host;
+use crate::workload::Workload;
+use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
+use crate::workload::pattern::text::{parse_rate, parse_seek, parse_xfer};
 use crate::workload::pattern::{
-    Engine, Event, FileSpec, IoWorkload, Job, Plan, Seek, Sink, Stop, SyncFlag, Warmup, XferSize,
-    suite,
+    Engine, FileSpec, IoWorkload, Job, Plan, Seek, Stop, SyncFlag, Warmup, suite,
 };
-use crate::workload::{Progress, Workload};
+
+pub const KIND: Kind = Kind {
+    name: "io",
+    about: "vdbench/fio-style I/O patterns: transfer size, read %, seek %, \
+threads, O_DIRECT; interval lines and latency percentiles",
+    under_mpi: true,
+    takes_commands: false,
+    args: IoArgs::augment_args,
+    run: |matches, json| IoArgs::from_arg_matches(matches)?.run(json),
+    entry: suite_workload,
+};
 
 const IO_EXAMPLES: &str = "\
 Examples:
@@ -149,15 +157,8 @@ pub struct IoArgs {
     /// data_errors); all of them are reported [default: 50].
     #[arg(long, value_name = "N", requires = "verify")]
     verify_errors: Option<u32>,
-    /// Run everything N times.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    repeat: u32,
-    /// Only the start and average lines (no interval lines).
-    #[arg(short = 'q', long)]
-    quiet: bool,
-    /// Keep the scratch data instead of removing it.
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    run: RunFlags,
 }
 
 /// File name of the data file in flag and suite mode.
@@ -171,7 +172,6 @@ const SUITE_THREADS: u32 = 8;
 impl IoArgs {
     /// The plan and the directory to run it in.
     fn plan(&self) -> anyhow::Result<(Plan, Target)> {
-        check_repeat(self.repeat)?;
         if let Some(path) = &self.vdbench {
             return self.vdbench_plan(path);
         }
@@ -303,192 +303,58 @@ impl IoArgs {
     }
 }
 
-/// `4k` or `4k:30,64k:70`.
-fn parse_xfer(text: &str) -> anyhow::Result<XferSize> {
-    if !text.contains(':') {
-        return Ok(XferSize::Fixed(parse_size(text, 1)?));
-    }
-    text.split(',')
-        .map(|item| {
-            let Some((size, pct)) = item.split_once(':') else {
-                return usage(format!(
-                    "--xfersize {text}: write a mix as SIZE:PCT,SIZE:PCT (e.g. 4k:30,64k:70)"
-                ));
-            };
-            let pct: f64 = pct.parse().map_err(|_| {
-                crate::error::UsageError(format!("--xfersize {text}: '{pct}' is not a percentage"))
-            })?;
-            Ok((parse_size(size, 1)?, pct))
-        })
-        .collect::<anyhow::Result<_>>()
-        .map(XferSize::Mix)
-}
-
-fn parse_seek(text: &str) -> anyhow::Result<Seek> {
-    match text.to_ascii_lowercase().as_str() {
-        "seq" | "sequential" => Ok(Seek::Percent(0.0)),
-        "random" => Ok(Seek::Percent(100.0)),
-        "eof" => Ok(Seek::Eof),
-        other => match other.parse::<f64>() {
-            Ok(pct) => Ok(Seek::Percent(pct)),
-            Err(_) => usage(format!(
-                "--seek {text}: give a percentage, seq, random or eof"
-            )),
-        },
-    }
-}
-
-fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
-    match text {
-        None => Ok(None),
-        Some(t) if t.eq_ignore_ascii_case("max") => Ok(None),
-        Some(t) => match rate_value(t) {
-            Some(rate) => Ok(Some(rate)),
-            None => usage(format!("--rate {t}: {RATE_HINT}")),
-        },
-    }
-}
-
 /// The io workload of a suite entry (`fsbench run`): `args` are
 /// `fsbench io`'s flags without the target, e.g. `-b 4k --read 100
 /// --duration 5s` or `--suite patterns --duration 2s`. It runs one job per
 /// step; its interval lines are not printed (the suite reports), but
 /// warnings and bad blocks go to stderr.
-pub(super) fn suite_workload(args: &[String]) -> anyhow::Result<Box<dyn Workload>> {
-    let parsed =
-        SuiteIoArgs::try_parse_from(std::iter::once("io").chain(args.iter().map(String::as_str)))
-            .map_err(|e| crate::error::UsageError(format!("io: {}", first_line(&e.to_string()))))?;
-    let io = parsed.io;
-    let refused = [
-        (
-            io.target.is_some(),
-            "a target (the suite names the targets)",
-        ),
-        (io.vdbench.is_some(), "--vdbench (give the flags instead)"),
-        (io.repeat != 1, "--repeat (the suite's repetitions apply)"),
-        (io.keep, "--keep (a suite option)"),
-    ];
-    if let Some((_, what)) = refused.iter().find(|(given, _)| *given) {
-        return usage(format!("io: {what} is not allowed in a suite entry"));
-    }
+fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
+    let io: IoArgs = parse_flags(input.args)?;
+    refuse_in_suite(
+        "TARGET",
+        io.target.is_some(),
+        "the targets are fsbench run's --target",
+    )?;
+    refuse_in_suite("--vdbench", io.vdbench.is_some(), "give the flags instead")?;
+    io.run.refuse_in_suite()?;
     let plan = io.flag_plan()?;
-    Ok(Box::new(IoWorkload::new(plan, stderr_sink())?))
+    Ok(Box::new(IoWorkload::new(
+        plan,
+        warnings_sink(),
+        input.host.ram_bytes,
+    )?))
 }
 
-/// `fsbench io`'s flags as a suite entry gives them.
-#[derive(Debug, Parser)]
-#[command(name = "io")]
-struct SuiteIoArgs {
-    #[command(flatten)]
-    io: IoArgs,
-}
-
-/// Only what the user must see: warnings and bad blocks, on stderr.
-fn stderr_sink() -> Sink {
-    Box::new(|event| match event {
-        Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
-        Event::BadBlock(block) => emit(Stream::Stderr, &format!("fsbench: {block}\n")),
-        _ => Ok(()),
-    })
-}
-
-/// Prints the workload's events as vdbench's report; remembers each job's
-/// average for the suite table.
-fn report_sink(to: Stream, quiet: bool, averages: Rc<RefCell<Vec<(String, Figures)>>>) -> Sink {
-    let mut current = String::new();
-    let mut lines = 0u32;
-    Box::new(move |event| match event {
-        Event::Start(job, file) => {
-            current = job.name.clone();
-            lines = 0;
-            let mut text = format!(
-                "\n{}\n{}\n",
-                start_line(job),
-                job_line(job, &file.name, file.size)
-            );
-            if !quiet {
-                text.push_str(&header(SystemTime::now()));
+impl IoArgs {
+    fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
+        let how = self.run.single()?;
+        let (plan, target) = self.plan()?;
+        check_json_path(json)?;
+        let report_to = match json_to_stdout(json) {
+            true => Stream::Stderr,
+            false => Stream::Stdout,
+        };
+        let averages = Rc::new(RefCell::new(Vec::new()));
+        let jobs_per_pass = plan.jobs.len();
+        let sink = report_sink(report_to, self.run.quiet, averages.clone());
+        let mut workload = IoWorkload::new(plan, sink, probe_host().ram_bytes)?;
+        run_single(target, &mut workload, how, json, |_| Ok(()))?;
+        if self.suite.is_some() {
+            for pass in averages.borrow().chunks(jobs_per_pass) {
+                let rows = pass.iter().map(|(name, f)| (name.as_str(), f));
+                emit(report_to, &format!("\n{}", suite::summary_table(rows)))?;
             }
-            emit(to, &text)
         }
-        Event::Interval(row) if !quiet => {
-            let mut text = String::new();
-            if lines > 0 && lines.is_multiple_of(HEADER_EVERY) {
-                text.push_str(&header(SystemTime::now()));
-            }
-            lines += 1;
-            text.push_str(&row_line(row));
-            emit(to, &text)
-        }
-        Event::Interval(_) => Ok(()),
-        Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
-        Event::BadBlock(block) => emit(Stream::Stderr, &format!("fsbench: {block}\n")),
-        Event::Average(row) => {
-            averages
-                .borrow_mut()
-                .push((current.clone(), row.figures.clone()));
-            let text = if quiet {
-                format!("{}{}", header(SystemTime::now()), row_line(row))
-            } else {
-                row_line(row)
-            };
-            emit(to, &text)
-        }
-    })
-}
-
-pub fn run(args: IoArgs, json: Option<&Path>) -> anyhow::Result<()> {
-    let (plan, target) = args.plan()?;
-    check_json_path(json)?;
-    let report_to = if json_to_stdout(json) {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
-    let averages = Rc::new(RefCell::new(Vec::new()));
-    let jobs_per_pass = plan.jobs.len();
-    let mut workload = IoWorkload::new(plan, report_sink(report_to, args.quiet, averages.clone()))?;
-    let run_id = new_run_id();
-    let record = new_run_result(&run_id);
-    // run_on_target calls `run` once per repetition: one per job and repeat.
-    let options = RunOptions {
-        repetitions: workload.steps() * args.repeat,
-        keep: args.keep,
-        progress: Progress::new(args.quiet),
-    };
-    let target_result = run_on_target(&target, &mut workload, &run_id, &options, |_| Ok(()))?;
-    if args.suite.is_some() {
-        for pass in averages.borrow().chunks(jobs_per_pass) {
-            let rows = pass.iter().map(|(name, f)| (name.as_str(), f));
-            emit(report_to, &format!("\n{}", suite::summary_table(rows)))?;
-        }
+        Ok(())
     }
-    finish_record(record, target_result, json)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn parses_mixes_seeks_and_rates() {
-        assert_eq!(parse_xfer("64k").unwrap(), XferSize::Fixed(65536));
-        assert_eq!(
-            parse_xfer("4k:30,64k:70").unwrap(),
-            XferSize::Mix(vec![(4096, 30.0), (65536, 70.0)])
-        );
-        assert!(parse_xfer("4k:30,64k").is_err());
-        assert_eq!(parse_seek("seq").unwrap(), Seek::Percent(0.0));
-        assert_eq!(parse_seek("25").unwrap(), Seek::Percent(25.0));
-        assert!(parse_seek("sometimes").is_err());
-        assert_eq!(parse_rate(Some("max")).unwrap(), None);
-        assert_eq!(parse_rate(Some("500")).unwrap(), Some(500.0));
-        assert!(parse_rate(Some("fast")).is_err());
-    }
-
     fn suite(args: &str) -> anyhow::Result<Box<dyn Workload>> {
-        let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
-        suite_workload(&args)
+        super::super::build_for_test("io", args)
     }
 
     #[test]
@@ -506,7 +372,7 @@ mod tests {
         let cases = [
             ("--bogus 3", "'--bogus'"),
             ("--vdbench parm.txt", "--vdbench"),
-            ("/mnt/x -b 4k", "a target"),
+            ("/mnt/x -b 4k", "TARGET is not for suites"),
             ("--repeat 3", "--repeat"),
             ("-b 1000", "multiple of 512"),
         ];

@@ -1,0 +1,148 @@
+//! The registry of workload kinds: each kind is described once, in a
+//! module of its own (its arguments, how its workload is built from them
+//! or from a suite entry, whether it runs under MPI, what it prints as it
+//! runs), and listed once, in `registry!` below. `fsbench`'s subcommands,
+//! suite entries and the MPI allow-list all come from this list.
+mod bonnie;
+mod durability;
+mod io;
+mod postmark;
+mod synclog;
+mod tree;
+
+use std::path::Path;
+
+use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result};
+use crate::driver::{Part, Plan, Spread};
+use crate::policy::Policy;
+use crate::result::WorkloadResult;
+use crate::storage::Target;
+use crate::storage::env::HostEnv;
+use crate::workload::{Progress, Workload};
+
+/// Every workload kind, in the order `fsbench --help` lists them. A new
+/// kind is a module here (its `KIND`) and its name in this list.
+macro_rules! registry {
+    ($($kind:ident),* $(,)?) => {
+        pub static KINDS: &[Kind] = &[$($kind::KIND),*];
+    };
+}
+registry!(bonnie, postmark, io, tree, durability);
+
+/// One workload kind.
+pub struct Kind {
+    /// Its subcommand, and the `kind` of suite entries.
+    pub name: &'static str,
+    /// One line for `fsbench --help`.
+    pub about: &'static str,
+    /// Whether `mpirun -np N fsbench <name>` runs it on every rank (in a
+    /// scratch directory of each rank's own).
+    pub under_mpi: bool,
+    /// Whether a suite entry may give it `commands` (PostMark's).
+    pub takes_commands: bool,
+    /// Declares the subcommand's arguments.
+    pub args: fn(clap::Command) -> clap::Command,
+    /// Runs `fsbench <name> ...`; the `--json` path comes along.
+    pub run: fn(&clap::ArgMatches, Option<&Path>) -> anyhow::Result<()>,
+    /// Builds the workload of a suite entry.
+    pub entry: fn(&EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>>,
+}
+
+/// What a suite entry gives a kind to build its workload from.
+pub struct EntryInput<'a> {
+    /// The subcommand's flags (scaled), without what the suite decides.
+    pub args: &'a [String],
+    /// PostMark's `set` commands (scaled).
+    pub commands: &'a [String],
+    /// What commands written in a file may do.
+    pub policy: &'a Policy,
+    pub host: &'a HostEnv,
+}
+
+/// The kind called `name`.
+pub fn find(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|kind| kind.name == name)
+}
+
+/// The names of every kind, for messages.
+pub fn names() -> String {
+    KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+/// A suite entry's workload, built by its kind.
+pub fn build_entry(kind: &str, input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
+    let Some(kind) = find(kind) else {
+        return crate::error::usage(format!(
+            "unknown workload kind '{kind}' (known: {})",
+            names()
+        ));
+    };
+    if !kind.takes_commands && !input.commands.is_empty() {
+        return crate::error::usage(format!(
+            "'commands' is for postmark; use 'args' for {}",
+            kind.name
+        ));
+    }
+    (kind.entry)(input)
+}
+
+/// How a single-workload command runs: repetitions, scratch data kept or
+/// not, progress lines or not.
+pub struct Single {
+    pub repetitions: u32,
+    pub keep: bool,
+    pub quiet: bool,
+}
+
+/// `fsbench <kind> TARGET`: a one-part plan on one target, run by the
+/// driver; `show` prints each result as it ends (then, under MPI, the
+/// per-host and per-rank tables). The record goes to `--json` at the end,
+/// or as far as it got when the run fails.
+pub fn run_single(
+    target: Target,
+    workload: &mut dyn Workload,
+    how: Single,
+    json: Option<&Path>,
+    mut show: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut record = new_run_result(&new_run_id());
+    let plan = Plan {
+        targets: vec![target],
+        parts: vec![Part {
+            label: None,
+            instances: vec![Box::new(workload)],
+        }],
+        spread: Spread::EachTarget,
+        repetitions: how.repetitions,
+        keep: how.keep,
+        progress: Progress::new(how.quiet),
+        scratch_id: None,
+    };
+    let outcome = crate::driver::run(plan, &mut record, |_, result| {
+        show(result)?;
+        crate::report::scale_out::show(result)
+    });
+    match outcome {
+        Ok(_) => finish(&mut record, json),
+        Err(e) => Err(keep_partial(&record, json.as_slice(), e)),
+    }
+}
+
+/// A suite entry of `kind` with flags `args` (split at blanks), built as
+/// `fsbench run` builds it without `--allow-shell`.
+#[cfg(test)]
+pub fn build_for_test(kind: &str, args: &str) -> anyhow::Result<Box<dyn Workload>> {
+    let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+    let policy = Policy {
+        allow_shell: false,
+        results_dir: crate::result::RESULTS_DIR.into(),
+    };
+    let host = crate::storage::env::probe_host();
+    let input = EntryInput {
+        args: &args,
+        commands: &[],
+        policy: &policy,
+        host: &host,
+    };
+    build_entry(kind, &input)
+}

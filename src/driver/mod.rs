@@ -1,0 +1,341 @@
+//! The driver: the one lifecycle of running workloads on targets, shared
+//! by `fsbench run` (a suite on several targets), every `fsbench <kind>`
+//! (a one-part plan on one target) and PostMark's `run` command (one
+//! workload spread over its `set location`s).
+//!
+//! Every part is built and every target checked before anything is
+//! written; each target's environment is probed; each gets a scratch
+//! directory (and, with several parts, one per part inside it); then, per
+//! repetition, each target in turn runs every part (interleaved, so drift
+//! such as a warming device or a neighbour's load hits all targets alike).
+//! Each result is combined over the MPI ranks as it ends and added to the
+//! record at once, so a failure or an interrupt keeps what was measured.
+//! Scratch directories are removed at the end, on errors and on signals.
+pub mod record;
+mod scratch;
+
+use std::time::{Duration, Instant};
+
+use crate::result::{RunResult, TargetResult, WorkloadResult};
+use crate::scale;
+use crate::storage::Target;
+use crate::storage::distinct::check_distinct;
+use crate::storage::env::probe_target;
+use crate::workload::{Location, Progress, RunContext, Space, Workload};
+use scratch::TargetScratch;
+
+/// What to run, where, and how often.
+pub struct Plan<'w> {
+    pub targets: Vec<Target>,
+    pub parts: Vec<Part<'w>>,
+    pub spread: Spread,
+    pub repetitions: u32,
+    /// Keep the scratch directories instead of removing them.
+    pub keep: bool,
+    pub progress: Progress,
+    /// The name of the scratch directories (`fsbench-<id>`); None: the
+    /// run's id.
+    pub scratch_id: Option<String>,
+}
+
+/// How the parts use the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Side by side: every target runs every part, with an instance of its
+    /// own (a workload may keep state, such as an io data file, in its
+    /// target's scratch directory).
+    EachTarget,
+    /// One instance per part uses every target's scratch directory at once
+    /// (PostMark's locations); its results are recorded under the first
+    /// target, the others carry their environment and cleanup.
+    AcrossTargets,
+}
+
+/// One workload of a plan: a suite entry, or a command's workload.
+pub struct Part<'w> {
+    /// The name its results take; None: the workload's own (or its kind).
+    pub label: Option<String>,
+    /// One instance per target (`EachTarget`) or one (`AcrossTargets`).
+    pub instances: Vec<Box<dyn Workload + 'w>>,
+}
+
+/// Where the wall time of a run went, for `--verbose`: everything that is
+/// not a workload's own `run` is fsbench's overhead.
+#[derive(Debug, Default, Clone)]
+pub struct Overhead {
+    pub check: Duration,
+    pub probe: Duration,
+    pub scratch_setup: Duration,
+    pub workloads: Duration,
+    pub cleanup: Duration,
+}
+
+impl Overhead {
+    /// Adds the time spent building the plan's workloads to the checks.
+    pub fn plus_build(mut self, build: Duration) -> Overhead {
+        self.check += build;
+        self
+    }
+
+    /// Where the wall time went: the workloads, and fsbench's own overhead.
+    pub fn breakdown(&self, report: Duration, wall: Duration) -> String {
+        let wall_s = wall.as_secs_f64();
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / wall_s;
+        let work = self.workloads;
+        let outside = wall.saturating_sub(work);
+        let rows = [
+            ("suite, workloads and checks", self.check),
+            ("environment probe", self.probe),
+            ("scratch directories", self.scratch_setup),
+            ("cleanup", self.cleanup),
+            ("report and save", report),
+        ];
+        let mut text = format!(
+            "fsbench: wall {wall_s:.3} s; workloads {:.3} s ({:.1} %); overhead {:.3} s ({:.1} %):\n",
+            work.as_secs_f64(),
+            share(work),
+            outside.as_secs_f64(),
+            share(outside)
+        );
+        for (what, time) in rows {
+            text += &format!(
+                "  {what:<28} {:>9.3} s {:>5.1} %\n",
+                time.as_secs_f64(),
+                share(time)
+            );
+        }
+        text
+    }
+}
+
+impl Plan<'_> {
+    /// The instance target `target` runs, and which of its locations that
+    /// target is.
+    fn instance(&self, part: usize, target: usize) -> (&dyn Workload, usize) {
+        let instances = &self.parts[part].instances;
+        match self.spread {
+            Spread::EachTarget => (instances[target].as_ref(), 0),
+            Spread::AcrossTargets => (instances[0].as_ref(), target),
+        }
+    }
+
+    /// The targets that run the parts (the others only lend directories).
+    fn running_targets(&self) -> usize {
+        match self.spread {
+            Spread::EachTarget => self.targets.len(),
+            Spread::AcrossTargets => 1,
+        }
+    }
+
+    /// Every part's data may stay in the scratch directory until the end
+    /// (an io file is laid out once), so the space check adds them up, for
+    /// every rank of an MPI job.
+    fn check(&self) -> anyhow::Result<()> {
+        check_distinct(&self.targets)?;
+        for (index, target) in self.targets.iter().enumerate() {
+            let space = (0..self.parts.len())
+                .map(|part| {
+                    let (workload, location) = self.instance(part, index);
+                    workload.planned_at(location)
+                })
+                .fold(Space::default(), |sum, s| Space {
+                    bytes: sum.bytes + s.bytes,
+                    files: sum.files + s.files,
+                });
+            target.check(space.bytes, space.files)?;
+            for part in 0..self.parts.len() {
+                let (workload, _) = self.instance(part, index);
+                workload.check_target(target)?;
+            }
+        }
+        self.parts
+            .iter()
+            .flat_map(|p| &p.instances)
+            .try_for_each(|w| w.check_outside())
+    }
+
+    fn steps_per_repetition(&self) -> u64 {
+        let per_target: u64 = self
+            .parts
+            .iter()
+            .map(|p| u64::from(p.instances[0].steps()))
+            .sum();
+        per_target * self.running_targets() as u64
+    }
+}
+
+/// Runs `plan`: every target gets its entry in `record` (with its
+/// environment), every result is added there as it ends and shown to
+/// `on_result` (with the target's name). Returns where the time went.
+///
+/// Under MPI every rank runs the same plan on the same targets in the
+/// same order, each in scratch directories of its own; the workloads'
+/// phases keep the ranks in step, and each result is combined over all
+/// ranks as it ends: rank 0 alone gets it (in `record` and `on_result`).
+pub fn run(
+    mut plan: Plan<'_>,
+    record: &mut RunResult,
+    mut on_result: impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
+) -> anyhow::Result<Overhead> {
+    let mut overhead = Overhead::default();
+    let clock = Instant::now();
+    plan.check()?;
+    overhead.check = clock.elapsed();
+
+    let clock = Instant::now();
+    let first = record.targets.len();
+    record
+        .targets
+        .extend(plan.targets.iter().map(|target| TargetResult {
+            name: target.name.clone(),
+            path: target.path.display().to_string(),
+            env: probe_target(&target.path).ok(),
+            workloads: Vec::new(),
+            cleanup: None,
+        }));
+    overhead.probe = clock.elapsed();
+
+    let clock = Instant::now();
+    let scratch_id = scale::scratch_id(plan.scratch_id.as_deref().unwrap_or(&record.run_id))?;
+    let scratches = scale::agree(
+        plan.targets
+            .iter()
+            .map(|target| TargetScratch::create(target, plan.parts.len(), &scratch_id, plan.keep))
+            .collect::<anyhow::Result<Vec<_>>>(),
+    )?;
+    overhead.scratch_setup = clock.elapsed();
+
+    let clock = Instant::now();
+    let outcome = repeat(&mut plan, &scratches, |target, result| {
+        on_result(&record.targets[first + target].name, &result)?;
+        record.targets[first + target].workloads.push(result);
+        Ok(())
+    });
+    overhead.workloads = clock.elapsed();
+    plan.progress.finish();
+    // The workloads' open files go before their directories do.
+    drop(plan.parts);
+    outcome?;
+
+    let clock = Instant::now();
+    for (index, scratch) in scratches.into_iter().enumerate() {
+        let target = &mut record.targets[first + index];
+        target.cleanup = scratch.finish();
+        if let Some(unusual) = target.cleanup.as_ref().and_then(|c| c.unusual()) {
+            eprintln!("fsbench: {}: {unusual}", target.name);
+        }
+    }
+    overhead.cleanup = clock.elapsed();
+    Ok(overhead)
+}
+
+/// Every repetition of every part on every running target; `keep` gets
+/// each result (on rank 0) with the index of its target.
+fn repeat(
+    plan: &mut Plan<'_>,
+    scratches: &[TargetScratch],
+    mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let progress = &plan.progress;
+    progress.set_total(plan.steps_per_repetition() * u64::from(plan.repetitions));
+    for repetition in 0..plan.repetitions {
+        for target in 0..plan.running_targets() {
+            for (index, part) in plan.parts.iter_mut().enumerate() {
+                let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
+                let instance = match plan.spread {
+                    Spread::EachTarget => &mut part.instances[target],
+                    Spread::AcrossTargets => &mut part.instances[0],
+                };
+                let steps = instance.steps();
+                for step in 0..steps {
+                    progress.begin_step(format!(
+                        "{}/{} {} {}",
+                        repetition + 1,
+                        plan.repetitions,
+                        plan.targets[target].name,
+                        part.label.as_deref().unwrap_or(instance.kind())
+                    ));
+                    let ctx = RunContext {
+                        scratch: locations[0].scratch,
+                        locations: &locations,
+                        repetition,
+                        step,
+                        progress,
+                    };
+                    // A rank's failure is agreed on here, before any rank
+                    // removes its scratch directories.
+                    let combined = scale::combine(instance.run(&ctx))?;
+                    progress.end_step();
+                    if let Some(mut result) = combined {
+                        name_result(&mut result, part.label.as_deref(), steps, repetition);
+                        keep(target, result)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scratch directories part `part` runs in on `target`: its own, or
+/// (spread across targets) every target's.
+fn locations_of<'a>(
+    targets: &'a [Target],
+    scratches: &'a [TargetScratch],
+    spread: Spread,
+    target: usize,
+    part: usize,
+) -> Vec<Location<'a>> {
+    let location = |index: usize| Location {
+        name: &targets[index].name,
+        scratch: scratches[index].of_part(part),
+    };
+    match spread {
+        Spread::EachTarget => vec![location(target)],
+        Spread::AcrossTargets => (0..targets.len()).map(location).collect(),
+    }
+}
+
+/// Names a result after its part. A workload with several results per
+/// repetition (one per io pattern) keeps its own labels, under the part's
+/// when it has one; a single result takes the part's label when it has one.
+fn name_result(result: &mut WorkloadResult, label: Option<&str>, steps: u32, repetition: u32) {
+    result.repetition = repetition;
+    let own = std::mem::take(&mut result.label);
+    result.label = match (label, own.is_empty(), steps > 1) {
+        (Some(given), false, true) => format!("{given}/{own}"),
+        (Some(given), _, _) => given.to_string(),
+        (None, true, _) => result.workload.clone(),
+        (None, false, _) => own,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(own: &str, label: Option<&str>, steps: u32) -> String {
+        let mut result = WorkloadResult {
+            workload: "io".into(),
+            label: own.into(),
+            repetition: 7,
+            ..Default::default()
+        };
+        name_result(&mut result, label, steps, 2);
+        assert_eq!(result.repetition, 2);
+        result.label
+    }
+
+    #[test]
+    fn results_are_named_after_their_part() {
+        assert_eq!(named("", None, 1), "io");
+        assert_eq!(named("", Some("seq-read"), 1), "seq-read");
+        assert_eq!(named("4k-rand-read", Some("seq-read"), 1), "seq-read");
+        assert_eq!(named("4k-rand-read", None, 1), "4k-rand-read");
+        assert_eq!(
+            named("4k-rand-read", Some("patterns"), 20),
+            "patterns/4k-rand-read"
+        );
+        assert_eq!(named("4k-rand-read", None, 20), "4k-rand-read");
+    }
+}

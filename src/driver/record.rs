@@ -1,0 +1,79 @@
+//! The result record of a run: its id, its start, the host, and where it
+//! is written when the run ends — completely, or up to an error or an
+//! interrupt (a partial record, marked by its missing end time).
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::result::{RunResult, SCHEMA_VERSION};
+use crate::scale;
+use crate::storage::env::probe_host;
+
+/// A unique id, sortable by time, that no one can guess ahead of the run
+/// (another local user could otherwise create `fsbench-<id>` first): UTC
+/// time and 48 random bits, e.g. `20261121T233000Z-9f3a61c0d2e4`.
+pub fn new_run_id() -> String {
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+        crate::storage::scratch::random_hex(6)
+    )
+}
+
+/// The run record before any target has run.
+pub fn new_run_result(run_id: &str) -> RunResult {
+    RunResult {
+        kind: "fsbench-result".into(),
+        schema_version: SCHEMA_VERSION,
+        fsbench_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.into(),
+        command: std::env::args().collect(),
+        started: chrono::Utc::now(),
+        finished: None,
+        host: probe_host(),
+        targets: Vec::new(),
+    }
+}
+
+/// Ends a run that went well: stamps the end and writes the JSON when
+/// `--json` asked for it.
+pub fn finish(record: &mut RunResult, json: Option<&Path>) -> anyhow::Result<()> {
+    record.finished = Some(chrono::Utc::now());
+    match json {
+        Some(path) => write_json(record, path),
+        None => Ok(()),
+    }
+}
+
+/// After an error or an interrupt: what was measured so far still goes to
+/// the files asked for (never to stdout, which the error leaves in an
+/// unknown state), without an end time; the error itself is returned.
+pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -> anyhow::Error {
+    let measured: usize = record.targets.iter().map(|t| t.workloads.len()).sum();
+    if measured == 0 || !scale::is_root() {
+        return error;
+    }
+    for path in files.iter().filter(|p| p.as_os_str() != "-") {
+        match write_json(record, path) {
+            Ok(()) => eprintln!(
+                "fsbench: the {measured} result(s) measured before the run stopped were written to {}",
+                path.display()
+            ),
+            Err(e) => eprintln!("fsbench: {}", crate::error::error_line(&e)),
+        }
+    }
+    error
+}
+
+/// Writes the result as pretty JSON (`--json FILE`, `-` for stdout); in an
+/// MPI job rank 0 writes the job's.
+pub fn write_json(result: &RunResult, path: &Path) -> anyhow::Result<()> {
+    if !scale::is_root() {
+        return Ok(());
+    }
+    let text = serde_json::to_string_pretty(result)? + "\n";
+    if path.as_os_str() == "-" {
+        return crate::report::output::emit(crate::report::output::Stream::Stdout, &text);
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,72 @@
+//! A suite as the driver's plan: every workload it lists, built for every
+//! target (each target gets instances of its own: a workload may keep
+//! state, such as an io data file, in its target's scratch directory), so
+//! a bad parameter is reported before any target is touched.
+use super::{Suite, SuiteWorkload};
+use crate::driver::{Part, Plan, Spread};
+use crate::error::UsageError;
+use crate::storage::Target;
+use crate::workload::{Progress, Workload};
+
+/// Builds the workload a suite lists, its sizes scaled by a factor: the
+/// registry's kind for it, with the commands' policy and the host.
+pub type Builder<'a> = dyn Fn(&SuiteWorkload, f64) -> anyhow::Result<Box<dyn Workload>> + 'a;
+
+/// How often, how large, what is kept, and how progress shows.
+pub struct SuiteOptions {
+    pub repeat: u32,
+    pub scale: f64,
+    pub keep: bool,
+    pub progress: Progress,
+}
+
+impl Suite {
+    /// The plan that runs this suite on `targets`, side by side.
+    pub fn plan(
+        &self,
+        targets: Vec<Target>,
+        build: &Builder<'_>,
+        options: SuiteOptions,
+    ) -> anyhow::Result<Plan<'static>> {
+        let parts = self
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(index, listed)| {
+                let instances = targets
+                    .iter()
+                    .map(|_| build(listed, options.scale))
+                    .collect::<anyhow::Result<Vec<_>>>()
+                    .map_err(|e| self.locate(e, index, listed))?;
+                Ok(Part {
+                    label: listed.label.clone(),
+                    instances,
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Plan {
+            targets,
+            parts,
+            spread: Spread::EachTarget,
+            repetitions: options.repeat,
+            keep: options.keep,
+            progress: options.progress,
+            scratch_id: None,
+        })
+    }
+
+    /// An error building workload `index`, with the suite and the workload
+    /// named in front (a usage error stays one).
+    fn locate(&self, e: anyhow::Error, index: usize, listed: &SuiteWorkload) -> anyhow::Error {
+        let at = format!(
+            "suite {}, workload {} ({})",
+            self.name,
+            index + 1,
+            listed.label()
+        );
+        match e.downcast::<UsageError>() {
+            Ok(usage) => UsageError(format!("{at}: {usage}")).into(),
+            Err(other) => other.context(at),
+        }
+    }
+}
