@@ -138,6 +138,22 @@ pub struct Metric {
     pub phase: Option<u64>,
 }
 
+impl Metric {
+    /// The metric with the latency of the operations behind it. The
+    /// workload says which of a phase's metrics carries a histogram, so
+    /// that reports show it, and MPI ranks send it, once.
+    pub fn with_latency(mut self, latency: Option<LatencySummary>) -> Metric {
+        self.latency = latency;
+        self
+    }
+
+    /// The metric combined over MPI ranks as `how` says, not by its unit.
+    pub fn with_across_ranks(mut self, how: AcrossRanks) -> Metric {
+        self.across_ranks = how;
+        self
+    }
+}
+
 /// How the ranks' values of a metric make the job's (`scale::aggregate`).
 /// Work over time is the default; a metric that is a statistic of its
 /// samples (a mean response time, a maximum, a standard deviation) says

@@ -1,7 +1,8 @@
 //! Clocks and counters: monotonic ns wall time, process CPU time per phase,
-//! and per-operation latency histograms.
-pub mod figure;
+//! and per-operation latency histograms; and the metrics a measured phase
+//! becomes (`phase`).
 pub mod latency;
+pub mod phase;
 pub mod stats;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::log::{Latency, Span};
 use crate::measure::LatencyRecorder;
+use crate::measure::phase::Measured;
 use crate::result::{
-    AcrossRanks, Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS, Metric, RankPart,
-    ScaleOut, Spread, WorkloadResult,
+    AcrossRanks, Figure, Flag, HostPart, LatencySummary, Metric, RankPart, ScaleOut, Spread,
+    WorkloadResult,
 };
 use crate::storage::env::HostEnv;
 
@@ -235,32 +236,32 @@ fn work_of(parts: &[&Part<'_>]) -> (u64, f64) {
     (samples, latest_end(parts) - earliest_start(parts))
 }
 
+/// The metric over the job's phase: `parts`' work over their span, made
+/// like any measured metric (flagged for the span, not for a rank's time).
 fn combined_of(parts: &[&Part<'_>]) -> Metric {
     let model = parts[0].metric;
     let (samples, elapsed_s) = work_of(parts);
+    let value = combined_value(parts, samples as f64, elapsed_s);
+    job_phase(parts, elapsed_s)
+        .metric(&model.name, &model.unit, model.direction, value, samples)
+        .with_latency(merged_latency(parts))
+        .with_across_ranks(model.across_ranks.clone())
+}
+
+/// The phase all `parts` make, `elapsed_s` long: its data cached if any
+/// rank's was.
+fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
     let cpu: Vec<f64> = parts.iter().filter_map(|p| p.metric.cpu_percent).collect();
-    let mut flags: Vec<Flag> = parts
-        .iter()
-        .flat_map(|p| p.metric.flags.iter().copied())
-        .filter(|&f| f != Flag::TooShort)
-        .collect();
-    flags.sort_by_key(|f| *f as u8);
-    flags.dedup();
-    if elapsed_s < MIN_PRECISE_SECONDS {
-        flags.insert(0, Flag::TooShort);
-    }
-    Metric {
-        value: combined_value(parts, samples as f64, elapsed_s),
-        samples,
+    Measured {
         elapsed_s,
         // Each rank's CPU % is of its own process: the mean says how busy
         // a rank was.
         cpu_percent: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
-        latency: merged_latency(parts),
-        flags,
+        fits_in_page_cache: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::FitsInPageCache)),
         // Over all ranks: no timing of this rank.
         phase: None,
-        ..model.clone()
     }
 }
 

@@ -13,8 +13,9 @@ use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
 use serde::Serialize;
 
-use crate::measure::{LatencyRecorder, PhaseClock};
-use crate::result::{Direction, Flag, LatencySummary, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::measure::phase::{Measured, Rate};
+use crate::measure::{LatencyRecorder, PhaseClock, PhaseTiming};
+use crate::result::{LatencySummary, Metric, WorkloadResult};
 use crate::rng::{Random, WyRand};
 use crate::storage::env::{TargetEnv, probe_target};
 use crate::workload::{RunContext, Workload};
@@ -124,12 +125,12 @@ impl Workload for Durability {
         let mut medians = Vec::new();
         for probe in Probe::ALL {
             ctx.progress.start(probe.name());
-            let measured = run_probe(ctx, probe, self.limits)?;
-            ctx.progress.done(measured.elapsed.as_secs_f64());
-            if let Some(latency) = &measured.latency {
+            let outcome = run_probe(ctx, probe, self.limits)?;
+            ctx.progress.done(outcome.timing.elapsed.as_secs_f64());
+            if let Some(latency) = &outcome.latency {
                 medians.push((probe, latency.p50_ns));
             }
-            metrics.push(measured.into_metric(probe));
+            metrics.push(outcome.into_metric(probe));
         }
         // The verdict needs to know whether the device is rotational and
         // how the file system is mounted.
@@ -150,40 +151,26 @@ impl Workload for Durability {
     }
 }
 
-struct Measured {
+/// What one probe measured.
+struct Outcome {
     writes: u64,
-    elapsed: Duration,
-    cpu_percent: f64,
+    timing: PhaseTiming,
     latency: Option<LatencySummary>,
 }
 
-impl Measured {
+impl Outcome {
+    /// Durable writes per second, with the latency of each write and its
+    /// sync.
     fn into_metric(self, probe: Probe) -> Metric {
-        let elapsed_s = self.elapsed.as_secs_f64();
-        let flags = match elapsed_s < MIN_PRECISE_SECONDS {
-            true => vec![Flag::TooShort],
-            false => Vec::new(),
-        };
-        Metric {
-            name: probe.name().into(),
-            value: crate::measure::figure::per_second(self.writes as f64, elapsed_s),
-            unit: "writes/s".into(),
-            direction: Direction::HigherIsBetter,
-            samples: self.writes,
-            elapsed_s,
-            cpu_percent: Some(self.cpu_percent),
-            latency: self.latency,
-            flags,
-            across_ranks: Default::default(),
-            // Not run under MPI: no span to find.
-            phase: None,
-        }
+        Measured::over(&self.timing)
+            .rate(probe.name(), Rate::per_second("writes/s"), self.writes)
+            .with_latency(self.latency)
     }
 }
 
 /// One probe: its own file, writes until the count or the time is reached;
 /// each sample is the write plus its sync (the cost a program pays).
-fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Result<Measured> {
+fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Result<Outcome> {
     let name = format!("durability-{}", probe.name());
     let file: File = rustix::fs::openat(
         ctx.scratch.dir(),
@@ -231,10 +218,9 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
         rustix::fs::AtFlags::empty(),
     )
     .with_context(|| format!("cannot remove {name}"))?;
-    Ok(Measured {
+    Ok(Outcome {
         writes,
-        elapsed: timing.elapsed,
-        cpu_percent: timing.cpu_percent(),
+        timing,
         latency: latency.summary_for_metric(),
     })
 }

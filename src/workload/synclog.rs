@@ -23,7 +23,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::measure::figure::Figure;
+use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
 use crate::storage::env::{TargetEnv, probe_target};
@@ -434,22 +434,18 @@ impl SyncStats {
     /// Records and syncs per second of `phase`, as PostMark's figures
     /// are rates over their phase; the syncs carry the sync latency.
     fn metrics(&self, phase: PhaseTiming) -> [Metric; 2] {
-        let records = Figure {
-            name: "sync_log_records",
-            unit: "records/s",
-            work: self.records,
-            phase,
-            latency: None,
-        };
-        let syncs = Figure {
-            name: "sync_log_syncs",
-            unit: "syncs/s",
-            work: self.syncs,
-            phase,
-            latency: self.latency.summary_for_metric(),
-        };
         // A log's records are not file data: never flagged as cached.
-        [records.into_metric(false), syncs.into_metric(false)]
+        let measured = Measured::over(&phase);
+        [
+            measured.rate(
+                "sync_log_records",
+                Rate::per_second("records/s"),
+                self.records,
+            ),
+            measured
+                .rate("sync_log_syncs", Rate::per_second("syncs/s"), self.syncs)
+                .with_latency(self.latency.summary_for_metric()),
+        ]
     }
 
     fn params(&self) -> serde_json::Value {

@@ -386,7 +386,7 @@ mod tests {
         Metric {
             name: test.metric_name().into(),
             value,
-            unit: test.unit().into(),
+            unit: test.rate().unit.into(),
             direction: Direction::HigherIsBetter,
             samples: 1,
             elapsed_s: 1.0,

@@ -85,7 +85,7 @@ impl Figures {
 
 /// `count / seconds`, 0 for an interval too short to measure.
 fn rate(count: f64, seconds: f64) -> f64 {
-    crate::measure::figure::per_second(count, seconds)
+    crate::measure::phase::per_second(count, seconds)
 }
 
 impl Figures {

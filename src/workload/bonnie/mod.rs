@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{RunContext, Workload};
-use crate::measure::figure::Figure;
+use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{LatencySummary, Metric, WorkloadResult};
 use rng::RandomSource;
@@ -169,11 +169,13 @@ impl Test {
         )
     }
 
-    pub fn unit(self) -> &'static str {
+    /// What the test's count is reported as: bytes as MiB/s, seeks or
+    /// files per second.
+    pub fn rate(self) -> Rate {
         match self {
-            _ if self.moves_data() => "MiB/s",
-            Test::Seeks => "seeks/s",
-            _ => "files/s",
+            _ if self.moves_data() => Rate::MIB_PER_S,
+            Test::Seeks => Rate::per_second("seeks/s"),
+            _ => Rate::per_second("files/s"),
         }
     }
 
@@ -206,14 +208,13 @@ impl Outcome {
     }
 
     fn to_metric(&self, config: &BonnieConfig) -> Metric {
-        let figure = Figure {
-            name: self.test.metric_name(),
-            unit: self.test.unit(),
-            work: self.work,
-            phase: self.timing,
-            latency: self.latency.clone(),
+        let measured = Measured {
+            fits_in_page_cache: self.test.reads_cached_data() && config.data_fits_in_cache(),
+            ..Measured::over(&self.timing)
         };
-        figure.into_metric(self.test.reads_cached_data() && config.data_fits_in_cache())
+        measured
+            .rate(self.test.metric_name(), self.test.rate(), self.work)
+            .with_latency(self.latency.clone())
     }
 }
 

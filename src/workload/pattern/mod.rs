@@ -27,10 +27,9 @@ pub use stats::Row;
 
 use super::{RunContext, Workload};
 use crate::error::usage;
+use crate::measure::phase::Measured;
 use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{
-    AcrossRanks, Direction, Flag, IntervalSample, MIN_PRECISE_SECONDS, Metric, WorkloadResult,
-};
+use crate::result::{AcrossRanks, IntervalSample, Metric, WorkloadResult};
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 use engine::JobOutcome;
@@ -343,8 +342,9 @@ fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
         .collect()
 }
 
-/// The average line as metrics; latency histograms on the response-time
-/// metrics (all I/Os, reads, writes).
+/// The average line as metrics (its figures as vdbench computed them);
+/// latency histograms on the response-time metrics (all I/Os, reads,
+/// writes).
 fn metrics(
     average: &Row,
     outcome: &JobOutcome,
@@ -356,48 +356,26 @@ fn metrics(
     let mut all = LatencyRecorder::new();
     all.merge(&outcome.read_latency);
     all.merge(&outcome.write_latency);
-    let mut flags = Vec::new();
-    if average.seconds < MIN_PRECISE_SECONDS {
-        flags.push(Flag::TooShort);
-    }
-    if fits_in_ram {
-        flags.push(Flag::FitsInPageCache);
-    }
-    // In whole ns, as the phase's span has it.
-    let elapsed_s = timing.elapsed.as_secs_f64();
-    let metric = |name: &str,
-                  value: f64,
-                  unit: &str,
-                  direction,
-                  samples,
-                  latency: Option<&LatencyRecorder>,
-                  across_ranks| Metric {
-        name: name.into(),
-        value,
-        unit: unit.into(),
-        direction,
-        samples,
-        elapsed_s,
+    use crate::result::Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+    // The CPU % of the measured intervals, which the engine takes itself.
+    let measured = Measured {
         cpu_percent: Some(outcome.cpu_percent),
-        latency: latency.and_then(LatencyRecorder::summary_for_metric),
-        flags: flags.clone(),
-        across_ranks,
-        phase: Some(timing.id()),
+        fits_in_page_cache: fits_in_ram,
+        ..Measured::over(&timing)
     };
-    use AcrossRanks::{ByUnit, Max, Mean};
-    use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+    let rate = |name, unit, value, samples| measured.metric(name, unit, Higher, value, samples);
+    let response = |name, value, samples, how| {
+        measured
+            .metric(name, "ms", Lower, value, samples)
+            .with_across_ranks(how)
+    };
+    let mean_response = |name, value, samples, latency: &LatencyRecorder| {
+        response(name, value, samples, AcrossRanks::Mean).with_latency(latency.summary_for_metric())
+    };
     let mut metrics = vec![
-        metric("io_rate", f.io_rate, "IO/s", Higher, c.ops(), None, ByUnit),
-        metric(
-            "mib_per_s",
-            f.mib_per_s,
-            "MiB/s",
-            Higher,
-            c.bytes(),
-            None,
-            ByUnit,
-        ),
-        metric("resp_ms", f.resp_ms, "ms", Lower, c.ops(), Some(&all), Mean),
+        rate("io_rate", "IO/s", f.io_rate, c.ops()),
+        rate("mib_per_s", "MiB/s", f.mib_per_s, c.bytes()),
+        mean_response("resp_ms", f.resp_ms, c.ops(), &all),
     ];
     let directions = [
         (
@@ -415,25 +393,19 @@ fn metrics(
     ];
     for (name, value, ops, latency) in directions {
         if ops > 0 {
-            metrics.push(metric(name, value, "ms", Lower, ops, Some(latency), Mean));
+            metrics.push(mean_response(name, value, ops, latency));
         }
     }
-    metrics.push(metric(
+    metrics.push(response(
         "resp_max_ms",
         f.resp_max_ms(),
-        "ms",
-        Lower,
         c.ops(),
-        None,
-        Max,
+        AcrossRanks::Max,
     ));
-    metrics.push(metric(
+    metrics.push(response(
         "resp_stddev_ms",
         f.resp_stddev_ms,
-        "ms",
-        Lower,
         c.ops(),
-        None,
         AcrossRanks::StdDevOf("resp_ms".into()),
     ));
     metrics

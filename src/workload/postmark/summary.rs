@@ -4,7 +4,7 @@
 //! and the CPU % of that interval.
 use super::PostmarkConfig;
 use super::engine::{Counts, FileOps, Instance, Op};
-use crate::measure::figure::Figure;
+use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseTiming};
 use crate::result::{LatencySummary, WorkloadResult};
 use crate::workload::synclog::SyncStats;
@@ -107,39 +107,31 @@ impl RunSummary {
             ("data_read", c.bytes_read),
             ("data_written", c.bytes_written),
         ];
-        let mut figures = vec![Figure {
-            name: "transactions",
-            unit: "transactions/s",
-            work: c.transactions,
-            phase: t.transactions,
-            latency: None,
-        }];
-        figures.extend(file_ops.map(|(name, work, phase, ops)| Figure {
-            name,
-            unit: "files/s",
-            work,
-            phase,
-            latency: self.latency_of(ops),
-        }));
-        figures.extend(data.map(|(name, work)| Figure {
-            name,
-            unit: "MiB/s",
-            work,
-            phase: t.total,
-            latency: None,
-        }));
         let cached = self.fits_in(ram_bytes);
+        // Of PostMark's figures, only the reads depend on the page cache.
+        let over = |phase: &PhaseTiming, name: &str| Measured {
+            fits_in_page_cache: cached && matches!(name, "read" | "data_read"),
+            ..Measured::over(phase)
+        };
+        let transactions = Rate::per_second("transactions/s");
+        let mut metrics = vec![over(&t.transactions, "transactions").rate(
+            "transactions",
+            transactions,
+            c.transactions,
+        )];
+        metrics.extend(file_ops.map(|(name, work, phase, ops)| {
+            over(&phase, name)
+                .rate(name, Rate::per_second("files/s"), work)
+                .with_latency(self.latency_of(ops))
+        }));
+        metrics.extend(
+            data.map(|(name, work)| over(&t.total, name).rate(name, Rate::MIB_PER_S, work)),
+        );
         let mut result = WorkloadResult {
             workload: "postmark".into(),
             repetition,
             params: serde_json::to_value(&self.config).unwrap_or_default(),
-            metrics: figures
-                .into_iter()
-                .map(|f| {
-                    let reads = matches!(f.name, "read" | "data_read");
-                    f.into_metric(cached && reads)
-                })
-                .collect(),
+            metrics,
             notes: self.notes(),
             ..Default::default()
         };

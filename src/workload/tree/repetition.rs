@@ -14,8 +14,9 @@ use super::{
     DIR_MODE, Op, Source, TreeWorkload, command, create_file, cstring, dataset, make_dir,
     open_dir_path, open_file, ops, parallel, tarball, walk,
 };
+use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
-use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric, WorkloadResult};
+use crate::result::{Metric, WorkloadResult};
 use crate::workload::RunContext;
 use crate::workload::synclog::SyncLog;
 
@@ -202,18 +203,12 @@ impl<'w, 'c> Repetition<'w, 'c> {
         Ok((outcome, timing))
     }
 
-    /// Flags for an operation; `reads` when its speed depends on reading
-    /// data that may still be cached.
-    fn flags(&self, timing: &PhaseTiming, reads: bool, bytes: u64) -> Vec<Flag> {
-        let mut flags = Vec::new();
-        if timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
-            flags.push(Flag::TooShort);
-        }
+    /// Whether an operation's speed may come from the page cache: it
+    /// `reads` data, the caches were not emptied before it (or the target
+    /// lives in RAM), and the dataset fits in RAM.
+    fn fits_in_page_cache(&self, reads: bool) -> bool {
         let cached = self.memory_backed || !self.caches.dropped();
-        if reads && cached && bytes < self.work.ram_bytes {
-            flags.push(Flag::FitsInPageCache);
-        }
-        flags
+        reads && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
     fn record(
@@ -224,10 +219,13 @@ impl<'w, 'c> Repetition<'w, 'c> {
         units: Units,
         reads: bool,
     ) {
-        let flags = self.flags(&timing, reads, self.work.description.bytes);
+        let measured = Measured {
+            fits_in_page_cache: self.fits_in_page_cache(reads),
+            ..Measured::over(&timing)
+        };
         self.result
             .metrics
-            .extend(metrics(name, tally, timing, units, &flags));
+            .extend(metrics(name, tally, &measured, units));
     }
 
     /// find or stat: a walk of the dataset that reads no file data.
@@ -453,13 +451,10 @@ fn generate(
     let description = plan.describe();
     tally.entries = description.entries;
     tally.bytes = description.bytes;
-    let flags = match timing.elapsed.as_secs_f64() < MIN_PRECISE_SECONDS {
-        true => vec![Flag::TooShort],
-        false => Vec::new(),
-    };
+    let measured = Measured::over(&timing);
     result
         .metrics
-        .extend(metrics("generate", &tally, timing, Units::Both, &flags));
+        .extend(metrics("generate", &tally, &measured, Units::Both));
     Ok(src)
 }
 
@@ -471,49 +466,19 @@ enum Units {
     Both,
 }
 
-/// `<op>_s`, and `<op>_mb_s` (10^6 bytes/s, as the seeds' tables) and/or
-/// `<op>_entries_s`.
-fn metrics(
-    name: &str,
-    tally: &Tally,
-    timing: PhaseTiming,
-    units: Units,
-    flags: &[Flag],
-) -> Vec<Metric> {
-    let seconds = timing.elapsed.as_secs_f64();
-    let base = Metric {
-        name: format!("{name}_s"),
-        value: seconds,
-        unit: "s".into(),
-        direction: Direction::LowerIsBetter,
-        samples: tally.entries,
-        elapsed_s: seconds,
-        cpu_percent: Some(timing.cpu_percent()),
-        latency: tally.latency.summary_for_metric(),
-        flags: flags.to_vec(),
-        across_ranks: Default::default(),
-        phase: Some(timing.id()),
-    };
-    let rate = |suffix: &str, unit: &str, amount: u64, scale: f64| Metric {
-        name: format!("{name}_{suffix}"),
-        value: if seconds > 0.0 {
-            amount as f64 / scale / seconds
-        } else {
-            0.0
-        },
-        unit: unit.into(),
-        direction: Direction::HigherIsBetter,
-        samples: amount,
-        latency: None,
-        ..base.clone()
-    };
-    let mut out = Vec::new();
+/// `<op>_s` (with the operation's latency), and `<op>_mb_s` (10^6
+/// bytes/s, as the seeds' tables) and/or `<op>_entries_s`.
+fn metrics(name: &str, tally: &Tally, measured: &Measured, units: Units) -> Vec<Metric> {
+    let elapsed = measured
+        .seconds(format!("{name}_s"), tally.entries)
+        .with_latency(tally.latency.summary_for_metric());
+    let mut out = vec![elapsed];
     if units != Units::Entries {
-        out.push(rate("mb_s", "MB/s", tally.bytes, 1e6));
+        out.push(measured.rate(format!("{name}_mb_s"), Rate::MB_PER_S, tally.bytes));
     }
     if units != Units::Bytes {
-        out.push(rate("entries_s", "entries/s", tally.entries, 1.0));
+        let entries = Rate::per_second("entries/s");
+        out.push(measured.rate(format!("{name}_entries_s"), entries, tally.entries));
     }
-    out.insert(0, base);
     out
 }

@@ -1,0 +1,219 @@
+//! The one way a measured phase becomes metrics. A workload says what it
+//! measured over a phase (`Measured`: wall time, CPU %, whether its data
+//! may have come from the page cache) and which figures it reports over
+//! it: counts as rates, the phase's time, or values it computed itself.
+//! Every metric is made by [`Measured::metric`], so what a phase adds to
+//! its metrics (the flags, CPU %, the timing's id) is decided here once,
+//! and anything a phase will add is one change here.
+use crate::measure::PhaseTiming;
+use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+
+/// What every metric over one phase shares: made from its timing by a
+/// workload (`Measured::over`), or from the ranks' spans by the MPI
+/// aggregate.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Wall time of the phase.
+    pub elapsed_s: f64,
+    /// CPU time of the whole process over the phase / wall time, in %.
+    pub cpu_percent: Option<f64>,
+    /// The data the phase read fits in RAM, so it likely came from the
+    /// page cache.
+    pub fits_in_page_cache: bool,
+    /// The timing the phase was (`PhaseTiming::id`): how rank 0 of an MPI
+    /// job finds its span. None for a phase no timing of this process
+    /// covers (the job's aggregate).
+    pub phase: Option<u64>,
+}
+
+/// How a count becomes a rate: its unit, and how many counted things make
+/// one of it (bytes per MiB).
+#[derive(Debug, Clone, Copy)]
+pub struct Rate {
+    pub unit: &'static str,
+    per_unit: f64,
+}
+
+impl Rate {
+    /// Bytes as MiB (2^20 bytes) per second.
+    pub const MIB_PER_S: Rate = Rate {
+        unit: "MiB/s",
+        per_unit: (1u64 << 20) as f64,
+    };
+    /// Bytes as MB (10^6 bytes) per second, as the tree's seed tables.
+    pub const MB_PER_S: Rate = Rate {
+        unit: "MB/s",
+        per_unit: 1e6,
+    };
+
+    /// Things counted one by one (files, writes) per second.
+    pub const fn per_second(unit: &'static str) -> Rate {
+        Rate {
+            unit,
+            per_unit: 1.0,
+        }
+    }
+}
+
+impl Measured {
+    /// The phase `timing` measured, with its CPU %; its data not cached.
+    pub fn over(timing: &PhaseTiming) -> Measured {
+        Measured {
+            elapsed_s: timing.elapsed.as_secs_f64(),
+            cpu_percent: Some(timing.cpu_percent()),
+            fits_in_page_cache: false,
+            phase: Some(timing.id()),
+        }
+    }
+
+    /// `count` per second of the phase, in `rate`'s unit; higher is
+    /// better.
+    pub fn rate(&self, name: impl Into<String>, rate: Rate, count: u64) -> Metric {
+        let value = per_second(count as f64 / rate.per_unit, self.elapsed_s);
+        self.metric(name, rate.unit, Direction::HigherIsBetter, value, count)
+    }
+
+    /// The phase's wall time in seconds, over `samples` operations; lower
+    /// is better.
+    pub fn seconds(&self, name: impl Into<String>, samples: u64) -> Metric {
+        self.metric(name, "s", Direction::LowerIsBetter, self.elapsed_s, samples)
+    }
+
+    /// A `value` the workload computed over the phase from `samples` (a
+    /// mean response time, or a rate it reports itself), with the phase's
+    /// time, CPU %, flags and timing. No latency, and combined over MPI
+    /// ranks by its unit, unless the caller says otherwise
+    /// (`Metric::with_latency`, `Metric::with_across_ranks`).
+    pub fn metric(
+        &self,
+        name: impl Into<String>,
+        unit: &str,
+        direction: Direction,
+        value: f64,
+        samples: u64,
+    ) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            direction,
+            samples,
+            elapsed_s: self.elapsed_s,
+            cpu_percent: self.cpu_percent,
+            latency: None,
+            flags: self.flags(),
+            across_ranks: Default::default(),
+            phase: self.phase,
+        }
+    }
+
+    /// What a reader must know about the phase's figures: too short to
+    /// time precisely, and/or likely served from the page cache.
+    fn flags(&self) -> Vec<Flag> {
+        let mut flags = Vec::new();
+        if self.elapsed_s < MIN_PRECISE_SECONDS {
+            flags.push(Flag::TooShort);
+        }
+        if self.fits_in_page_cache {
+            flags.push(Flag::FitsInPageCache);
+        }
+        flags
+    }
+}
+
+/// `work / seconds`, 0 for an interval too short to measure.
+pub fn per_second(work: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 { work / seconds } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn phase(wall_ms: u64, cpu_ms: u64) -> PhaseTiming {
+        PhaseTiming::new(
+            Instant::now(),
+            Duration::from_millis(wall_ms),
+            Duration::from_millis(cpu_ms),
+        )
+    }
+
+    fn files(timing: &PhaseTiming) -> Metric {
+        Measured::over(timing).rate("create", Rate::per_second("files/s"), 100)
+    }
+
+    #[test]
+    fn a_phase_under_half_a_second_is_flagged_too_short() {
+        assert_eq!(files(&phase(200, 0)).flags, [Flag::TooShort]);
+        assert!(files(&phase(1000, 0)).flags.is_empty());
+    }
+
+    #[test]
+    fn mib_per_second_is_bytes_over_two_to_the_twentieth_over_seconds() {
+        let metric = Measured::over(&phase(2000, 0)).rate("read", Rate::MIB_PER_S, 3 << 20);
+        assert_eq!(metric.value, 1.5);
+        assert_eq!(metric.unit, "MiB/s");
+        assert_eq!(metric.samples, 3 << 20);
+        assert_eq!(metric.direction, Direction::HigherIsBetter);
+        let mb = Measured::over(&phase(2000, 0)).rate("read", Rate::MB_PER_S, 3_000_000);
+        assert_eq!((mb.value, mb.unit.as_str()), (1.5, "MB/s"));
+    }
+
+    #[test]
+    fn a_count_per_second_is_the_count_over_the_phase() {
+        let metric = files(&phase(4000, 0));
+        assert_eq!((metric.value, metric.unit.as_str()), (25.0, "files/s"));
+        assert_eq!((metric.samples, metric.elapsed_s), (100, 4.0));
+    }
+
+    #[test]
+    fn elapsed_time_is_lower_is_better() {
+        let metric = Measured::over(&phase(1500, 0)).seconds("find_s", 7);
+        assert_eq!(metric.direction, Direction::LowerIsBetter);
+        assert_eq!((metric.value, metric.unit.as_str()), (1.5, "s"));
+        assert_eq!(metric.samples, 7);
+    }
+
+    #[test]
+    fn a_phase_of_no_time_gives_zero_not_nan_or_infinity() {
+        let timing = phase(0, 0);
+        let metric = files(&timing);
+        assert_eq!(metric.value, 0.0);
+        assert_eq!(metric.cpu_percent, Some(0.0));
+        assert_eq!(Measured::over(&timing).seconds("find_s", 0).value, 0.0);
+    }
+
+    #[test]
+    fn cpu_percent_passes_through() {
+        assert_eq!(files(&phase(1000, 250)).cpu_percent, Some(25.0));
+        let measured = Measured {
+            cpu_percent: Some(42.5),
+            ..Measured::over(&phase(1000, 0))
+        };
+        assert_eq!(measured.seconds("t", 1).cpu_percent, Some(42.5));
+    }
+
+    #[test]
+    fn cached_data_is_flagged_after_too_short() {
+        let measured = Measured {
+            fits_in_page_cache: true,
+            ..Measured::over(&phase(100, 0))
+        };
+        let metric = measured.rate("read", Rate::MIB_PER_S, 1);
+        assert_eq!(metric.flags, [Flag::TooShort, Flag::FitsInPageCache]);
+    }
+
+    #[test]
+    fn every_metric_of_a_phase_carries_its_timing() {
+        let timing = phase(1000, 0);
+        let measured = Measured::over(&timing);
+        assert_eq!(files(&timing).phase, Some(timing.id()));
+        assert_eq!(measured.seconds("t", 1).phase, Some(timing.id()));
+        let mean = measured.metric("resp_ms", "ms", Direction::LowerIsBetter, 0.25, 8);
+        assert_eq!((mean.value, mean.samples), (0.25, 8));
+        assert_eq!(mean.phase, Some(timing.id()));
+        assert!(mean.latency.is_none());
+    }
+}
