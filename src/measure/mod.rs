@@ -1,5 +1,6 @@
 //! Clocks and counters: monotonic ns wall time, process CPU time per phase,
-//! and per-operation latency histograms.
+//! per-operation latency histograms, and the running phase's progress.
+pub mod checkpoint;
 pub mod figure;
 pub mod latency;
 pub mod stats;
