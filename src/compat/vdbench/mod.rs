@@ -2,5 +2,6 @@
 //! for-loops) and its interval report.
 mod lexer;
 pub mod parmfile;
+mod plan;
 pub mod report;
 mod values;
