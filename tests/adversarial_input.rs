@@ -148,13 +148,14 @@ fn report_of_a_result_without_targets_says_so_in_every_format() {
     let json = result_without_targets(dir.path());
     let html = dir.path().join("r.html");
     let html = html.to_str().unwrap();
-    let formats: [&[&str]; 6] = [
+    let formats: [&[&str]; 7] = [
         &[],
         &["--markdown"],
         &["--csv"],
         &["--csv", "--repetitions"],
         &["--html", html],
         &["--json", "-"],
+        &["--format", "json"],
     ];
     for format in formats {
         let mut args = vec!["report", json.as_str()];

@@ -101,6 +101,96 @@ fn json_is_the_result_itself() {
     );
 }
 
+/// `fsbench report run-two-targets.json ARGS`, successful: its stdout.
+fn report_stdout(args: &[&str]) -> String {
+    let mut all = vec!["report".to_string(), fixture_arg("run-two-targets.json")];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let out = run(&all);
+    out.assert_success().assert_no_panic();
+    out.stdout
+}
+
+/// `--format NAME` prints exactly what the flag it replaces prints.
+#[test]
+fn format_flag_equals_the_short_flags() {
+    let pairs: [(&[&str], &[&str]); 4] = [
+        (&["--format", "terminal"], &[]),
+        (&["--format", "markdown"], &["--markdown"]),
+        (&["--format", "csv"], &["--csv"]),
+        (
+            &["--format", "csv", "--repetitions"],
+            &["--csv", "--repetitions"],
+        ),
+    ];
+    for (format, flag) in pairs {
+        assert_eq!(report_stdout(format), report_stdout(flag), "{format:?}");
+    }
+}
+
+/// `--format json` is the result itself, which `fsbench report` reads
+/// again: re-emitting that gives the same bytes, and reporting it the
+/// same tables as the original.
+#[test]
+fn format_json_round_trips_through_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.json");
+    let copy_arg = copy.display().to_string();
+    let to_stdout = report_stdout(&["--format", "json"]);
+    report_stdout(&["--format", "json", "-o", &copy_arg]);
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), to_stdout);
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("run-two-targets.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&to_stdout).unwrap(),
+        original
+    );
+    let again = run(&["report", &copy_arg, "--format", "json"]);
+    assert_eq!(again.assert_success().stdout, to_stdout, "{again}");
+    let tables = run(&["report", &copy_arg, "--format", "markdown"]);
+    assert_eq!(
+        tables.assert_success().stdout,
+        report_stdout(&["--markdown"])
+    );
+}
+
+/// `--format html` writes to `-o FILE`, the same page as `--html FILE`.
+#[test]
+fn format_html_goes_to_the_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let [by_format, by_flag] = ["format.html", "flag.html"].map(|n| dir.path().join(n));
+    let stdout = report_stdout(&["--format", "html", "-o", by_format.to_str().unwrap()]);
+    assert_eq!(stdout, "");
+    report_stdout(&["--html", by_flag.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&by_format).unwrap();
+    assert_eq!(page, std::fs::read_to_string(&by_flag).unwrap());
+    assert!(page.contains("<html"), "{page:.300}");
+}
+
+/// An unknown format, or --repetitions with a format other than CSV, is
+/// one line naming the problem (and, for a format, the formats there are),
+/// exit 2, nothing on stdout.
+#[test]
+fn bad_format_flags_are_one_line_errors() {
+    let fixture = fixture_arg("run-two-targets.json");
+    for (args, needles) in [
+        (
+            &["--format", "xml"][..],
+            &["--format xml", "terminal, markdown, csv, html, json"][..],
+        ),
+        (
+            &["--format", "markdown", "--repetitions"],
+            &["--repetitions", "csv"],
+        ),
+    ] {
+        let mut all = vec!["report", fixture.as_str()];
+        all.extend(args);
+        let out = run(&all);
+        out.assert_error(2, needles);
+        assert_eq!(out.stdout, "", "{out}");
+    }
+}
+
 /// Every warning (flags and notes) reaches every text format, with the
 /// footnote markers that refer to it.
 #[test]

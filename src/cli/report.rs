@@ -1,45 +1,108 @@
-//! `fsbench report RESULT.json [--markdown|--csv|--html FILE]`: re-renders
-//! a saved run in any format (terminal tables by default).
+//! `fsbench report RESULT.json [--format FORMAT]`: re-renders a saved run
+//! in any format (terminal tables by default).
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Arg, Args, Command, ValueEnum};
 
 use super::output::json_to_stdout;
 use crate::driver::record::write_json;
 use crate::error::usage;
-use crate::report::csv::Csv;
-use crate::report::html::Html;
-use crate::report::markdown::Markdown;
+use crate::report::format::Format;
 use crate::report::output::{Stream, emit};
-use crate::report::terminal::Terminal;
-use crate::report::{Reporter, Summary, load, save};
+use crate::report::{Summary, load, save};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result written by `--json` (any subcommand).
     #[arg(value_name = "RESULT.json")]
     result: PathBuf,
-    /// Markdown tables and the warnings, for a blog post or a README.
-    #[arg(long, group = "format")]
-    markdown: bool,
-    /// CSV, long format: one row per target × workload × metric.
-    #[arg(long, group = "format")]
-    csv: bool,
-    /// With --csv: one row per repetition instead (the raw values).
-    #[arg(long, requires = "csv")]
+    /// The report's format (default: terminal).
+    #[arg(long, value_parser = FormatName, group = "format_flag")]
+    format: Option<Result<Format, String>>,
+    /// With --format csv: one row per repetition instead (the raw values).
+    #[arg(long)]
     repetitions: bool,
-    /// A self-contained HTML report (charts, environment, profiles) in FILE.
-    #[arg(long, group = "format", value_name = "FILE")]
-    html: Option<PathBuf>,
     /// The target ratios are taken against (default: the first).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Short for --format markdown (kept for scripts).
+    #[arg(long, hide = true, group = "format_flag")]
+    markdown: bool,
+    /// Short for --format csv (kept for scripts).
+    #[arg(long, hide = true, group = "format_flag")]
+    csv: bool,
+    /// Short for --format html -o FILE (kept for scripts).
+    #[arg(long, hide = true, group = "format_flag", value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// Parses `--format` so that an unknown name reaches [`run`], which makes
+/// it one usage line (clap's own error spans several), while `--help`
+/// still lists the formats.
+#[derive(Clone)]
+struct FormatName;
+
+impl TypedValueParser for FormatName {
+    /// The format, or the unknown name given.
+    type Value = Result<Format, String>;
+
+    fn parse_ref(
+        &self,
+        _: &Command,
+        _: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let name = value.to_string_lossy();
+        Ok(Format::from_str(&name, false).map_err(|_| name.into_owned()))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(formats()))
+    }
+}
+
+fn formats() -> impl Iterator<Item = PossibleValue> {
+    Format::value_variants()
+        .iter()
+        .filter_map(ValueEnum::to_possible_value)
+}
+
+impl ReportArgs {
+    /// The format asked for, by --format or by one of its short flags
+    /// (which clap keeps from being given together).
+    fn format(&self) -> anyhow::Result<Format> {
+        match &self.format {
+            _ if self.markdown => Ok(Format::Markdown),
+            _ if self.csv => Ok(Format::Csv),
+            _ if self.html.is_some() => Ok(Format::Html),
+            None => Ok(Format::Terminal),
+            Some(Ok(format)) => Ok(*format),
+            Some(Err(name)) => {
+                let names: Vec<String> = formats().map(|v| v.get_name().to_string()).collect();
+                usage(format!(
+                    "--format {name}: no such format (formats: {})",
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Where the report goes: --html's FILE, -o FILE, or standard output.
+    fn destination(&self) -> Option<&Path> {
+        self.html.as_deref().or(self.output.as_deref())
+    }
 }
 
 pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    let format = args.format()?;
+    if args.repetitions && format != Format::Csv {
+        return usage("--repetitions: only with --format csv");
+    }
     let run = load(&args.result)?;
     let summary = Summary::with_baseline(
         &run,
@@ -56,22 +119,13 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    if let Some(path) = &args.html {
-        return save(path, &Html.render(&run, &summary)?);
-    }
-    let reporter: Box<dyn Reporter> = if args.markdown {
-        Box::new(Markdown)
-    } else if args.csv {
-        Box::new(Csv {
-            per_repetition: args.repetitions,
-        })
-    } else {
-        Box::new(Terminal::for_stdout())
+    let Some(reporter) = format.reporter(args.repetitions) else {
+        // JSON: the result itself, by the writer of --json.
+        return write_json(&run, args.destination().unwrap_or(Path::new("-")));
     };
     let text = reporter.render(&run, &summary)?;
-    match &args.output {
+    match args.destination() {
         Some(path) => save(path, &text),
-        None if json_to_stdout(json) => emit(Stream::Stderr, &text),
         None => emit(Stream::Stdout, &text),
     }
 }

@@ -1,17 +1,33 @@
 //! Per-operation latency in an HdrHistogram (ns, 3 significant digits).
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
+use super::checkpoint;
 use crate::result::LatencySummary;
 
 /// Highest latency tracked exactly: one hour. Longer samples saturate.
 const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 
+/// Keeps a metric's histogram (its [`LatencyRecorder::buckets`]) for an
+/// aggregation across processes, and returns the id its summary carries.
+pub type KeepHistogram = fn(Vec<(u64, u64)>) -> u64;
+
+/// Installed by MPI scale-out in a multi-rank run (a higher layer, hence a
+/// hook); unset, nothing is kept.
+static KEEP_HISTOGRAM: OnceLock<KeepHistogram> = OnceLock::new();
+
+/// Hands the buckets of every later [`LatencyRecorder::summary_for_metric`]
+/// to `keep`. The first call wins; later ones are ignored.
+pub fn keep_histograms_with(keep: KeepHistogram) {
+    let _ = KEEP_HISTOGRAM.set(keep);
+}
+
 pub struct LatencyRecorder {
     histogram: Histogram<u64>,
     /// Whether a sample is one operation of the running phase, for the
-    /// MPI progress checkpoints (not the sync log's syncs, which come on
+    /// progress [`checkpoint`]s (not the sync log's syncs, which come on
     /// top of the operations that wrote the records).
     operations: bool,
 }
@@ -45,7 +61,7 @@ impl LatencyRecorder {
     pub fn record_ns(&mut self, ns: u64) {
         self.histogram.saturating_record(ns.max(1));
         if self.operations {
-            crate::scale::checkpoint::count_op();
+            checkpoint::count_op();
         }
     }
 
@@ -84,11 +100,11 @@ impl LatencyRecorder {
 
     /// The percentiles of a metric's latency. In a multi-rank run the
     /// histogram is also kept for rank 0, which adds all ranks' up, under
-    /// the id the summary carries: call it once per metric, and
-    /// [`LatencyRecorder::summary`] for any other use.
+    /// the id the summary carries (see [`keep_histograms_with`]): call it
+    /// once per metric, and [`LatencyRecorder::summary`] for any other use.
     pub fn summary_for_metric(&self) -> Option<LatencySummary> {
         let mut summary = self.summary()?;
-        summary.histogram = crate::scale::keep_latency(|| self.buckets());
+        summary.histogram = KEEP_HISTOGRAM.get().map(|keep| keep(self.buckets()));
         Some(summary)
     }
 

@@ -1,6 +1,8 @@
 //! Clocks and counters: monotonic ns wall time, process CPU time per phase,
-//! and per-operation latency histograms; and the metrics a measured phase
-//! becomes (`phase`).
+//! Clocks and counters: monotonic ns wall time, process CPU time per phase,
+//! per-operation latency histograms, the running phase's progress
+//! (`checkpoint`), and the metrics a measured phase becomes (`phase`).
+pub mod checkpoint;
 pub mod latency;
 pub mod phase;
 pub mod stats;

@@ -1,9 +1,11 @@
 //! Reports: views of one saved result. `summary` computes what every format
 //! shows (statistics over repetitions, ratios to the baseline, warnings);
-//! each format is one module implementing `Reporter`.
+//! each format is one module implementing `Reporter`, registered in
+//! `format`.
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod format;
 pub mod html;
 pub mod live;
 pub mod markdown;

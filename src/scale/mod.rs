@@ -9,7 +9,6 @@
 //! team has one rank and every call here is a no-op: fsbench runs exactly
 //! as it does alone.
 pub mod aggregate;
-pub mod checkpoint;
 mod log;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -27,7 +26,7 @@ pub use log::{Latency, Span};
 use team::Team;
 pub use team::{RankFailed, exit_code_of};
 
-use crate::measure::PhaseTiming;
+use crate::measure::{PhaseTiming, checkpoint};
 use crate::result::WorkloadResult;
 
 thread_local! {
@@ -55,6 +54,7 @@ pub fn init() -> anyhow::Result<()> {
     SIZE.store(team.size(), Ordering::Relaxed);
     if team.size() > 1 {
         checkpoint::enable();
+        crate::measure::latency::keep_histograms_with(log::add_latency);
         hooks::load();
         crate::interrupt::stop_on_sigusr1()?;
     }
@@ -194,12 +194,6 @@ fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span
         ops,
         checkpoints,
     }
-}
-
-/// Keeps a metric's latency histogram for the aggregation, and returns
-/// its id (multi-rank runs only; alone: None).
-pub fn keep_latency(buckets: impl FnOnce() -> Vec<(u64, u64)>) -> Option<u64> {
-    multi_rank().then(|| log::add_latency(buckets()))
 }
 
 /// One repetition's result of this rank → the job's result on rank 0

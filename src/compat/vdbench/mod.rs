@@ -2,6 +2,7 @@
 //! for-loops) and its interval report.
 mod lexer;
 pub mod parmfile;
+mod plan;
 pub mod report;
 pub mod sink;
 mod values;

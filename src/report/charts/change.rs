@@ -3,11 +3,13 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
+use super::bars::{
+    BarChartContext, Limits, RowFrame, draw_bar_label, draw_whisker, label_area_width, row_bar,
+};
 use super::{
-    BarChartContext, CAPTION_HEIGHT, CHANGE_BAR_GAP, CHANGE_ROW_HEIGHT, CHART_WIDTH,
-    DECREASE_COLOR, FONT, INCREASE_COLOR, INK, INSIGNIFICANT_COLOR, LABEL_SIZE, Limits, MARGIN,
-    RowFrame, VALUE_LABEL_ROOM, X_AXIS_HEIGHT, draw_bar_label, draw_whisker, drawable, format_tick,
-    label_area_width, label_font, render_svg, row_bar, signed,
+    CAPTION_HEIGHT, CHANGE_BAR_GAP, CHANGE_ROW_HEIGHT, CHART_WIDTH, DECREASE_COLOR, FONT,
+    INCREASE_COLOR, INK, INSIGNIFICANT_COLOR, LABEL_SIZE, MARGIN, VALUE_LABEL_ROOM, X_AXIS_HEIGHT,
+    drawable, format_tick, label_font, render_svg, signed,
 };
 use crate::report::compare::ChangeRow;
 use crate::report::number;
@@ -88,7 +90,7 @@ fn change_color(row: &ChangeRow) -> RGBColor {
 /// would squash the rest into slivers (a metric that went from 0.01 s to
 /// 0.4 s is +3,900 %); then `OUTLIER_REACH` times the upper quartile of the
 /// changes' sizes, and the longer bars are cut there and marked.
-pub(super) fn change_reach(changes: impl Iterator<Item = f64>) -> f64 {
+fn change_reach(changes: impl Iterator<Item = f64>) -> f64 {
     const OUTLIER_REACH: f64 = 3.0;
     const MIN_REACH_PCT: f64 = 10.0;
     let mut sizes: Vec<f64> = changes.map(f64::abs).collect();
@@ -140,5 +142,58 @@ fn draw_change_label(
         draw_bar_label(chart, (hi.max(0.0), y), text, font, HPos::Left)
     } else {
         draw_bar_label(chart, (lo.min(0.0), y), text, font, HPos::Right)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_outlier_change_is_cut_not_allowed_to_squash_the_others() {
+        let changes = [12.0, -30.0, 8.0, 20.0, -5.0, 3590.0, 15.0, -25.0];
+        assert_eq!(change_reach(changes.into_iter()), 90.0);
+        let modest = [12.0, -30.0, 8.0, 20.0];
+        assert_eq!(change_reach(modest.into_iter()), 30.0);
+        assert_eq!(change_reach([0.5, -1.0].into_iter()), 1.0);
+        let rows: Vec<ChangeRow> = changes
+            .iter()
+            .map(|&change_pct| ChangeRow {
+                label: format!("m{change_pct}"),
+                change_pct,
+                ci95_pct: None,
+                significant: false,
+            })
+            .collect();
+        let svg = relative_change(&rows).unwrap();
+        assert!(
+            svg.contains("\n+3590 %\n"),
+            "the cut bar keeps its value: {svg}"
+        );
+        assert!(
+            !svg.contains("+3000"),
+            "the axis does not reach the outlier: {svg}"
+        );
+    }
+
+    #[test]
+    fn relative_change_marks_significant_rows() {
+        let rows = [
+            ChangeRow {
+                label: "bonnie / block write".into(),
+                change_pct: 12.34,
+                ci95_pct: Some((5.0, 19.0)),
+                significant: true,
+            },
+            ChangeRow {
+                label: "bonnie / create".into(),
+                change_pct: -3.0,
+                ci95_pct: Some((-9.0, 3.0)),
+                significant: false,
+            },
+        ];
+        let svg = relative_change(&rows).unwrap();
+        assert!(svg.contains("\n+12.34 %*\n"), "{svg}");
+        assert!(svg.contains("\n-3.000 %\n"), "{svg}");
     }
 }

@@ -1,9 +1,11 @@
-//! Progress checkpoints of the running phase, for the stonewall view: a
-//! count of operations (every latency sample of an operation is one; a sync
-//! log's syncs are not) and a (time, count) point every `EVERY` operations.
-//! Outside multi-rank runs it costs one relaxed load per operation; in
-//! them one atomic add on a counter all threads share, which threads on
-//! different cores contend for (not measured).
+//! Progress checkpoints of the running phase: a count of operations
+//! (every latency sample of an operation is one; a sync log's syncs are
+//! not) and a (time, count) point every `EVERY` operations. A measurement
+//! of its own, counted where latencies are recorded; MPI scale-out enables
+//! it and reads it for its stonewall view (`scale::phase`).
+//! Disabled it costs one relaxed load per operation; enabled one atomic
+//! add on a counter all threads share, which threads on different cores
+//! contend for (not measured).
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -17,6 +19,7 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 static OPS: AtomicU64 = AtomicU64::new(0);
 static POINTS: Mutex<Vec<(Instant, u64)>> = Mutex::new(Vec::new());
 
+/// Starts counting (for good): only multi-rank runs pay for the counter.
 pub fn enable() {
     ENABLED.store(true, Ordering::Relaxed);
 }

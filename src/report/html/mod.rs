@@ -10,22 +10,24 @@
 //!
 //! The page is a pure function of the result: the same JSON gives the same
 //! bytes (nothing about the time of rendering goes in).
+mod figures;
+
 use minijinja::Environment;
 use serde::Serialize;
 
-use super::charts::{self, Bar, LatencyLine, TimeLine};
-use super::compare::ChangeRow;
+use super::charts;
 use super::placement::{self, placement_tables};
-use super::summary::{Cell, Comparison, Level, MetricSummary, WorkloadSummary};
+use super::summary::{Cell, Level, WorkloadSummary};
 use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
-use crate::result::{Direction, RunResult, TargetResult, WorkloadResult};
+use crate::result::{Direction, RunResult, TargetResult};
 use crate::size::format_bytes;
 use crate::storage::env::TargetEnv;
+use figures::{latency_chart, metric_bar_chart, overview_charts, series_charts};
 
 pub struct Html;
 
 const TEMPLATE_NAME: &str = "report.html";
-const TEMPLATE: &str = include_str!("../../templates/report.html");
+const TEMPLATE: &str = include_str!("../../../templates/report.html");
 
 impl Reporter for Html {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
@@ -414,47 +416,6 @@ fn profile_views(summary: &Summary) -> Vec<ProfileView> {
         .collect()
 }
 
-/// Per target other than the baseline: every metric's change against the
-/// baseline, as the diverging bar chart of `fsbench compare`.
-fn overview_charts(summary: &Summary) -> anyhow::Result<Vec<String>> {
-    let mut svgs = Vec::new();
-    for t in (0..summary.targets.len()).filter(|&t| t != summary.baseline) {
-        let rows: Vec<ChangeRow> = summary
-            .workloads
-            .iter()
-            .flat_map(|w| w.metrics.iter().map(move |m| (w, m)))
-            .filter_map(|(workload, metric)| {
-                let comparison = metric.cells[t].as_ref()?.vs_baseline?;
-                Some(change_row(workload, metric, &comparison))
-            })
-            .collect();
-        if !rows.is_empty() {
-            let title = format!(
-                "{} vs {}: change (95 % CI; * significant, Welch p < 0.05)",
-                summary.targets[t], summary.targets[summary.baseline]
-            );
-            svgs.push(charts::relative_change_titled(&title, &rows)?);
-        }
-    }
-    Ok(svgs)
-}
-
-/// A ratio to the baseline as a change in %, labelled with the metric;
-/// "↓" marks metrics where lower is better (a decrease is an improvement).
-fn change_row(
-    workload: &WorkloadSummary,
-    metric: &MetricSummary,
-    comparison: &Comparison,
-) -> ChangeRow {
-    let lower_is_better = if metric.direction == Direction::LowerIsBetter {
-        " ↓"
-    } else {
-        ""
-    };
-    let label = format!("{} {}{lower_is_better}", workload.name, metric.name);
-    ChangeRow::of(label, comparison)
-}
-
 fn workload_view(
     run: &RunResult,
     summary: &Summary,
@@ -539,145 +500,6 @@ fn cell_view(cell: Option<&Cell>, best: bool) -> CellView {
         ratio_ci: cell.vs_baseline.as_ref().and_then(ratio_ci),
         significant: cell.vs_baseline.is_some_and(|c| c.significant),
     }
-}
-
-/// One bar per target with a value: the mean, its 95 % CI, and the
-/// markers of its warnings.
-fn metric_bar_chart(
-    summary: &Summary,
-    workload: &WorkloadSummary,
-    metric: &MetricSummary,
-) -> anyhow::Result<String> {
-    let bars: Vec<Bar> = metric
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(t, cell)| {
-            let cell = cell.as_ref()?;
-            let markers: String = numbers(&cell.warnings)
-                .iter()
-                .map(|n| format!(" [{n}]"))
-                .collect();
-            Some(Bar {
-                label: summary.targets[t].clone(),
-                value: cell.stats.mean,
-                ci95: cell.stats.ci95,
-                color: t,
-                marker: markers,
-            })
-        })
-        .collect();
-    charts::bar_chart(
-        &format!("{}: {}", workload.name, metric.name),
-        &format!("{} ({})", metric.unit, better(metric.direction)),
-        &bars,
-    )
-}
-
-/// The latency percentiles of each target's median repetition; None when
-/// no target recorded latencies for this metric.
-fn latency_chart(
-    summary: &Summary,
-    workload: &WorkloadSummary,
-    metric: &MetricSummary,
-) -> anyhow::Result<Option<String>> {
-    let lines: Vec<LatencyLine> = metric
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(t, cell)| {
-            Some(LatencyLine {
-                label: summary.targets[t].clone(),
-                color: t,
-                latency: cell.as_ref()?.latency.clone()?,
-            })
-        })
-        .filter(|line| line.latency.count > 0)
-        .collect();
-    if lines.is_empty() {
-        return Ok(None);
-    }
-    let title = format!("{}: {} latency", workload.name, metric.name);
-    charts::latency_percentiles(&title, &lines).map(Some)
-}
-
-/// The interval values charted over time, with their axis names, in this
-/// order; a workload with none of them gets its first value charted.
-const SERIES: [(&str, &str); 2] = [
-    ("mib_per_s", "throughput (MiB/s)"),
-    ("resp_ms", "response time (ms)"),
-];
-
-/// Time series of the workload called `name`: one chart per charted value,
-/// one line per target and repetition.
-fn series_charts(run: &RunResult, name: &str) -> anyhow::Result<Vec<String>> {
-    let per_target: Vec<Vec<&WorkloadResult>> = run
-        .targets
-        .iter()
-        .map(|t| {
-            t.workloads
-                .iter()
-                .filter(|w| w.name() == name && !w.intervals.is_empty())
-                .collect()
-        })
-        .collect();
-    let all = || per_target.iter().flatten();
-    let Some(first) = all().next() else {
-        return Ok(Vec::new());
-    };
-    let present: Vec<(String, String)> = SERIES
-        .iter()
-        .filter(|(key, _)| all().any(|w| w.intervals.iter().any(|i| i.values.contains_key(*key))))
-        .map(|&(key, axis)| (key.to_string(), axis.to_string()))
-        .collect();
-    let keys = if present.is_empty() {
-        first.intervals[0]
-            .values
-            .keys()
-            .take(1)
-            .map(|key| (key.clone(), key.clone()))
-            .collect()
-    } else {
-        present
-    };
-    let warmup_end = all()
-        .flat_map(|w| &w.intervals)
-        .filter(|i| i.warmup)
-        .map(|i| i.start_s + i.seconds)
-        .reduce(f64::max);
-    keys.iter()
-        .map(|(key, axis)| {
-            let lines = time_lines(run, &per_target, key);
-            let title = format!("{name}: {axis} over time");
-            charts::time_series(&title, axis, &lines, warmup_end)
-        })
-        .collect()
-}
-
-/// One line per target and repetition, a step per interval (its value is
-/// an average over the interval). Only the first repetition of a target
-/// is named in the legend.
-fn time_lines(run: &RunResult, per_target: &[Vec<&WorkloadResult>], key: &str) -> Vec<TimeLine> {
-    let mut lines = Vec::new();
-    for (t, repetitions) in per_target.iter().enumerate() {
-        for (r, workload) in repetitions.iter().enumerate() {
-            let points = workload
-                .intervals
-                .iter()
-                .filter_map(|i| {
-                    let value = *i.values.get(key)?;
-                    Some([(i.start_s, value), (i.start_s + i.seconds, value)])
-                })
-                .flatten()
-                .collect();
-            lines.push(TimeLine {
-                label: (r == 0).then(|| run.targets[t].name.clone()),
-                color: t,
-                points,
-            });
-        }
-    }
-    lines
 }
 
 #[cfg(test)]

@@ -1,0 +1,257 @@
+//! Line charts: latency percentiles per target on a log scale, and values
+//! over time with the warm-up shaded; each with a legend under its title.
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    CAPTION_SIZE, CHART_WIDTH, FONT, GRID, INK, LINE_CHART_HEIGHT, LatencyLine, MARGIN,
+    RIGHT_MARGIN, TimeLine, WARMUP_SHADE, X_AXIS_HEIGHT, Y_AXIS_WIDTH, drawable, format_tick,
+    label_font, render_svg, target_color, text_width,
+};
+use crate::result::LatencySummary;
+
+/// Latency percentiles (p50 .. p99.99, max) per target on a log scale, in
+/// the time unit that suits the middle of the range.
+pub fn latency_percentiles(title: &str, lines: &[LatencyLine]) -> anyhow::Result<String> {
+    let percentiles: Vec<Vec<(usize, f64)>> = lines
+        .iter()
+        .map(|line| percentile_points(&line.latency))
+        .collect();
+    let all_ns = || percentiles.iter().flatten().map(|&(_, ns)| ns);
+    let max_ns = all_ns().fold(0.0, f64::max);
+    let min_ns = all_ns().fold(f64::INFINITY, f64::min);
+    anyhow::ensure!(max_ns > 0.0, "latency chart {title:?} has no samples");
+    let (unit, scale) = time_unit((min_ns * max_ns).sqrt());
+    let y_range = drawable(title, (min_ns / scale / 1.6)..(max_ns / scale * 1.6))?;
+    let legend = Legend::new(
+        lines
+            .iter()
+            .map(|line| (line.label.clone(), target_color(line.color)))
+            .collect(),
+    );
+    render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
+        let plot = legend.draw_under_title(root, title)?;
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(MARGIN)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AXIS_HEIGHT)
+            .y_label_area_size(Y_AXIS_WIDTH)
+            .build_cartesian_2d(
+                (0..PERCENTILE_NAMES.len() - 1).into_segmented(),
+                y_range.log_scale(),
+            )?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .axis_style(INK)
+            .x_labels(PERCENTILE_NAMES.len())
+            .x_label_formatter(&|segment| match segment {
+                SegmentValue::CenterOf(i) => PERCENTILE_NAMES.get(*i).unwrap_or(&"").to_string(),
+                _ => String::new(),
+            })
+            .x_desc("percentile")
+            .y_label_formatter(&|v| format_tick(*v))
+            .y_desc(format!("latency ({unit}, log scale)"))
+            .label_style(label_font())
+            .axis_desc_style(label_font())
+            .draw()?;
+        for (line, points) in lines.iter().zip(&percentiles) {
+            let color = target_color(line.color);
+            let coords = points
+                .iter()
+                .map(|&(i, ns)| (SegmentValue::CenterOf(i), ns / scale));
+            chart.draw_series(LineSeries::new(coords.clone(), color.stroke_width(2)))?;
+            chart.draw_series(coords.map(|c| Circle::new(c, 3, color.filled())))?;
+        }
+        Ok(())
+    })
+}
+
+const PERCENTILE_NAMES: [&str; 6] = ["p50", "p90", "p99", "p99.9", "p99.99", "max"];
+
+/// (percentile index, ns) for each recorded percentile; p99.99 is 0 in
+/// results written before it was recorded and is then left out.
+fn percentile_points(latency: &LatencySummary) -> Vec<(usize, f64)> {
+    [
+        latency.p50_ns,
+        latency.p90_ns,
+        latency.p99_ns,
+        latency.p999_ns,
+        latency.p9999_ns,
+        latency.max_ns,
+    ]
+    .into_iter()
+    .enumerate()
+    .filter(|&(_, ns)| ns > 0)
+    .map(|(i, ns)| (i, ns as f64))
+    .collect()
+}
+
+/// The unit that shows `typical_ns` with one to three integer digits, and
+/// its size in ns. Latency axes take the geometric middle of their range,
+/// so neither end needs many zeros.
+fn time_unit(typical_ns: f64) -> (&'static str, f64) {
+    match typical_ns {
+        ns if ns < 1e3 => ("ns", 1.0),
+        ns if ns < 1e6 => ("µs", 1e3),
+        ns if ns < 1e9 => ("ms", 1e6),
+        _ => ("s", 1e9),
+    }
+}
+
+/// Values over time, one line per target and repetition, with the warm-up
+/// (shown but not measured) shaded.
+pub fn time_series(
+    title: &str,
+    axis: &str,
+    lines: &[TimeLine],
+    warmup_until_s: Option<f64>,
+) -> anyhow::Result<String> {
+    let points = || lines.iter().flat_map(|line| line.points.iter());
+    anyhow::ensure!(
+        points().next().is_some(),
+        "time series {title:?} has no points"
+    );
+    let x_max = points().map(|p| p.0).fold(0.0, f64::max);
+    let y_max = points().map(|p| p.1).fold(0.0, f64::max);
+    let x_range = drawable(title, 0.0..x_max.max(f64::MIN_POSITIVE))?;
+    let y_range = drawable(title, 0.0..(y_max * 1.1).max(f64::MIN_POSITIVE))?;
+    let warmup_end = warmup_until_s.filter(|&end| end > 0.0);
+    let mut entries: Vec<(String, RGBColor)> = lines
+        .iter()
+        .filter_map(|line| Some((line.label.clone()?, target_color(line.color))))
+        .collect();
+    if warmup_end.is_some() {
+        entries.push(("warm-up (not measured)".to_string(), WARMUP_SHADE));
+    }
+    let legend = Legend::new(entries);
+    render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
+        let plot = legend.draw_under_title(root, title)?;
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(MARGIN)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AXIS_HEIGHT)
+            .y_label_area_size(Y_AXIS_WIDTH)
+            .build_cartesian_2d(x_range, y_range.clone())?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .axis_style(INK)
+            .x_desc("time (s)")
+            .x_label_formatter(&|v| format_tick(*v))
+            .y_desc(axis)
+            .y_label_formatter(&|v| format_tick(*v))
+            .label_style(label_font())
+            .axis_desc_style(label_font())
+            .draw()?;
+        if let Some(end) = warmup_end {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y_range.start), (end, y_range.end)],
+                WARMUP_SHADE.filled(),
+            )))?;
+        }
+        for line in lines {
+            let style = target_color(line.color).stroke_width(2);
+            chart.draw_series(LineSeries::new(line.points.clone(), style))?;
+        }
+        Ok(())
+    })
+}
+
+/// A legend strip between a line chart's title and its plot: entries left
+/// to right, wrapping, so it never hides a line.
+struct Legend {
+    entries: Vec<(String, RGBColor)>,
+    /// Top-left corner of each entry's swatch, in the strip.
+    positions: Vec<(i32, i32)>,
+    height: u32,
+}
+
+const LEGEND_ROW_HEIGHT: u32 = 20;
+const LEGEND_SWATCH_WIDTH: i32 = 14;
+const LEGEND_GAP: i32 = 22;
+
+impl Legend {
+    fn new(entries: Vec<(String, RGBColor)>) -> Legend {
+        let first_x = (MARGIN + Y_AXIS_WIDTH) as i32;
+        let last_x = (CHART_WIDTH - MARGIN) as i32;
+        let (mut x, mut row) = (first_x, 0);
+        let mut positions = Vec::with_capacity(entries.len());
+        for (label, _) in &entries {
+            let width = LEGEND_SWATCH_WIDTH + 6 + text_width(label);
+            if x > first_x && x + width > last_x {
+                (x, row) = (first_x, row + 1);
+            }
+            positions.push((x, row * LEGEND_ROW_HEIGHT as i32 + 4));
+            x += width + LEGEND_GAP;
+        }
+        let rows = if entries.is_empty() { 0 } else { row + 1 };
+        Legend {
+            entries,
+            positions,
+            height: rows as u32 * LEGEND_ROW_HEIGHT,
+        }
+    }
+
+    /// Draws the title and the legend; returns the area left for the plot.
+    fn draw_under_title<'a>(
+        &self,
+        root: &DrawingArea<SVGBackend<'a>, Shift>,
+        title: &str,
+    ) -> anyhow::Result<DrawingArea<SVGBackend<'a>, Shift>> {
+        let body = root
+            .margin(MARGIN / 2, 0, 0, 0)
+            .titled(title, (FONT, CAPTION_SIZE).into_font().color(&INK))?;
+        let (strip, plot) = body.split_vertically(self.height);
+        let half_row = LEGEND_ROW_HEIGHT as i32 / 2 - 4;
+        for ((label, color), &(x, y)) in self.entries.iter().zip(&self.positions) {
+            strip.draw(&Rectangle::new(
+                [
+                    (x, y + half_row - 5),
+                    (x + LEGEND_SWATCH_WIDTH, y + half_row + 5),
+                ],
+                color.filled(),
+            ))?;
+            strip.draw(&Text::new(
+                label.clone(),
+                (x + LEGEND_SWATCH_WIDTH + 6, y + half_row),
+                label_font().pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        Ok(plot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_unit_suits_the_middle_of_the_range() {
+        assert_eq!(time_unit((500.0f64 * 30e6).sqrt()).0, "µs");
+        assert_eq!(time_unit(999.0).0, "ns");
+        assert_eq!(time_unit(2e9).0, "s");
+    }
+
+    #[test]
+    fn percentiles_leave_out_unrecorded_p9999() {
+        let latency = LatencySummary {
+            count: 10,
+            min_ns: 1,
+            mean_ns: 5.0,
+            p50_ns: 5,
+            p90_ns: 9,
+            p99_ns: 10,
+            p999_ns: 10,
+            p9999_ns: 0,
+            max_ns: 10,
+            histogram: None,
+        };
+        let indexes: Vec<usize> = percentile_points(&latency).iter().map(|p| p.0).collect();
+        assert_eq!(indexes, [0, 1, 2, 3, 5]);
+    }
+}
