@@ -3,12 +3,7 @@
 //! or from a suite entry, whether it runs under MPI, what it prints as it
 //! runs), and listed once, in `registry!` below. `fsbench`'s subcommands,
 //! suite entries and the MPI allow-list all come from this list.
-mod bonnie;
-mod durability;
-mod io;
-mod postmark;
 mod synclog;
-mod tree;
 
 use std::path::Path;
 
@@ -20,10 +15,13 @@ use crate::storage::Target;
 use crate::storage::env::HostEnv;
 use crate::workload::{Progress, Workload};
 
-/// Every workload kind, in the order `fsbench --help` lists them. A new
-/// kind is a module here (its `KIND`) and its name in this list.
+/// Declares each kind's module and lists its `KIND` in `KINDS`, in the
+/// order `fsbench --help` shows them.
 macro_rules! registry {
     ($($kind:ident),* $(,)?) => {
+        $(mod $kind;)*
+        /// Every workload kind. A new kind is a module here (its `KIND`)
+        /// and its name in the `registry!` line.
         pub static KINDS: &[Kind] = &[$($kind::KIND),*];
     };
 }
