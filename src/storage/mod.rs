@@ -172,7 +172,9 @@ fn check_free_space(
     }
     let free = stat.f_bavail.saturating_mul(stat.f_frsize);
     let needed = planned_bytes.saturating_add(space_margin(planned_bytes));
-    if free < needed {
+    // Neither has one without a size limit (ramfs, some FUSE ones): 0
+    // blocks in all, so nothing to check against.
+    if stat.f_blocks > 0 && free < needed {
         anyhow::bail!(
             "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
             path.display(),
