@@ -1,11 +1,11 @@
 //! What a single-workload command prints as each repetition ends, where
 //! no compatibility format (bonnie++'s, vdbench's, PostMark's) applies:
-//! the tree table of seed 000, and the latency tables of the durability
-//! probes (with their verdict) and of the metadata operations.
+//! the tree table of seed 000, and latency tables such as the durability
+//! probes' (with their verdict).
 use std::fmt::Write as _;
 
 use crate::report::markdown::padded_table;
-use crate::result::WorkloadResult;
+use crate::result::{Flag, MIN_PRECISE_SECONDS, WorkloadResult};
 use crate::workload::tree::{Source, TreeConfig, TreeWorkload};
 
 /// The line before a tree run's tables: what the dataset is, on which target.
@@ -111,29 +111,19 @@ pub fn durability_table(result: &WorkloadResult) -> String {
     latency_table(result, &columns)
 }
 
-/// One row per metadata operation, then the notes.
-pub fn meta_table(result: &WorkloadResult) -> String {
-    let columns = Columns {
-        what: "operation",
-        count: "ops",
-        rate: "ops/s",
-        suffix: "_ops_s",
-    };
-    latency_table(result, &columns)
-}
-
 /// The headings of a latency table, and what its row names drop from the
 /// metric names.
-struct Columns {
-    what: &'static str,
-    count: &'static str,
-    rate: &'static str,
-    suffix: &'static str,
+pub struct Columns {
+    pub what: &'static str,
+    pub count: &'static str,
+    pub rate: &'static str,
+    pub suffix: &'static str,
 }
 
 /// One row per metric with latencies: how many, how many per second, and
-/// the latency percentiles in ms; then the result's notes.
-fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
+/// the latency percentiles in ms; then which were too short to time
+/// precisely, and the result's notes.
+pub fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
     let mut text = format!(
         "{:<20} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
         columns.what, columns.count, columns.rate, "p50 ms", "p99 ms", "p99.9 ms", "max ms"
@@ -159,6 +149,19 @@ fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
         );
     }
     text.push('\n');
+    let short: Vec<&str> = result
+        .metrics
+        .iter()
+        .filter(|m| m.flags.contains(&Flag::TooShort))
+        .map(|m| m.name.strip_suffix(columns.suffix).unwrap_or(&m.name))
+        .collect();
+    if !short.is_empty() {
+        let _ = writeln!(
+            text,
+            "{}: under {MIN_PRECISE_SECONDS} s, less precise (give it more work)",
+            short.join(", ")
+        );
+    }
     for line in &result.notes {
         let _ = writeln!(text, "{line}");
     }
