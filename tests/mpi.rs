@@ -127,7 +127,7 @@ fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
             "{name}: {elapsed} vs {last_end} - {first_start}"
         );
         let per_sample = match metric["unit"].as_str().unwrap() {
-            "files/s" | "transactions/s" | "IO/s" => Some(1.0),
+            "files/s" | "transactions/s" | "IO/s" | "ops/s" => Some(1.0),
             "MiB/s" => Some(1.0 / (1u64 << 20) as f64),
             _ => None,
         };
@@ -184,6 +184,24 @@ fn postmark_on_four_ranks_adds_up() {
     assert_eq!(transactions["name"], "transactions");
     assert_eq!(transactions["samples"], 4 * 600);
     std::fs::remove_file(&config).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+#[test]
+fn meta_on_four_ranks_adds_up() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let (_, result) = mpirun_json(
+        RANKS,
+        &mnt,
+        &[],
+        &["meta", &mnt.arg(), "-n", "400", "--dirs", "2"],
+    );
+    assert_aggregate_is_sum_of_ranks(&result, RANKS);
+    assert_eq!(metric(&result, "create_ops_s")["samples"], 4 * 400);
+    assert_eq!(metric(&result, "unlink_ops_s")["samples"], 4 * 400);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -490,7 +508,7 @@ fn a_suite_runs_on_four_ranks() {
         .iter()
         .map(|w| w["workload"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["bonnie", "postmark", "io", "tree"]);
+    assert_eq!(kinds, ["bonnie", "postmark", "io", "tree", "meta"]);
     for result in workloads {
         assert_aggregate_is_sum_of_ranks(result, RANKS);
     }

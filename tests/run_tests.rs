@@ -99,7 +99,7 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
             .collect();
         let expected: Vec<(String, u64)> = (0..2)
             .flat_map(|rep| {
-                ["files", "postmark", "rand-read", "tree"].map(|l| (l.to_string(), rep))
+                ["files", "postmark", "rand-read", "tree", "meta"].map(|l| (l.to_string(), rep))
             })
             .collect();
         assert_eq!(labels, expected, "{}", target["name"]);
@@ -130,7 +130,7 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
         .collect();
     assert_eq!(order, expected, "{out}");
     // The table names both targets and every workload.
-    for needle in ["a", "b", "files", "postmark", "rand-read", "tree"] {
+    for needle in ["a", "b", "files", "postmark", "rand-read", "tree", "meta"] {
         assert!(out.stdout.contains(needle), "{needle} missing\n{out}");
     }
     assert!(
@@ -148,7 +148,7 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
     ]);
     out.assert_success();
     let page = std::fs::read_to_string(&html).unwrap();
-    for needle in ["files", "postmark", "rand-read", "tree", "<svg"] {
+    for needle in ["files", "postmark", "rand-read", "tree", "meta", "<svg"] {
         assert!(
             page.contains(needle),
             "{needle} missing from the HTML report"

@@ -3,6 +3,7 @@
 //! [`Workload`] and yields the common [`WorkloadResult`].
 pub mod bonnie;
 pub mod durability;
+pub mod meta;
 pub mod pattern;
 pub mod postmark;
 pub mod synclog;

@@ -63,6 +63,10 @@ args = "-s 8m -b 4k --read 100 --duration 0.4s --interval 0.2s --warmup 0"
 kind = "tree"
 label = "tree"
 args = "--dataset photos --scale {0.001} --ops copy,find,read,delete"
+
+[[workload]]
+kind = "meta"
+args = "-n {300} --dirs 3"
 "#;
 
 /// Flags of the quickest data-only run: 1 MiB without per-char tests, no
@@ -107,6 +111,15 @@ impl TmpfsMount {
 
     /// `mount -t tmpfs -o OPTIONS`, e.g. `size=64m,nr_inodes=2000`.
     pub fn with_options(options: &str) -> Option<TmpfsMount> {
+        Self::of_type("tmpfs", options)
+    }
+
+    /// `mount -t ramfs`: memory without user extended attributes.
+    pub fn ramfs() -> Option<TmpfsMount> {
+        Self::of_type("ramfs", "defaults")
+    }
+
+    fn of_type(fs_type: &str, options: &str) -> Option<TmpfsMount> {
         if !is_root() {
             eprintln!("skipping: not root");
             return None;
@@ -117,13 +130,13 @@ impl TmpfsMount {
             .tempdir()
             .expect("cannot create a temporary mount point");
         let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .args(["-t", fs_type, "-o", options, fs_type])
             .arg(dir.path())
             .output()
             .expect("cannot run mount");
         assert!(
             out.status.success(),
-            "mount -t tmpfs -o {options} failed: {}",
+            "mount -t {fs_type} -o {options} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         Some(TmpfsMount { dir })

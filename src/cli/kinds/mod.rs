@@ -25,7 +25,7 @@ macro_rules! registry {
         pub static KINDS: &[Kind] = &[$($kind::KIND),*];
     };
 }
-registry!(bonnie, postmark, io, tree, durability);
+registry!(bonnie, postmark, io, tree, durability, meta);
 
 /// One workload kind.
 pub struct Kind {
