@@ -122,7 +122,7 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
         .filter_map(|l| l.split_once(": ").map(|(target, _)| target))
         .filter(|t| *t == "a" || *t == "b")
         .collect();
-    let runs_of = |t: &str| std::iter::repeat_n(t.to_string(), 4);
+    let runs_of = |t: &str| std::iter::repeat_n(t.to_string(), 5);
     let expected: Vec<String> = runs_of("a")
         .chain(runs_of("b"))
         .chain(runs_of("a"))
