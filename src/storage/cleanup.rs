@@ -109,19 +109,19 @@ pub fn is_foreign_name(name: &[u8]) -> bool {
 
 /// One directory entry, with its name owned so the listing outlives the
 /// directory stream.
-pub struct Entry {
+pub struct Listed {
     pub name: CString,
     pub file_type: FileType,
 }
 
 /// Reads the complete listing of `dir` (without `.` and `..`) before the
 /// caller changes anything in it.
-pub fn list_entries(dir: BorrowedFd<'_>) -> rustix::io::Result<Vec<Entry>> {
+pub fn list_entries(dir: BorrowedFd<'_>) -> rustix::io::Result<Vec<Listed>> {
     read_entries(&mut Dir::read_from(dir)?)
 }
 
 /// Reads `stream` to its end: its entries without `.` and `..`.
-pub fn read_entries(stream: &mut Dir) -> rustix::io::Result<Vec<Entry>> {
+pub fn read_entries(stream: &mut Dir) -> rustix::io::Result<Vec<Listed>> {
     let mut entries = Vec::new();
     while let Some(entry) = stream.read() {
         let entry = entry?;
@@ -129,7 +129,7 @@ pub fn read_entries(stream: &mut Dir) -> rustix::io::Result<Vec<Entry>> {
         if name == c"." || name == c".." {
             continue;
         }
-        entries.push(Entry {
+        entries.push(Listed {
             name: name.to_owned(),
             file_type: entry.file_type(),
         });
@@ -147,7 +147,7 @@ pub fn open_subdir(dir: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<Owned
     )
 }
 
-fn entry_is_dir(dir: BorrowedFd<'_>, entry: &Entry) -> rustix::io::Result<bool> {
+fn entry_is_dir(dir: BorrowedFd<'_>, entry: &Listed) -> rustix::io::Result<bool> {
     if entry.file_type != FileType::Unknown {
         return Ok(entry.file_type == FileType::Directory);
     }
@@ -218,7 +218,7 @@ impl Emptier<'_, '_> {
         let mut left_alone: Vec<CString> = Vec::new();
         let mut idle_passes = 0;
         for pass in 1.. {
-            let entries: Vec<Entry> = list_entries(dir)
+            let entries: Vec<Listed> = list_entries(dir)
                 .with_context(|| format!("cannot list {}", shown(rel)))?
                 .into_iter()
                 .filter(|e| Some(e.name.as_c_str()) != keep && !left_alone.contains(&e.name))
@@ -261,7 +261,7 @@ impl Emptier<'_, '_> {
         &mut self,
         dir: BorrowedFd<'_>,
         rel: &str,
-        entry: &Entry,
+        entry: &Listed,
         depth: usize,
     ) -> anyhow::Result<Removal> {
         let child = join(rel, &entry.name.to_string_lossy());

@@ -10,7 +10,7 @@ use crate::compat::bonnie::args::{
     DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, check_name_memory, default_file_size_mib,
     default_seed, parse_file_spec, parse_per_char, parse_size_spec,
 };
-use crate::compat::bonnie::report::{CSV_HEADER, csv_line, text_report};
+use crate::compat::bonnie::printout::{CSV_HEADER, csv_line, text_report};
 use crate::compat::bonnie::user::switch_to;
 use crate::error::usage;
 use crate::report::output::{Stream, emit};

@@ -22,7 +22,7 @@ use crate::workload::Workload;
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
 use crate::workload::pattern::text::{parse_rate, parse_seek, parse_xfer};
 use crate::workload::pattern::{
-    Engine, FileSpec, IoWorkload, Job, Plan, Seek, Stop, SyncFlag, Warmup, suite,
+    Engine, FileSpec, IoWorkload, Job, Plan, Seek, Stop, SyncFlag, Warmup, patterns,
 };
 
 pub const KIND: Kind = Kind {
@@ -185,7 +185,7 @@ impl IoArgs {
     fn flag_plan(&self) -> anyhow::Result<Plan> {
         let template = self.job()?;
         let jobs = match self.suite {
-            Some(SuiteName::Patterns) => suite::jobs(&template),
+            Some(SuiteName::Patterns) => patterns::jobs(&template),
             None => vec![template],
         };
         let size = match &self.size {
@@ -342,7 +342,7 @@ impl IoArgs {
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {
                 let rows = pass.iter().map(|(name, f)| (name.as_str(), f));
-                emit(report_to, &format!("\n{}", suite::summary_table(rows)))?;
+                emit(report_to, &format!("\n{}", patterns::summary_table(rows)))?;
             }
         }
         Ok(())

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::command::{self, COMMANDS, Command, LocationChange, ReportFormat, Setting};
-use super::report::{self, scale_size};
+use super::printout::{self, scale_size};
 use crate::error::{UsageError, usage};
 use crate::input::{self, read_input_file};
 use crate::policy::{Origin, Policy, ReportFile};
@@ -150,8 +150,8 @@ impl<'a> Session<'a> {
             .transpose()?;
         let summary = self.runner.run(&self.config, &mut *self.out)?;
         let text = match self.report {
-            ReportFormat::Verbose => report::verbose(&summary),
-            ReportFormat::Terse => report::terse(&summary),
+            ReportFormat::Verbose => printout::verbose(&summary),
+            ReportFormat::Terse => printout::terse(&summary),
         };
         match &mut file {
             Some((name, file)) => file

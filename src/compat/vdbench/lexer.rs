@@ -119,7 +119,7 @@ impl Section {
 }
 
 /// One definition: its parameters with full keyword names, and where it is.
-pub(super) struct Entry {
+pub(super) struct Definition {
     pub(super) at: String,
     pub(super) section: Section,
     pub(super) params: Vec<(&'static str, String)>,
@@ -187,7 +187,7 @@ fn useful_part(line: &str) -> &str {
 }
 
 /// Splits a logical line into `key=value` pairs and names their keywords.
-pub(super) fn entry(at: &str, text: &str) -> anyhow::Result<Entry> {
+pub(super) fn entry(at: &str, text: &str) -> anyhow::Result<Definition> {
     let pairs = split_pairs(text).map_err(|e| UsageError(format!("{at}: {e}")))?;
     let first = pairs[0].0.to_ascii_lowercase();
     let section = match first.as_str() {
@@ -219,7 +219,7 @@ pub(super) fn entry(at: &str, text: &str) -> anyhow::Result<Entry> {
             ))
         })
         .collect::<anyhow::Result<_>>()?;
-    Ok(Entry {
+    Ok(Definition {
         at: at.to_string(),
         section,
         params,

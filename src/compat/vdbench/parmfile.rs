@@ -20,7 +20,7 @@ use crate::workload::pattern::job::{
     Arrival, DEFAULT_VERIFY_ERRORS, Seek, SyncFlag, Warmup, XferSize,
 };
 
-use super::lexer::{Entry, Section, collect_lines, entry};
+use super::lexer::{Definition, Section, collect_lines, entry};
 use super::values::*;
 
 /// Most runs a parameter file may expand to, all its for-loops and rates
@@ -144,7 +144,7 @@ impl ParmFile {
         Ok(file)
     }
 
-    fn add(&mut self, entry: Entry, defaults: &mut (Sd, Wd, Rd)) -> anyhow::Result<()> {
+    fn add(&mut self, entry: Definition, defaults: &mut (Sd, Wd, Rd)) -> anyhow::Result<()> {
         let at = entry.at.clone();
         let context = |e: anyhow::Error| UsageError(format!("{at}: {e:#}"));
         match entry.section {
@@ -165,7 +165,7 @@ impl ParmFile {
         Ok(())
     }
 
-    fn general(&mut self, entry: &Entry) -> anyhow::Result<()> {
+    fn general(&mut self, entry: &Definition) -> anyhow::Result<()> {
         for (key, value) in &entry.params {
             match *key {
                 "validate" => self.validate = yes_no(key, value)?,
@@ -200,7 +200,7 @@ fn store<T: Clone>(
     Ok(())
 }
 
-fn sd(entry: &Entry, default: &Sd) -> anyhow::Result<Sd> {
+fn sd(entry: &Definition, default: &Sd) -> anyhow::Result<Sd> {
     let mut sd = default.clone();
     for (key, value) in &entry.params {
         match *key {
@@ -215,7 +215,7 @@ fn sd(entry: &Entry, default: &Sd) -> anyhow::Result<Sd> {
     Ok(sd)
 }
 
-fn wd(entry: &Entry, default: &Wd) -> anyhow::Result<Wd> {
+fn wd(entry: &Definition, default: &Wd) -> anyhow::Result<Wd> {
     let mut wd = default.clone();
     for (key, value) in &entry.params {
         match *key {
@@ -232,7 +232,7 @@ fn wd(entry: &Entry, default: &Wd) -> anyhow::Result<Wd> {
     Ok(wd)
 }
 
-fn rd(entry: &Entry, default: &Rd) -> anyhow::Result<Rd> {
+fn rd(entry: &Definition, default: &Rd) -> anyhow::Result<Rd> {
     let mut rd = default.clone();
     for (key, value) in &entry.params {
         match *key {

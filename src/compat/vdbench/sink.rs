@@ -4,9 +4,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::SystemTime;
 
-use super::report::{HEADER_EVERY, header, job_line, row_line, start_line};
+use super::printout::{HEADER_EVERY, header, job_line, row_line, start_line};
 use crate::report::output::{Stream, emit};
-use crate::workload::pattern::stats::Figures;
+use crate::workload::pattern::counters::IntervalFigures;
 use crate::workload::pattern::{Event, Sink};
 
 /// Only what the user must see: warnings and bad blocks, on stderr.
@@ -20,7 +20,11 @@ pub fn warnings_sink() -> Sink {
 
 /// Prints the workload's events as vdbench's report; remembers each job's
 /// average for the suite table.
-pub fn report_sink(to: Stream, quiet: bool, averages: Rc<RefCell<Vec<(String, Figures)>>>) -> Sink {
+pub fn report_sink(
+    to: Stream,
+    quiet: bool,
+    averages: Rc<RefCell<Vec<(String, IntervalFigures)>>>,
+) -> Sink {
     let mut current = String::new();
     let mut lines = 0u32;
     Box::new(move |event| match event {

@@ -18,6 +18,28 @@ fn config(files: u64, dirs: u32, threads: u32, ops: &[MetaOp]) -> MetaConfig {
     }
 }
 
+/// Runs `body` with the context the driver gives a workload alone in
+/// `scratch`, quietly.
+fn with_context<R>(
+    scratch: &Scratch,
+    repetition: u32,
+    body: impl FnOnce(&RunContext<'_>) -> R,
+) -> R {
+    let progress = Progress::new(true);
+    let locations = [Location {
+        name: "target",
+        scratch,
+    }];
+    let ctx = RunContext {
+        scratch,
+        locations: &locations,
+        repetition,
+        step: 0,
+        progress: &progress,
+    };
+    body(&ctx)
+}
+
 /// Runs one repetition in a fresh scratch directory in `target`, and
 /// checks that it leaves the scratch directory as it found it (the marker
 /// alone) and a file beside it untouched.
@@ -25,19 +47,9 @@ fn run_in(target: &Path, config: MetaConfig) -> WorkloadResult {
     let sentinel = target.join("sentinel");
     std::fs::write(&sentinel, b"keep me").unwrap();
     let scratch = Scratch::create(target, "meta-test", false).unwrap();
-    let progress = Progress::new(true);
-    let locations = [Location {
-        name: "target",
-        scratch: &scratch,
-    }];
-    let ctx = RunContext {
-        scratch: &scratch,
-        locations: &locations,
-        repetition: 3,
-        step: 0,
-        progress: &progress,
-    };
-    let result = Meta::new(config).unwrap().run(&ctx).unwrap();
+    let result = with_context(&scratch, 3, |ctx| {
+        Meta::new(config).unwrap().run(ctx).unwrap()
+    });
     let left: Vec<_> = std::fs::read_dir(scratch.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -186,25 +198,15 @@ fn a_failing_operation_names_itself_and_its_file() {
     };
     let target = tempfile::tempdir().unwrap();
     let scratch = Scratch::create(target.path(), "fail", false).unwrap();
-    let progress = Progress::new(true);
-    let locations = [Location {
-        name: "target",
-        scratch: &scratch,
-    }];
-    let ctx = RunContext {
-        scratch: &scratch,
-        locations: &locations,
-        repetition: 0,
-        step: 0,
-        progress: &progress,
-    };
     let mut rep = Repetition::create(&config, &scratch, 0).unwrap();
-    rep.untimed(&ctx, MetaOp::Create).unwrap();
-    rep.made.after(MetaOp::Create);
-    // File 1 is the first of thread 1 (in d1): its symlink's name is
-    // taken, while thread 0 still has files to go.
-    std::fs::create_dir(scratch.path().join("rep-0/d1/s1")).unwrap();
-    let e = format!("{:#}", rep.untimed(&ctx, MetaOp::Symlink).unwrap_err());
+    let e = with_context(&scratch, 0, |ctx| {
+        rep.untimed(ctx, MetaOp::Create).unwrap();
+        rep.made.after(MetaOp::Create);
+        // File 1 is the first of thread 1 (in d1): its symlink's name is
+        // taken, while thread 0 still has files to go.
+        std::fs::create_dir(scratch.path().join("rep-0/d1/s1")).unwrap();
+        format!("{:#}", rep.untimed(ctx, MetaOp::Symlink).unwrap_err())
+    });
     assert!(e.starts_with("symlink /"), "{e}");
     assert!(e.contains("/rep-0/d1/f1 -> s1 failed: File exists"), "{e}");
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::stats::Counters;
+use super::counters::Counters;
 
 /// Interval boundaries of one job.
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! Host CPU use per interval from /proc/stat, as vdbench reports it
 //! (user + system of the whole machine, not just fsbench's process).
-use super::stats::CpuShare;
+use super::counters::CpuShare;
 
 /// Cumulative CPU ticks of all CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

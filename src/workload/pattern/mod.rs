@@ -6,12 +6,12 @@
 mod access;
 mod board;
 pub mod chance;
+pub mod counters;
 mod data;
 mod engine;
 mod hostcpu;
 pub mod job;
-pub mod stats;
-pub mod suite;
+pub mod patterns;
 pub mod text;
 mod verify;
 
@@ -22,8 +22,8 @@ use std::time::Duration;
 use serde_json::json;
 
 pub use access::Decisions;
+pub use counters::Row;
 pub use job::{Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize};
-pub use stats::Row;
 
 use super::{RunContext, Workload};
 use crate::error::usage;
@@ -283,7 +283,7 @@ fn measure(
         sink(Event::Interval(row))
     })
     .map_err(|e| data::explain_direct_error(e, job))?;
-    let average = stats::average(&outcome.rows);
+    let average = counters::average(&outcome.rows);
     if let Some(average) = &average {
         sink(Event::Average(average))?;
     }

@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex};
 use anyhow::Context;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
-use super::walk::{Entry, Kind, Visitor, kind_of, read_listing};
+use super::walk::{Kind, Visited, Visitor, kind_of, read_listing};
 use crate::storage::cleanup::open_subdir;
 use crate::workload::threads::spawn_all;
 
@@ -21,7 +21,7 @@ pub trait Parallel: Visitor + Send {
     }
     /// A subdirectory found by a job (it becomes a job of its own, after
     /// this returns).
-    fn subdir(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn subdir(&mut self, entry: &Visited<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.enter(entry, dir)
     }
 }
@@ -157,7 +157,7 @@ fn job(
         child.push_str(&item.name.to_string_lossy());
         let kind = kind_of(dir, &item.name, item.file_type)
             .with_context(|| format!("cannot stat {child}"))?;
-        let entry = Entry {
+        let entry = Visited {
             parent: dir,
             name: &item.name,
             kind,

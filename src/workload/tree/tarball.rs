@@ -17,7 +17,7 @@ use tar::{EntryType, Header};
 
 use super::dataset::{Description, times};
 use super::ops::Tally;
-use super::walk::{Entry, Kind, Visitor, walk};
+use super::walk::{Kind, Visited, Visitor, walk};
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 
 /// Bytes a tar of `description` takes at most: a header per entry, a GNU
@@ -45,7 +45,7 @@ impl Archiver {
 }
 
 impl Visitor for Archiver {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)?;
         match entry.kind {
             Kind::File => {
@@ -70,7 +70,7 @@ impl Visitor for Archiver {
         Ok(())
     }
 
-    fn enter(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, entry: &Visited<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         let stat = rustix::fs::fstat(dir)?;
         let mut header = self.header(EntryType::Directory, &stat, 0);
         let path = format!("{}/", entry.rel);

@@ -21,7 +21,7 @@ pub enum Kind {
 }
 
 /// One entry as the visitor sees it.
-pub struct Entry<'a> {
+pub struct Visited<'a> {
     /// The directory that holds it.
     pub parent: BorrowedFd<'a>,
     pub name: &'a CStr,
@@ -32,13 +32,13 @@ pub struct Entry<'a> {
 
 pub trait Visitor {
     /// A file, symlink or special file.
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()>;
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()>;
     /// A directory, opened as `dir`, before its contents.
-    fn enter(&mut self, _entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, _entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         Ok(())
     }
     /// The same directory after its contents.
-    fn leave(&mut self, _entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn leave(&mut self, _entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         Ok(())
     }
 }
@@ -52,7 +52,7 @@ pub fn walk(root: BorrowedFd<'_>, visitor: &mut impl Visitor) -> anyhow::Result<
 /// The complete listing of an opened directory (without `.` and `..`),
 /// read through the fd itself (no second open), and the stream whose fd
 /// serves the `*at` calls on its entries.
-pub fn read_listing(dir: OwnedFd) -> rustix::io::Result<(Dir, Vec<cleanup::Entry>)> {
+pub fn read_listing(dir: OwnedFd) -> rustix::io::Result<(Dir, Vec<cleanup::Listed>)> {
     let mut stream = Dir::new(dir)?;
     let entries = cleanup::read_entries(&mut stream)?;
     Ok((stream, entries))
@@ -60,7 +60,7 @@ pub fn read_listing(dir: OwnedFd) -> rustix::io::Result<(Dir, Vec<cleanup::Entry
 
 fn walk_dir(
     dir: BorrowedFd<'_>,
-    listing: &[cleanup::Entry],
+    listing: &[cleanup::Listed],
     rel: &mut String,
     visitor: &mut impl Visitor,
 ) -> anyhow::Result<()> {
@@ -73,7 +73,7 @@ fn walk_dir(
         rel.push_str(&item.name.to_string_lossy());
         let kind = kind_of(dir, &item.name, item.file_type)
             .with_context(|| format!("cannot stat {rel}"))?;
-        let entry = Entry {
+        let entry = Visited {
             parent: dir,
             name: &item.name,
             kind,

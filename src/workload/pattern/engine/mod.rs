@@ -17,10 +17,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::access::{Decisions, Op, Picker, Stream};
 use super::board::{Board, Timeline};
+use super::counters::{Counters, IntervalFigures, Row};
 use super::data::{Payload, pread_full, pwrite_full};
 use super::hostcpu::CpuTicks;
 use super::job::{Arrival, Engine, Job, Stop};
-use super::stats::{Counters, Figures, Row};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::{LatencyRecorder, process_cpu_time};
 use crate::rng::WyRand;
@@ -173,7 +173,7 @@ fn report_intervals(
             seconds,
             warmup: index < timeline.warmup,
             counters: collected.counters,
-            figures: Figures::new(&collected.counters, seconds, cpu),
+            figures: IntervalFigures::new(&collected.counters, seconds, cpu),
         };
         on_row(&row)?;
         rows.push(row);
@@ -187,7 +187,7 @@ fn report_intervals(
             let cpu = process_cpu_time()
                 .saturating_sub(measured_from.1)
                 .as_secs_f64();
-            return Ok((rows, super::stats::ratio(100.0 * cpu, wall)));
+            return Ok((rows, super::counters::ratio(100.0 * cpu, wall)));
         }
     }
     unreachable!("the interval loop only ends by returning")

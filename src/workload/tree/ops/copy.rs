@@ -14,7 +14,7 @@ use super::{Pump, Tally, current_umask, open_read};
 use crate::storage::cleanup::open_subdir;
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use crate::workload::tree::parallel::{self, Parallel, open_beneath};
-use crate::workload::tree::walk::{Entry, Kind, Visitor, walk};
+use crate::workload::tree::walk::{Kind, Visited, Visitor, walk};
 
 /// Copies a tree like `rsync -a` / `cp -a`: directories, file data, modes,
 /// access and modification times, symlinks, owners (as root) and xattrs
@@ -152,7 +152,7 @@ impl<'d> Copy<'d> {
         Ok(())
     }
 
-    fn copy_file(&mut self, entry: &Entry<'_>) -> anyhow::Result<u64> {
+    fn copy_file(&mut self, entry: &Visited<'_>) -> anyhow::Result<u64> {
         let src = open_read(entry.parent, entry.name)?;
         let stat = rustix::fs::fstat(&src)?;
         let flags =
@@ -164,7 +164,7 @@ impl<'d> Copy<'d> {
         Ok(bytes)
     }
 
-    fn copy_symlink(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn copy_symlink(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new())?;
         let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)?;
         rustix::fs::symlinkat(target.as_c_str(), self.dst(), entry.name)?;
@@ -200,7 +200,7 @@ impl Copy<'_> {
 }
 
 impl Visitor for Copy<'_> {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
         let bytes = match entry.kind {
             Kind::File => self.copy_file(entry),
@@ -216,7 +216,7 @@ impl Visitor for Copy<'_> {
         Ok(())
     }
 
-    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
         let create = || -> anyhow::Result<OwnedFd> {
             rustix::fs::mkdirat(self.dst(), entry.name, Mode::from_raw_mode(NEW_DIR_MODE))?;
@@ -230,7 +230,7 @@ impl Visitor for Copy<'_> {
     }
 
     /// Directory attributes last: adding entries changes the mtime.
-    fn leave(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn leave(&mut self, entry: &Visited<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         let dst = self.open.pop().expect("enter pushed it");
         let mut apply = || -> anyhow::Result<()> {
             let stat = rustix::fs::fstat(dir)?;
@@ -246,7 +246,7 @@ impl Parallel for Copy<'_> {
         Ok(())
     }
 
-    fn subdir(&mut self, entry: &Entry<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn subdir(&mut self, entry: &Visited<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         let mut make = || -> anyhow::Result<()> {
             rustix::fs::mkdirat(self.dst(), entry.name, Mode::from_raw_mode(NEW_DIR_MODE))?;
             self.made

@@ -13,7 +13,7 @@ use super::Tally;
 use crate::storage::cleanup::{CleanupReport, empty_dir, open_subdir};
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use crate::workload::tree::parallel::{self, Parallel, open_beneath};
-use crate::workload::tree::walk::{Entry, Kind, Visitor, kind_of, read_listing};
+use crate::workload::tree::walk::{Kind, Visited, Visitor, kind_of, read_listing};
 
 /// `rm -rf parent/name`: removes the tree and the directory itself with
 /// one listing per directory, as rm does; returns the entries removed (the
@@ -99,7 +99,7 @@ struct Unlink<'l> {
 }
 
 impl Visitor for Unlink<'_> {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
         rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
             .with_context(|| format!("cannot remove {}", entry.rel))?;
@@ -114,7 +114,7 @@ impl Visitor for Unlink<'_> {
 }
 
 impl Parallel for Unlink<'_> {
-    fn subdir(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn subdir(&mut self, entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.dirs.push(entry.rel.to_string());
         Ok(())
     }

@@ -19,7 +19,7 @@ use rustix::io::Errno;
 
 use super::dataset::Description;
 use super::parallel::{self, Parallel};
-use super::walk::{Entry, Kind, Visitor, walk};
+use super::walk::{Kind, Visited, Visitor, walk};
 use crate::measure::LatencyRecorder;
 pub use copy::{Copied, copy_tree};
 pub use delete::{delete_logged, delete_tree};
@@ -135,12 +135,12 @@ pub struct Find {
 }
 
 impl Visitor for Find {
-    fn leaf(&mut self, _entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, _entry: &Visited<'_>) -> anyhow::Result<()> {
         self.tally.entries += 1;
         Ok(())
     }
 
-    fn enter(&mut self, _entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, _entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.tally.entries += 1;
         Ok(())
     }
@@ -154,7 +154,7 @@ pub struct StatAll {
 }
 
 impl StatAll {
-    fn stat(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn stat(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
         rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
             .with_context(|| format!("cannot stat {}", entry.rel))?;
@@ -164,11 +164,11 @@ impl StatAll {
 }
 
 impl Visitor for StatAll {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         self.stat(entry)
     }
 
-    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.stat(entry)
     }
 }
@@ -192,7 +192,7 @@ impl<'o> Read<'o> {
 }
 
 impl Visitor for Read<'_> {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         if entry.kind != Kind::File {
             return Ok(());
         }
@@ -217,7 +217,7 @@ pub struct Describe {
 }
 
 impl Visitor for Describe {
-    fn leaf(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+    fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         match entry.kind {
             Kind::File => {
                 let stat = rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
@@ -229,7 +229,7 @@ impl Visitor for Describe {
         Ok(())
     }
 
-    fn enter(&mut self, entry: &Entry<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    fn enter(&mut self, entry: &Visited<'_>, _dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         self.description.add_dir(entry.rel);
         Ok(())
     }

@@ -2,8 +2,8 @@
 //! page cache and with O_DIRECT (the seed's tenth item), and its summary
 //! table (one row per pattern: MiB/s, average, maximum and σ of the
 //! response time, for both modes side by side).
+use super::counters::IntervalFigures;
 use super::job::{Job, Seek};
-use super::stats::Figures;
 
 /// One access pattern: read % and seek % (0 sequential, 100 random).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,8 +60,10 @@ pub fn jobs(template: &Job) -> Vec<Job> {
 }
 
 /// The summary table from each job's name and average figures.
-pub fn summary_table<'a>(results: impl IntoIterator<Item = (&'a str, &'a Figures)>) -> String {
-    let results: Vec<(&str, &Figures)> = results.into_iter().collect();
+pub fn summary_table<'a>(
+    results: impl IntoIterator<Item = (&'a str, &'a IntervalFigures)>,
+) -> String {
+    let results: Vec<(&str, &IntervalFigures)> = results.into_iter().collect();
     let find = |prefix: &str, pattern: &str| {
         results
             .iter()
@@ -91,7 +93,7 @@ pub fn summary_table<'a>(results: impl IntoIterator<Item = (&'a str, &'a Figures
 
 const HEADER: &str = "    MiB/s   avg ms   max ms     σ ms ";
 
-fn cells(figures: Option<&Figures>) -> String {
+fn cells(figures: Option<&IntervalFigures>) -> String {
     match figures {
         Some(f) => format!(
             " {:>8.2} {:>8.3} {:>8.3} {:>8.3} ",
@@ -107,8 +109,8 @@ fn cells(figures: Option<&Figures>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::pattern::counters::Counters;
     use crate::workload::pattern::job::tests::job;
-    use crate::workload::pattern::stats::Counters;
 
     #[test]
     fn eighteen_jobs_cached_then_direct() {
@@ -126,7 +128,7 @@ mod tests {
         let mut c = Counters::default();
         c.record(true, 1 << 20, 2_000_000);
         c.record(true, 1 << 20, 4_000_000);
-        let f = Figures::new(&c, 1.0, None);
+        let f = IntervalFigures::new(&c, 1.0, None);
         let table = summary_table([("b_seq_write", &f), ("d_seq_write", &f)]);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3, "{table}");

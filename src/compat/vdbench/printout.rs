@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use chrono::{DateTime, Local};
 
+use crate::workload::pattern::counters::Row;
 use crate::workload::pattern::job::{Job, Stop, Warmup, short_size};
-use crate::workload::pattern::stats::Row;
 
 /// The header is printed again after this many interval lines.
 pub const HEADER_EVERY: u32 = 30;
@@ -135,8 +135,8 @@ fn fields(values: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::pattern::counters::{Counters, CpuShare, IntervalFigures};
     use crate::workload::pattern::job::tests::job;
-    use crate::workload::pattern::stats::{Counters, CpuShare, Figures};
 
     fn row() -> Row {
         let mut c = Counters::default();
@@ -149,7 +149,7 @@ mod tests {
             seconds: 1.0,
             warmup: true,
             counters: c,
-            figures: Figures::new(
+            figures: IntervalFigures::new(
                 &c,
                 1.0,
                 Some(CpuShare {

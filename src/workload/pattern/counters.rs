@@ -98,7 +98,7 @@ pub struct CpuShare {
 
 /// vdbench's columns for one interval or for the average line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Figures {
+pub struct IntervalFigures {
     pub io_rate: f64,
     pub mib_per_s: f64,
     pub bytes_per_io: u64,
@@ -114,10 +114,10 @@ pub struct Figures {
     pub cpu: Option<CpuShare>,
 }
 
-impl Figures {
-    pub fn new(c: &Counters, seconds: f64, cpu: Option<CpuShare>) -> Figures {
+impl IntervalFigures {
+    pub fn new(c: &Counters, seconds: f64, cpu: Option<CpuShare>) -> IntervalFigures {
         let ops = c.ops() as f64;
-        Figures {
+        IntervalFigures {
             io_rate: ratio(ops, seconds),
             mib_per_s: ratio(c.bytes() as f64, seconds) / MIB,
             bytes_per_io: c.bytes().checked_div(c.ops()).unwrap_or(0),
@@ -177,7 +177,7 @@ pub struct Row {
     pub seconds: f64,
     pub warmup: bool,
     pub counters: Counters,
-    pub figures: Figures,
+    pub figures: IntervalFigures,
 }
 
 impl Row {
@@ -219,7 +219,7 @@ pub fn average(rows: &[Row]) -> Option<Row> {
         seconds,
         warmup: false,
         counters,
-        figures: Figures::new(&counters, seconds, cpu),
+        figures: IntervalFigures::new(&counters, seconds, cpu),
     })
 }
 
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn figures_follow_vdbench_formulas() {
         let c = counters(&[1_000_000, 3_000_000], &[2_000_000]);
-        let f = Figures::new(&c, 0.5, None);
+        let f = IntervalFigures::new(&c, 0.5, None);
         assert_eq!(f.io_rate, 6.0);
         assert_eq!(f.bytes_per_io, 4096);
         assert!((f.read_pct - 66.666).abs() < 0.01);
@@ -267,7 +267,7 @@ mod tests {
             seconds: 1.0,
             warmup,
             counters: c,
-            figures: Figures::new(&c, 1.0, None),
+            figures: IntervalFigures::new(&c, 1.0, None),
         };
         let rows = [
             row("1", true, counters(&[9_000_000], &[])),

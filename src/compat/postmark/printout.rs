@@ -37,7 +37,7 @@ pub fn scale_size(bytes: u32) -> String {
 
 /// The figures both reports print, with PostMark's names: E, Tt, Ic, Id
 /// in seconds and the counts.
-struct Figures {
+struct Printed {
     total_s: f64,
     transactions_s: f64,
     creation_s: f64,
@@ -53,11 +53,11 @@ struct Figures {
     bytes_written: f64,
 }
 
-impl Figures {
+impl Printed {
     fn of(summary: &RunSummary) -> Self {
         let c = &summary.counts;
         let t = &summary.timing;
-        Figures {
+        Printed {
             total_s: t.total.elapsed.as_secs_f64(),
             transactions_s: t.transactions.elapsed.as_secs_f64(),
             creation_s: t.creation.elapsed.as_secs_f64(),
@@ -88,7 +88,7 @@ fn rate(count: f64, seconds: f64) -> f64 {
     crate::measure::phase::per_second(count, seconds)
 }
 
-impl Figures {
+impl Printed {
     /// The eleven rates of the terse report, in its order, each over the
     /// interval PostMark divides it by.
     fn rates(&self) -> [f64; 11] {
@@ -112,7 +112,7 @@ impl Figures {
 /// The verbose report, ending with a note when the run ran out of files
 /// (PostMark prints no report then).
 pub fn verbose(summary: &RunSummary) -> String {
-    let f = Figures::of(summary);
+    let f = Printed::of(summary);
     let [
         transactions,
         created,
@@ -187,7 +187,7 @@ pub fn verbose(summary: &RunSummary) -> String {
 /// (D-Dz)/Tt BR/E BW/E` (PostMark 1.53's fields; bytes per second
 /// unscaled).
 pub fn terse(summary: &RunSummary) -> String {
-    let f = Figures::of(summary);
+    let f = Printed::of(summary);
     let mut line = format!("{:.3} {:.3}", f.total_s, f.transactions_s);
     for value in f.rates() {
         let _ = write!(line, " {value:.2}");
