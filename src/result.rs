@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::storage::cleanup::CleanupReport;
+use crate::storage::env::risk::Risk;
 use crate::storage::env::{HostEnv, TargetEnv};
-use crate::storage::risk::Risk;
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;

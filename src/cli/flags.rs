@@ -3,9 +3,16 @@
 //! the command line share one vocabulary and one set of checks.
 use clap::{Args, Parser};
 
-use super::kinds::Single;
 use super::output::first_line;
 use crate::error::usage;
+
+/// How a single-workload command runs: repetitions, scratch data kept or
+/// not, progress lines or not.
+pub struct Single {
+    pub repetitions: u32,
+    pub keep: bool,
+    pub quiet: bool,
+}
 
 /// How a single-workload command runs (a suite decides these itself).
 #[derive(Debug, Args)]

@@ -18,7 +18,7 @@ pub struct Summary {
     /// index (`report::marker`); warnings no cell refers to concern the run
     /// as a whole (e.g. a workload missing on a target).
     pub warnings: Vec<String>,
-    /// What each target's configuration can lose on a crash (`storage::risk`),
+    /// What each target's configuration can lose on a crash (`storage::env::risk`),
     /// as `(target, message)`; reports show them first.
     pub risks: Vec<(String, String)>,
 }

@@ -52,6 +52,7 @@ pub fn init() -> anyhow::Result<()> {
     let team = Team::launch()?;
     RANK.store(team.rank(), Ordering::Relaxed);
     SIZE.store(team.size(), Ordering::Relaxed);
+    crate::storage::set_processes(team.size());
     if team.size() > 1 {
         checkpoint::enable();
         crate::measure::latency::keep_histograms_with(log::add_latency);

@@ -4,10 +4,10 @@ pub mod cleanup;
 pub mod distinct;
 pub mod env;
 pub mod marker;
-pub mod risk;
 pub mod scratch;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::Context;
 
@@ -15,6 +15,21 @@ use crate::error::{UsageError, usage};
 use crate::size::format_bytes;
 
 /// A directory to benchmark, with the name reports show for it.
+/// How many fsbench processes run the same plan on the same targets at
+/// once (the ranks of an MPI job; set by `scale::init`): each writes its
+/// own data, and they must agree on their scratch directories' names.
+static PROCESSES: AtomicU32 = AtomicU32::new(1);
+
+/// Says how many processes share the targets (see [`processes`]).
+pub fn set_processes(count: u32) {
+    PROCESSES.store(count.max(1), Ordering::Relaxed);
+}
+
+/// How many fsbench processes share the targets; 1 alone.
+pub fn processes() -> u32 {
+    PROCESSES.load(Ordering::Relaxed)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     pub name: String,
@@ -44,7 +59,7 @@ impl Target {
     /// The plan is one process's: every rank of an MPI job writes its own
     /// on the shared target, so the room asked for is the plan times ranks.
     pub fn check(&self, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
-        let ranks = u64::from(crate::scale::size());
+        let ranks = u64::from(processes());
         check_room_to_write(
             "target",
             &self.path,

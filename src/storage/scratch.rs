@@ -182,7 +182,8 @@ fn make_private_dir(
     target: &Path,
     run_id: &str,
 ) -> anyhow::Result<(CString, String)> {
-    let retry_allowed = crate::scale::size() == 1;
+    // Processes that share a plan agreed on this name: none may pick another.
+    let retry_allowed = super::processes() == 1;
     let mut id = run_id.to_string();
     for _ in 0..NAME_TRIES {
         let name = CString::new(format!("{SCRATCH_PREFIX}{id}"))?;

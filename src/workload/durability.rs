@@ -358,7 +358,7 @@ fn format_ms(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::risk::Risk;
+    use crate::storage::env::risk::Risk;
 
     fn disk(rotational: Option<bool>, risks: &[&str]) -> TargetEnv {
         TargetEnv {

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, FromArgMatches};
 
-use super::{EntryInput, Kind, Single, run_single};
-use crate::cli::flags::{KeepFlag, parse_flags, refuse_in_suite};
+use super::{EntryInput, Kind, run_single};
+use crate::cli::flags::{KeepFlag, Single, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, json_to_stdout};
 use crate::compat::bonnie::args::{
     DEFAULT_CHUNK, DEFAULT_FILES_K, SizeSpec, check_name_memory, default_file_size_mib,

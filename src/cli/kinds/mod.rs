@@ -7,6 +7,7 @@ mod synclog;
 
 use std::path::Path;
 
+use crate::cli::flags::Single;
 use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result};
 use crate::driver::{Part, Plan, Spread};
 use crate::policy::Policy;
@@ -82,14 +83,6 @@ pub fn build_entry(kind: &str, input: &EntryInput<'_>) -> anyhow::Result<Box<dyn
         ));
     }
     (kind.entry)(input)
-}
-
-/// How a single-workload command runs: repetitions, scratch data kept or
-/// not, progress lines or not.
-pub struct Single {
-    pub repetitions: u32,
-    pub keep: bool,
-    pub quiet: bool,
 }
 
 /// `fsbench <kind> TARGET`: a one-part plan on one target, run by the

@@ -7,6 +7,7 @@
 mod block;
 mod host;
 mod mounts;
+pub mod risk;
 mod text;
 
 use std::path::Path;
@@ -14,10 +15,10 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::risk::{Risk, risks_of};
 use block::{block_device_number, probe_block_device};
 pub use host::{host_name, probe_host};
 use mounts::{MountEntry, read_mountinfo, select_mount};
+use risk::{Risk, risks_of};
 pub use text::render_text;
 
 /// Stands in for a text field the kernel left empty or we could not read.
