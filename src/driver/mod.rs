@@ -20,7 +20,7 @@ use crate::result::{RunResult, TargetResult, WorkloadResult};
 use crate::scale;
 use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
-use crate::storage::env::probe_target;
+use crate::storage::env::{TargetEnv, probe_target};
 use crate::workload::{Location, Progress, RunContext, Space, Workload};
 use scratch::TargetScratch;
 
@@ -184,15 +184,23 @@ pub fn run(
 
     let clock = Instant::now();
     let first = record.targets.len();
-    record
+    let envs: Vec<Option<TargetEnv>> = plan
         .targets
-        .extend(plan.targets.iter().map(|target| TargetResult {
+        .iter()
+        .map(|target| probe_target(&target.path).ok())
+        .collect();
+    let results = plan
+        .targets
+        .iter()
+        .zip(&envs)
+        .map(|(target, env)| TargetResult {
             name: target.name.clone(),
             path: target.path.display().to_string(),
-            env: probe_target(&target.path).ok(),
+            env: env.clone(),
             workloads: Vec::new(),
             cleanup: None,
-        }));
+        });
+    record.targets.extend(results);
     overhead.probe = clock.elapsed();
 
     let clock = Instant::now();
@@ -206,7 +214,7 @@ pub fn run(
     overhead.scratch_setup = clock.elapsed();
 
     let clock = Instant::now();
-    let outcome = repeat(&mut plan, &scratches, |target, result| {
+    let outcome = repeat(&mut plan, &scratches, &envs, |target, result| {
         on_result(&record.targets[first + target].name, &result)?;
         record.targets[first + target].workloads.push(result);
         Ok(())
@@ -234,12 +242,14 @@ pub fn run(
 fn repeat(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
+    envs: &[Option<TargetEnv>],
     mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let progress = &plan.progress;
     progress.set_total(plan.steps_per_repetition() * u64::from(plan.repetitions));
     for repetition in 0..plan.repetitions {
-        for target in 0..plan.running_targets() {
+        let running = envs.iter().enumerate().take(plan.running_targets());
+        for (target, env) in running {
             for (index, part) in plan.parts.iter_mut().enumerate() {
                 let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
                 let instance = match plan.spread {
@@ -261,6 +271,7 @@ fn repeat(
                         repetition,
                         step,
                         progress,
+                        env: env.as_ref(),
                     };
                     // A rank's failure is agreed on here, before any rank
                     // removes its scratch directories.

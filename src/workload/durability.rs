@@ -17,7 +17,7 @@ use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseClock, PhaseTiming};
 use crate::result::{LatencySummary, Metric, WorkloadResult};
 use crate::rng::{Random, WyRand};
-use crate::storage::env::{TargetEnv, probe_target};
+use crate::storage::env::TargetEnv;
 use crate::workload::{RunContext, Workload};
 
 /// The size of every write: one page, the unit of a small durable update
@@ -134,8 +134,7 @@ impl Workload for Durability {
         }
         // The verdict needs to know whether the device is rotational and
         // how the file system is mounted.
-        let env = probe_target(ctx.scratch.path()).ok();
-        let verdict = Verdict::judge(env.as_ref(), &medians);
+        let verdict = Verdict::judge(ctx.env, &medians);
         Ok(WorkloadResult {
             workload: self.kind().into(),
             repetition: ctx.repetition,

@@ -10,7 +10,6 @@ use serde_json::json;
 use self::repetition::Repetition;
 use crate::error::usage;
 use crate::result::{Metric, WorkloadResult};
-use crate::storage::scratch::Scratch;
 use crate::workload::threads;
 use crate::workload::{RunContext, Workload};
 
@@ -305,7 +304,7 @@ impl Workload for Meta {
         if !xattrs {
             notes.push(format!(
                 "setxattr/getxattr skipped: {} does not support user extended attributes",
-                fs_name(ctx.scratch)
+                fs_name(ctx)
             ));
         }
         let metrics = self.run_ops(ctx, &mut rep, xattrs, &mut notes)?;
@@ -323,10 +322,9 @@ impl Workload for Meta {
 
 /// The target's file system type, for notes ("this file system" when it
 /// cannot be told).
-fn fs_name(scratch: &Scratch) -> String {
-    crate::storage::env::probe_target(scratch.path())
-        .map(|env| env.fs_type)
-        .unwrap_or_else(|_| "this file system".into())
+fn fs_name(ctx: &RunContext<'_>) -> String {
+    ctx.env
+        .map_or_else(|| "this file system".into(), |env| env.fs_type.clone())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::io::{IsTerminal, Write};
 
 use crate::result::WorkloadResult;
 use crate::storage::Target;
+use crate::storage::env::TargetEnv;
 use crate::storage::scratch::Scratch;
 
 pub trait Workload {
@@ -105,6 +106,9 @@ pub struct RunContext<'a> {
     /// Which of the repetition's `steps()` this is.
     pub step: u32,
     pub progress: &'a Progress,
+    /// What the driver found out about the (first) target: file system,
+    /// mount options, device; None when it could not be probed.
+    pub env: Option<&'a TargetEnv>,
 }
 
 /// A target's scratch directory, with the target's name for messages.

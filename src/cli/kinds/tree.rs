@@ -13,6 +13,7 @@ use crate::report::live::{tree_heading, tree_table};
 use crate::report::output::{Stream, emit};
 use crate::size::parse_size;
 use crate::storage::Target;
+use crate::storage::env::probe_host;
 use crate::workload::Workload;
 use crate::workload::threads::MAX_THREADS;
 use crate::workload::tree::command::CommandTemplate;
@@ -154,7 +155,7 @@ impl TreeArgs {
             true => Stream::Stderr,
             false => Stream::Stdout,
         };
-        let mut workload = TreeWorkload::new(config.clone())?;
+        let mut workload = TreeWorkload::new(config.clone(), probe_host().ram_bytes)?;
         emit(to, &tree_heading(&config, &target.name, &workload))?;
         run_single(target, &mut workload, how, json, |result| {
             emit(to, &tree_table(result))
@@ -169,7 +170,8 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
     for command in &options.commands {
         input.policy.check_written_command(command)?;
     }
-    Ok(Box::new(TreeWorkload::new(options.config(false)?)?))
+    let config = options.config(false)?;
+    Ok(Box::new(TreeWorkload::new(config, input.host.ram_bytes)?))
 }
 
 #[cfg(test)]

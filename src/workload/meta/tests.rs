@@ -4,6 +4,7 @@ use std::process::Command;
 use super::*;
 use crate::error::UsageError;
 use crate::storage::marker::MARKER;
+use crate::storage::scratch::Scratch;
 use crate::workload::{Location, Progress};
 
 fn config(files: u64, dirs: u32, threads: u32, ops: &[MetaOp]) -> MetaConfig {
@@ -19,13 +20,14 @@ fn config(files: u64, dirs: u32, threads: u32, ops: &[MetaOp]) -> MetaConfig {
 }
 
 /// Runs `body` with the context the driver gives a workload alone in
-/// `scratch`, quietly.
+/// `scratch` (its target probed), quietly.
 fn with_context<R>(
     scratch: &Scratch,
     repetition: u32,
     body: impl FnOnce(&RunContext<'_>) -> R,
 ) -> R {
     let progress = Progress::new(true);
+    let env = crate::storage::env::probe_target(scratch.path()).ok();
     let locations = [Location {
         name: "target",
         scratch,
@@ -36,6 +38,7 @@ fn with_context<R>(
         repetition,
         step: 0,
         progress: &progress,
+        env: env.as_ref(),
     };
     body(&ctx)
 }

@@ -165,8 +165,9 @@ pub struct TreeWorkload {
 const MIN_STREAM_BYTES: u64 = 16 << 20;
 
 impl TreeWorkload {
-    /// Plans the dataset, or walks `--source` (read-only) to describe it.
-    pub fn new(config: TreeConfig) -> anyhow::Result<Self> {
+    /// Plans the dataset, or walks `--source` (read-only) to describe it;
+    /// `ram_bytes`, the host's RAM, flags results whose data fits in it.
+    pub fn new(config: TreeConfig, ram_bytes: u64) -> anyhow::Result<Self> {
         let (plan, description) = match &config.source {
             Source::Dataset { kind, scale, seed } => {
                 let plan = Plan::new(*kind, *scale, *seed);
@@ -179,7 +180,7 @@ impl TreeWorkload {
             config,
             plan,
             description,
-            ram_bytes: crate::storage::env::probe_host().ram_bytes,
+            ram_bytes,
         })
     }
 
