@@ -32,15 +32,10 @@ pub fn latency_percentiles(title: &str, lines: &[LatencyLine]) -> anyhow::Result
     );
     render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
         let plot = legend.draw_under_title(root, title)?;
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(MARGIN)
-            .margin_right(RIGHT_MARGIN)
-            .x_label_area_size(X_AXIS_HEIGHT)
-            .y_label_area_size(Y_AXIS_WIDTH)
-            .build_cartesian_2d(
-                (0..PERCENTILE_NAMES.len() - 1).into_segmented(),
-                y_range.log_scale(),
-            )?;
+        let mut chart = framed(&plot).build_cartesian_2d(
+            (0..PERCENTILE_NAMES.len() - 1).into_segmented(),
+            y_range.log_scale(),
+        )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -130,12 +125,7 @@ pub fn time_series(
     let legend = Legend::new(entries);
     render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
         let plot = legend.draw_under_title(root, title)?;
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(MARGIN)
-            .margin_right(RIGHT_MARGIN)
-            .x_label_area_size(X_AXIS_HEIGHT)
-            .y_label_area_size(Y_AXIS_WIDTH)
-            .build_cartesian_2d(x_range, y_range.clone())?;
+        let mut chart = framed(&plot).build_cartesian_2d(x_range, y_range.clone())?;
         chart
             .configure_mesh()
             .light_line_style(TRANSPARENT)
@@ -160,6 +150,19 @@ pub fn time_series(
         }
         Ok(())
     })
+}
+
+/// The frame every line chart shares: its margins and axis areas.
+fn framed<'a, 'b, DB: DrawingBackend>(
+    plot: &'a DrawingArea<DB, Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(plot);
+    builder
+        .margin(MARGIN)
+        .margin_right(RIGHT_MARGIN)
+        .x_label_area_size(X_AXIS_HEIGHT)
+        .y_label_area_size(Y_AXIS_WIDTH);
+    builder
 }
 
 /// A legend strip between a line chart's title and its plot: entries left
