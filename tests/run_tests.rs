@@ -4,6 +4,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use common::{
     Running, SMALL_SUITE, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run,
@@ -366,4 +367,84 @@ fn sigint_mid_run_removes_every_targets_scratch_dir() {
     out.assert_code(130).assert_no_panic();
     assert!(out.stderr.contains("interrupted"), "{out}");
     targets.assert_clean();
+}
+
+/// Ctrl-C after the first workload finished: the run exits 130, its
+/// scratch data is gone, and what finished is saved (without an end time,
+/// which marks it partial) where the run says.
+#[test]
+fn an_interrupted_run_saves_what_finished() {
+    let Some(mnt) = TmpfsMount::new("256m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        dir.path(),
+        "[[workload]]\nkind = \"meta\"\nlabel = \"first\"\nargs = \"-n 200\"\n\n\
+         [[workload]]\nkind = \"io\"\nlabel = \"long\"\nargs = \"-s 8m --duration 60s\"\n",
+    );
+    let save_dir = dir.path().join("results");
+    let running = Running::spawn(&[
+        "run",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--target",
+        &format!("a={}", mnt.arg()),
+        "--save-dir",
+        save_dir.to_str().unwrap(),
+    ]);
+    // The io workload's data file exists once the first workload is over.
+    let io_file = || {
+        scratch_dirs(mnt.path())
+            .iter()
+            .flat_map(|top| scratch_dirs(top))
+            .any(|nested| nested.join("io.dat").exists())
+    };
+    wait_until(Duration::from_secs(60), "the second workload", io_file);
+    running.signal(libc::SIGINT);
+    let out = running.wait();
+    out.assert_code(130).assert_no_panic();
+    let saved: Vec<PathBuf> = std::fs::read_dir(&save_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{out}");
+    assert!(
+        out.stderr.contains(&saved[0].display().to_string()),
+        "says where\n{out}"
+    );
+    let record = read_json(&saved[0]);
+    assert!(record["finished"].is_null(), "marked partial: {record}");
+    let workloads = record["targets"][0]["workloads"].as_array().unwrap();
+    assert_eq!(workloads.len(), 1, "{record}");
+    assert_eq!(workloads[0]["label"], "first");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
+/// The default target `.` is recorded as the absolute path it was.
+#[test]
+fn the_current_directory_is_recorded_by_its_absolute_path() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        dir.path(),
+        "[[workload]]\nkind = \"meta\"\nargs = \"-n 50 --ops create\"\n",
+    );
+    let json = dir.path().join("r.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .current_dir(mnt.path())
+        .args(["run", "--no-save", "--suite"])
+        .arg(&suite)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let record = read_json(&json);
+    assert_eq!(record["targets"][0]["path"], mnt.arg());
+    assert_eq!(record["targets"][0]["name"], ".");
 }

@@ -118,6 +118,11 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let overhead = match outcome {
         Ok(overhead) => overhead.plus_build(build_time),
         Err(e) => {
+            if let Some(dir) = save_path.as_deref().and_then(Path::parent) {
+                // Where the partial record goes; a failure here is said by
+                // the write that follows.
+                let _ = std::fs::create_dir_all(dir);
+            }
             let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
             return Err(keep_partial(&record, &files, e));
         }

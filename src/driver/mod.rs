@@ -195,7 +195,11 @@ pub fn run(
         .zip(&envs)
         .map(|(target, env)| TargetResult {
             name: target.name.clone(),
-            path: target.path.display().to_string(),
+            // Absolute, so `.` still says which directory it was.
+            path: std::path::absolute(&target.path)
+                .unwrap_or_else(|_| target.path.clone())
+                .display()
+                .to_string(),
             env: env.clone(),
             workloads: Vec::new(),
             cleanup: None,

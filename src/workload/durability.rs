@@ -290,6 +290,15 @@ impl Verdict {
                 reasons,
             };
         }
+        if let (Some(device), Some(_)) = (env.virtual_device(), fastest) {
+            reasons.push(format!(
+                "cannot tell (virtual or loop device): {device} reports itself rotational or not whatever lies beneath it, so the speed of its flushes is no evidence either way"
+            ));
+            return Verdict {
+                conclusion: Conclusion::Unknown,
+                reasons,
+            };
+        }
         match (env.rotational, fastest) {
             (Some(true), Some((probe, ns))) if ns < ROTATIONAL_FLOOR_NS => {
                 reasons.push(format!(
@@ -379,6 +388,36 @@ mod tests {
             .zip(ms)
             .map(|(p, ms)| (*p, (ms * 1e6) as u64))
             .collect()
+    }
+
+    #[test]
+    fn a_virtual_or_loop_device_gives_no_verdict_from_speed() {
+        for device in ["loop3", "vda", "xvdb", "nbd0", "zram0"] {
+            let env = TargetEnv {
+                block_device: Some(device.into()),
+                ..disk(Some(true), &[])
+            };
+            let v = Verdict::judge(Some(&env), &medians(&[0.05, 0.04, 0.06]));
+            assert_eq!(v.conclusion, Conclusion::Unknown, "{device}: {v:?}");
+            assert!(
+                v.reasons[0].contains("cannot tell (virtual or loop device)"),
+                "{v:?}"
+            );
+        }
+        // A real disk whose name starts like a virtual one is not one.
+        let real = TargetEnv {
+            block_device: Some("sda".into()),
+            ..disk(Some(true), &[])
+        };
+        let v = Verdict::judge(Some(&real), &medians(&[0.05, 0.04, 0.06]));
+        assert_eq!(v.conclusion, Conclusion::NotDurable, "{v:?}");
+        // The configuration is evidence on any device.
+        let risky = TargetEnv {
+            block_device: Some("loop3".into()),
+            ..disk(Some(true), &["nobarrier"])
+        };
+        let v = Verdict::judge(Some(&risky), &medians(&[0.05]));
+        assert_eq!(v.conclusion, Conclusion::NotDurable, "{v:?}");
     }
 
     #[test]

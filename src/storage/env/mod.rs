@@ -81,6 +81,22 @@ pub struct TargetEnv {
     pub risks: Vec<Risk>,
 }
 
+/// Kernel name prefixes of block devices that are not a physical disk:
+/// loop, virtio-blk, Xen, network block, compressed RAM, RAM disks, Ceph
+/// RBD. What they report about themselves (rotational, cache mode) is
+/// not the medium's: a loop device says rotational whatever lies beneath.
+const VIRTUAL_DEVICES: [&str; 7] = ["loop", "vd", "xvd", "nbd", "zram", "ram", "rbd"];
+
+impl TargetEnv {
+    /// The target's disk when it is a virtual or loop device (see
+    /// [`VIRTUAL_DEVICES`]); None for a physical or unknown one.
+    pub fn virtual_device(&self) -> Option<&str> {
+        let device = self.block_device.as_deref()?;
+        let is_virtual = VIRTUAL_DEVICES.iter().any(|p| device.starts_with(p));
+        is_virtual.then_some(device)
+    }
+}
+
 /// Describes the file system and device `path` lives on. Fails only if
 /// `path` can't be stat'ed or statvfs'ed; the rest is best-effort.
 pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
