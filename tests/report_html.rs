@@ -13,6 +13,7 @@ use std::process::Command;
 use fsbench::report::html::Html;
 use fsbench::report::{Reporter, Summary, load};
 use fsbench::result::RunResult;
+use fsbench::storage::env::risk::Risk;
 
 /// A result of real runs: bonnie and io on two tmpfs mounts, three
 /// repetitions (see tests/fixtures/README.md).
@@ -56,6 +57,35 @@ fn same_result_gives_the_same_html() {
     }
 }
 
+/// The fixture with a risk flag on its second target (ext4 mounted
+/// data=writeback, as the terminal report would say it).
+fn fixture_with_a_risk() -> RunResult {
+    let mut run = load(&in_package(FIXTURE)).expect("fixture loads");
+    let env = run.targets[1].env.as_mut().expect("the fixture has an env");
+    env.risks.push(Risk {
+        code: "data_writeback".into(),
+        message: "data=writeback: after a crash, recently written files can contain stale or garbage blocks".into(),
+    });
+    run
+}
+
+/// The risk flags come first, every one of them, as in the terminal
+/// report's RISK lines.
+#[test]
+fn risks_come_first_in_the_html() {
+    let run = fixture_with_a_risk();
+    let summary = Summary::of(&run);
+    let html = Html.render(&run, &summary).unwrap();
+    assert!(!summary.risks.is_empty(), "the fixture has a risk flag");
+    let risks = html.find("id=\"risks\"").expect("a risk section");
+    let warnings = html.find("id=\"warnings\"").expect("a warnings section");
+    assert!(risks < warnings, "risks before warnings");
+    for (target, text) in &summary.risks {
+        let line = format!("<strong>{target}</strong>: {text}");
+        assert!(html.contains(&line), "missing {line}");
+    }
+}
+
 #[test]
 fn report_is_self_contained() {
     let (_, _, html) = render_fixture();
@@ -91,6 +121,21 @@ fn report_loads_in_chromium_with_every_chart_drawn() {
         "`fsbench report --html` differs from Html.render"
     );
 
+    let risky = out.join("risky.json");
+    std::fs::write(&risky, serde_json::to_string(&fixture_with_a_risk()).unwrap()).unwrap();
+    let risky_page = out.join("risky.html");
+    common::run(&[
+        "report",
+        &risky.to_string_lossy(),
+        "--format",
+        "html",
+        "-o",
+        &risky_page.to_string_lossy(),
+    ])
+    .assert_success();
+    let (dom, _) = browser.dump_dom(&risky_page);
+    assert!(dom.contains("id=\"risks\""), "the risk section is in the page");
+    assert!(dom.contains("data=writeback: after a crash"), "with its text");
     let charts = browser.probe("probe.html", &html);
     assert_charts_drawn(&charts);
     assert_every_chart_present(&run, &summary, &charts);

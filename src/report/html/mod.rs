@@ -1,7 +1,8 @@
 //! The self-contained HTML report: one file with inline CSS and inline SVG
 //! charts (no scripts, no network), for a browser or a blog post.
 //!
-//! It shows, top to bottom: warnings and flags; the host and each target's
+//! It shows, top to bottom: the risk flags (what a configuration can
+//! lose on a crash); warnings and flags; the host and each target's
 //! environment side by side (rows that differ highlighted); seed 000's
 //! profile table; the relative change of every metric against the
 //! baseline; then per workload a table (rows = metrics, columns = targets),
@@ -48,6 +49,7 @@ struct Page {
     host: Vec<Field>,
     targets: Vec<TargetView>,
     baseline: String,
+    risks: Vec<RiskView>,
     warnings: Vec<WarningView>,
     environment: Vec<EnvRow>,
     profiles: Vec<ProfileView>,
@@ -185,6 +187,14 @@ impl Page {
                 .get(summary.baseline)
                 .cloned()
                 .unwrap_or_default(),
+            risks: summary
+                .risks
+                .iter()
+                .map(|(target, text)| RiskView {
+                    target: target.clone(),
+                    text: text.clone(),
+                })
+                .collect(),
             warnings: warning_views(summary),
             environment: environment_rows(&run.targets),
             profiles: profile_views(summary),
@@ -261,6 +271,13 @@ fn host_fields(run: &RunResult) -> Vec<Field> {
             value: format_bytes(host.ram_bytes),
         },
     ]
+}
+
+/// A risk flag of a target, as the terminal report's `RISK` lines say it.
+#[derive(Serialize)]
+struct RiskView {
+    target: String,
+    text: String,
 }
 
 /// The warnings with their numbers and the cells they apply to.
