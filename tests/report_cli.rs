@@ -194,3 +194,38 @@ fn compare_writes_the_chart() {
         "{text:.300}"
     );
 }
+
+/// ext4 against the same ext4 with data=writeback and barriers off: the
+/// lost safety is the first thing `compare` says, before any number.
+#[test]
+fn compare_says_first_what_a_configuration_can_now_lose() {
+    let mkfs = ["mkfs.ext4", "-q", "-F"];
+    let Some(safe) = common::LoopFs::new(&mkfs, "defaults", 64) else {
+        return;
+    };
+    let risky = common::LoopFs::new(&mkfs, "data=writeback,barrier=0", 64).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let result = |fs: &common::LoopFs, name: &str| {
+        let json = dir.path().join(name);
+        let target = fs.path().to_str().unwrap();
+        run(&[
+            "meta",
+            target,
+            "-n",
+            "300",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .assert_success();
+        json.to_str().unwrap().to_string()
+    };
+    let (a, b) = (result(&safe, "safe.json"), result(&risky, "risky.json"));
+    let out = run(&["compare", &a, &b]);
+    out.assert_success();
+    let risk = out.stdout.find("RISK gained").expect(&out.stdout);
+    let first_number = out.stdout.find("create_ops_s").expect(&out.stdout);
+    assert!(risk < first_number, "the risk comes first\n{}", out.stdout);
+    assert!(out.stdout.contains("data=writeback"), "{}", out.stdout);
+    assert!(out.stdout.contains("barrier"), "{}", out.stdout);
+}

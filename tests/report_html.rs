@@ -122,7 +122,11 @@ fn report_loads_in_chromium_with_every_chart_drawn() {
     );
 
     let risky = out.join("risky.json");
-    std::fs::write(&risky, serde_json::to_string(&fixture_with_a_risk()).unwrap()).unwrap();
+    std::fs::write(
+        &risky,
+        serde_json::to_string(&fixture_with_a_risk()).unwrap(),
+    )
+    .unwrap();
     let risky_page = out.join("risky.html");
     common::run(&[
         "report",
@@ -134,8 +138,14 @@ fn report_loads_in_chromium_with_every_chart_drawn() {
     ])
     .assert_success();
     let (dom, _) = browser.dump_dom(&risky_page);
-    assert!(dom.contains("id=\"risks\""), "the risk section is in the page");
-    assert!(dom.contains("data=writeback: after a crash"), "with its text");
+    assert!(
+        dom.contains("id=\"risks\""),
+        "the risk section is in the page"
+    );
+    assert!(
+        dom.contains("data=writeback: after a crash"),
+        "with its text"
+    );
     let charts = browser.probe("probe.html", &html);
     assert_charts_drawn(&charts);
     assert_every_chart_present(&run, &summary, &charts);

@@ -5,6 +5,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
+use super::config_diff;
 use super::summary::{Cell, Comparison, Summary};
 use super::{mean_ci, number};
 use crate::result::{Direction, RunResult};
@@ -114,6 +115,9 @@ pub struct Comparisons {
     pub targets: Vec<(String, Vec<String>)>,
     pub versus: Vec<Versus>,
     pub missing: Vec<Missing>,
+    /// What each later run changed in a target's configuration (risk
+    /// flags, mount options), shown before any number.
+    pub configuration: String,
 }
 
 impl Comparisons {
@@ -140,7 +144,16 @@ impl Comparisons {
             .iter()
             .filter_map(|key| missing(key, inputs, &summaries, by_position))
             .collect();
+        let configuration = inputs
+            .iter()
+            .skip(1)
+            .map(|input| {
+                let diffs = config_diff::differences(&inputs[0].run, &input.run, by_position);
+                config_diff::render(&diffs, first, &input.name)
+            })
+            .collect();
         Comparisons {
+            configuration,
             by_position,
             targets: inputs
                 .iter()
@@ -180,6 +193,10 @@ impl Comparisons {
         }
         if self.by_position && self.targets.iter().any(|(_, t)| t != &self.targets[0].1) {
             out.push_str("(one target per run: matched by position)\n");
+        }
+        if !self.configuration.is_empty() {
+            out.push('\n');
+            out.push_str(&self.configuration);
         }
         for versus in &self.versus {
             out.push_str(&format!("\n{} against {}\n", versus.after, versus.before));

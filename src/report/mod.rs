@@ -4,6 +4,7 @@
 //! `format`.
 pub mod charts;
 pub mod compare;
+pub mod config_diff;
 pub mod csv;
 pub mod format;
 pub mod html;
