@@ -129,3 +129,29 @@ fn bad_input_is_one_line_and_exit_2() {
         run(args).assert_error(2, &[needle]);
     }
 }
+
+/// A loop device says it is rotational whatever lies beneath (here a
+/// tmpfs): its fast flushes are no evidence, and the verdict says so.
+#[test]
+fn a_loop_device_gets_no_verdict_from_its_speed() {
+    let Some(fs) = LoopFs::new(&["mkfs.ext4", "-q", "-F"], "defaults", 64) else {
+        return;
+    };
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let out = run(&[
+        "durability",
+        fs.path().to_str().unwrap(),
+        "--writes",
+        "20",
+        "--json",
+        json.path().to_str().unwrap(),
+    ]);
+    out.assert_success().assert_no_panic();
+    let record = read_json(json.path());
+    let verdict = &record["targets"][0]["workloads"][0]["params"]["verdict"];
+    assert_eq!(verdict["conclusion"], "unknown", "{verdict}");
+    assert!(
+        out.stdout.contains("cannot tell (virtual or loop device)"),
+        "{out}"
+    );
+}
