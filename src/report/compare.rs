@@ -5,6 +5,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
+use super::charts::change_title;
 use super::summary::{Cell, Comparison, Summary};
 use super::{mean_ci, number};
 use crate::result::{Direction, RunResult};
@@ -17,11 +18,15 @@ pub struct ChangeRow {
     pub change_pct: f64,
     pub ci95_pct: Option<(f64, f64)>,
     pub significant: bool,
+    /// The change is for the better in the metric's direction (whatever
+    /// its sign), which is what the bar's colour shows.
+    pub improved: bool,
 }
 
 impl ChangeRow {
-    /// The bar of a ratio `comparison`, as a change in %.
-    pub fn of(label: String, comparison: &Comparison) -> ChangeRow {
+    /// The bar of a ratio `comparison` of a metric going in `direction`,
+    /// as a change in %.
+    pub fn of(label: String, comparison: &Comparison, direction: Direction) -> ChangeRow {
         ChangeRow {
             label,
             change_pct: percent(comparison.ratio),
@@ -29,6 +34,7 @@ impl ChangeRow {
                 .ci95
                 .map(|(low, high)| (percent(low), percent(high))),
             significant: comparison.significant,
+            improved: direction.is_improvement(comparison.ratio),
         }
     }
 }
@@ -74,9 +80,9 @@ impl Change {
         let Some(c) = self.comparison.filter(|c| c.significant) else {
             return "";
         };
-        match (c.ratio > 1.0, self.direction) {
-            (true, Direction::HigherIsBetter) | (false, Direction::LowerIsBetter) => "better",
-            _ => "worse",
+        match self.direction.is_improvement(c.ratio) {
+            true => "better",
+            false => "worse",
         }
     }
 }
@@ -165,10 +171,17 @@ impl Comparisons {
                 if self.versus.len() > 1 {
                     label = format!("{}: {label}", versus.after);
                 }
-                rows.push(ChangeRow::of(label, c));
+                rows.push(ChangeRow::of(label, c, change.direction));
             }
         }
         rows
+    }
+
+    /// The title of the chart of `rows`: the later runs against the first.
+    pub fn chart_title(&self) -> String {
+        let later: Vec<&str> = self.versus.iter().map(|v| v.after.as_str()).collect();
+        let first = self.targets.first().map_or("", |(name, _)| name.as_str());
+        change_title(&later.join(", "), first)
     }
 
     /// The terminal text: a header naming the runs, one table per later
