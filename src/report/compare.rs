@@ -7,7 +7,8 @@ use comfy_table::{CellAlignment, Table};
 
 use super::charts::change_title;
 use super::summary::{Cell, Comparison, Summary};
-use super::{mean_ci, number};
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, number};
+use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 
 /// One bar of the relative-change chart: a metric of a workload on a
@@ -32,6 +33,7 @@ impl ChangeRow {
             change_pct: percent(comparison.ratio),
             ci95_pct: comparison
                 .ci95
+                .and_then(RatioInterval::bounds)
                 .map(|(low, high)| (percent(low), percent(high))),
             significant: comparison.significant,
             improved: direction.is_improvement(comparison.ratio),
@@ -220,7 +222,18 @@ impl Comparisons {
             "\nchange = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
              * = significant (Welch's t-test, p < 0.05)\n",
         );
+        if self.any_unbounded() {
+            out.push_str(&format!("{UNBOUNDED_REASON}\n"));
+        }
         out
+    }
+
+    /// Whether some change's interval is unbounded (then the legend says why).
+    fn any_unbounded(&self) -> bool {
+        self.versus
+            .iter()
+            .flat_map(|v| &v.changes)
+            .any(|c| c.comparison.and_then(|c| c.ci95) == Some(RatioInterval::Unbounded))
     }
 }
 
@@ -249,9 +262,7 @@ fn change_table(versus: &Versus) -> Table {
             mean_ci(&change.before.stats),
             mean_ci(&change.after.stats),
             c.map_or("–".into(), change_text),
-            c.and_then(|c| c.ci95).map_or("–".into(), |(low, high)| {
-                format!("{:+.1}% … {:+.1}%", percent(low), percent(high))
-            }),
+            c.and_then(|c| c.ci95).map_or("–".into(), change_ci_text),
             c.and_then(|c| c.p_value).map_or("–".into(), number),
             change.verdict().to_string(),
         ];
@@ -263,6 +274,14 @@ fn change_table(versus: &Versus) -> Table {
         }
     }
     table
+}
+
+/// `+5.0% … +19.0%`, or `unbounded`.
+fn change_ci_text(interval: RatioInterval) -> String {
+    match interval.bounds() {
+        Some((low, high)) => format!("{:+.1}% … {:+.1}%", percent(low), percent(high)),
+        None => UNBOUNDED.to_string(),
+    }
 }
 
 /// `+12.3%*` (star when significant).
