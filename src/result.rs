@@ -95,6 +95,19 @@ pub enum Direction {
     LowerIsBetter,
 }
 
+impl Direction {
+    /// Whether going from a value to `ratio` times it is an improvement.
+    /// The one place reports decide "better" or "worse": a time that fell
+    /// improved as much as a rate that rose, so neither the sign of the
+    /// change nor its colour may be read on its own.
+    pub fn is_improvement(self, ratio: f64) -> bool {
+        match self {
+            Direction::HigherIsBetter => ratio > 1.0,
+            Direction::LowerIsBetter => ratio < 1.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Flag {

@@ -193,6 +193,13 @@ fn compare_writes_the_chart() {
         text.contains("<svg") && text.contains("put_block"),
         "{text:.300}"
     );
+    assert!(
+        text.contains("run-after.json vs run-before.json: change"),
+        "the title names both runs: {text:.600}"
+    );
+    for entry in ["better", "worse", "not significant"] {
+        assert!(text.contains(&format!("\n{entry}\n")), "legend {entry}");
+    }
 }
 
 /// ext4 against the same ext4 with data=writeback and barriers off: the

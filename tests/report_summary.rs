@@ -6,6 +6,8 @@
 use std::path::Path;
 
 use fsbench::measure::stats::{self, Stats};
+use fsbench::report::csv::Csv;
+use fsbench::report::html::Html;
 use fsbench::report::summary::{Class, Level, Summary, classify};
 use fsbench::report::{Reporter, load, markdown::Markdown, terminal::Terminal};
 use fsbench::result::{Direction, RunResult};
@@ -63,7 +65,7 @@ fn ratios_and_tests_are_against_the_baseline() {
                 assert_eq!(c.p_value, Some(welch.p));
                 assert_eq!(c.significant, welch.p < 0.05);
                 // Fieller's interval and Welch's test agree on significance.
-                let (low, high) = c.ci95.unwrap();
+                let (low, high) = c.ci95.unwrap().bounds().unwrap();
                 assert_eq!(
                     c.significant,
                     !(low..=high).contains(&1.0),
@@ -122,7 +124,7 @@ fn one_cell_matches_an_independent_computation() {
     close(high, 764.202_792_181_202_1, "tmpfs-huge CI high");
     let c = cell.vs_baseline.unwrap();
     close(c.ratio, 1.267_707_742_021_473, "ratio");
-    let (low, high) = c.ci95.unwrap();
+    let (low, high) = c.ci95.unwrap().bounds().unwrap();
     close(low, 0.331_079_226_920_027_2, "ratio CI low");
     close(high, 2.281_061_110_810_439, "ratio CI high");
     close(c.p_value.unwrap(), 0.365_472_347_134_032_7, "Welch p");
@@ -254,4 +256,56 @@ fn profiles_rate_each_target_against_the_best() {
         (rated[1].write, rated[1].read, rated[1].metadata),
         (Some(Level::Low), Some(Level::Low), Some(Level::Low))
     );
+}
+
+/// The fixture with tmpfs-huge's bonnie put_block replaced by `values`
+/// (one per repetition).
+fn with_put_block(values: [f64; 3]) -> RunResult {
+    let mut run = fixture();
+    let metrics = run.targets[1]
+        .workloads
+        .iter_mut()
+        .filter(|w| w.name() == "bonnie")
+        .flat_map(|w| w.metrics.iter_mut().filter(|m| m.name == "put_block"));
+    for (metric, value) in metrics.zip(values) {
+        metric.value = value;
+    }
+    run
+}
+
+/// put_block's row of a CSV summary of tmpfs-huge (its only row on it).
+fn put_block_row(csv: &str) -> Vec<String> {
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",tmpfs-huge,bonnie,put_block,"))
+        .expect("a put_block row");
+    row.split(',').map(str::to_string).collect()
+}
+
+#[test]
+fn a_ratio_whose_interval_would_reach_below_zero_is_unbounded_everywhere() {
+    // Against tmpfs's ~338, a mean of ~46 whose own CI includes 0: Fieller
+    // gives -0.2 to 0.5, and a ratio of throughputs cannot be negative.
+    let run = with_put_block([3.0, 34.0, 100.0]);
+    let summary = Summary::of(&run);
+    assert!(summary.has_unbounded_ratio());
+    let markdown = Markdown.render(&run, &summary).unwrap();
+    assert!(markdown.contains("(unbounded)"), "{markdown}");
+    assert!(markdown.contains("includes 0"), "the legend says why");
+    assert!(!markdown.contains("(-"), "no negative bound: {markdown}");
+    let html = Html.render(&run, &summary).unwrap();
+    assert!(html.contains("(unbounded)"), "HTML");
+    let csv = Csv {
+        per_repetition: false,
+    }
+    .render(&run, &summary)
+    .unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row = put_block_row(&csv);
+    for column in ["ratio_ci_low", "ratio_ci_high"] {
+        let i = header.iter().position(|h| *h == column).unwrap();
+        assert_eq!(row[i], "", "{column} of an unbounded interval");
+    }
+    let terminal = Terminal { width: 100 }.render(&run, &summary).unwrap();
+    assert!(!terminal.contains("-0."), "no negative ratio: {terminal}");
 }

@@ -39,7 +39,10 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<Input>>>()?;
     let comparisons = Comparisons::of(&inputs);
     if let Some(path) = &args.svg {
-        save(path, &relative_change(&comparisons.rows())?)?;
+        save(
+            path,
+            &relative_change(&comparisons.chart_title(), &comparisons.rows())?,
+        )?;
     }
     emit(Stream::Stdout, &comparisons.render_text())
 }

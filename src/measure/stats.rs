@@ -175,9 +175,30 @@ fn satterthwaite_df(terms: &[(f64, usize)]) -> f64 {
 pub struct Ratio {
     pub ratio: f64,
     /// 95 % interval of the ratio; None when a sample has fewer than two
-    /// values, or when mean(a) is so uncertain that the interval is
-    /// unbounded (its own CI contains 0).
-    pub ci95: Option<(f64, f64)>,
+    /// values.
+    pub ci95: Option<RatioInterval>,
+}
+
+/// A 95 % interval of a ratio of means of positive quantities.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RatioInterval {
+    /// Both ends finite and positive, lower first.
+    Bounded(f64, f64),
+    /// Fieller's set is unbounded (the baseline's mean is not
+    /// significantly different from 0) or reaches 0 or below (nor is the
+    /// other mean): no bounds a ratio of positive quantities could take,
+    /// so reports say "unbounded" rather than print impossible numbers.
+    Unbounded,
+}
+
+impl RatioInterval {
+    /// The bounds, if any.
+    pub fn bounds(self) -> Option<(f64, f64)> {
+        match self {
+            RatioInterval::Bounded(low, high) => Some((low, high)),
+            RatioInterval::Unbounded => None,
+        }
+    }
 }
 
 /// mean(b) / mean(a) and its 95 % confidence interval by Fieller's
@@ -194,25 +215,28 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Option<Ratio> {
         return None;
     }
     let ratio = sb.mean / sa.mean;
-    let ci95 = welch(a, b).and_then(|w| fieller(&sa, &sb, w.df));
+    let ci95 = welch(a, b).map(|w| fieller(&sa, &sb, w.df));
     Some(Ratio { ratio, ci95 })
 }
 
 /// Fieller's interval of mean(b) / mean(a) with `df` degrees of freedom.
-fn fieller(a: &Stats, b: &Stats, df: f64) -> Option<(f64, f64)> {
+fn fieller(a: &Stats, b: &Stats, df: f64) -> RatioInterval {
     let (va, vb) = (a.standard_error().powi(2), b.standard_error().powi(2));
     let t2 = t_quantile(0.5 + CONFIDENCE / 2.0, df).powi(2);
     // (ā² − t²va)·ρ² − 2āb̄·ρ + (b̄² − t²vb) ≤ 0: bounded only when the
     // leading coefficient is positive (ā significantly different from 0).
     let leading = a.mean * a.mean - t2 * va;
     if leading <= 0.0 || !leading.is_finite() {
-        return None;
+        return RatioInterval::Unbounded;
     }
     let discriminant = a.mean * a.mean * vb + b.mean * b.mean * va - t2 * va * vb;
     let half = t2.sqrt() * discriminant.max(0.0).sqrt();
     let centre = a.mean * b.mean;
     let (low, high) = ((centre - half) / leading, (centre + half) / leading);
-    Some((low.min(high), low.max(high)))
+    match (low.min(high), low.max(high)) {
+        (low, _) if low <= 0.0 => RatioInterval::Unbounded,
+        (low, high) => RatioInterval::Bounded(low, high),
+    }
 }
 
 #[cfg(test)]
@@ -308,13 +332,28 @@ mod tests {
         // (ā² − t²se_a²)ρ² − 2āb̄ρ + (b̄² − t²se_b²) = 0.
         let r = ratio(&[100.0, 110.0, 90.0], &[200.0, 220.0, 180.0]).unwrap();
         close(r.ratio, 2.0, 1e-12);
-        let (low, high) = r.ci95.unwrap();
+        let (low, high) = r.ci95.unwrap().bounds().unwrap();
         close(low, 1.5318382807681348, 1e-6);
         close(high, 2.611241702351383, 1e-6);
         assert_eq!(ratio(&[5.0], &[10.0]).unwrap().ci95, None);
         assert!(ratio(&[0.0, 0.0], &[1.0, 2.0]).is_none());
-        // A baseline whose own interval contains 0: unbounded, so None.
-        assert_eq!(ratio(&[-1.0, 2.0], &[1.0, 2.0]).unwrap().ci95, None);
+    }
+
+    #[test]
+    fn ratio_interval_is_unbounded_when_a_mean_could_be_zero() {
+        // The baseline's own interval contains 0: Fieller's set is not an
+        // interval (the whole line, or all but a gap).
+        let r = ratio(&[0.2, 1.0, 3.0], &[0.8, 1.0, 1.3]).unwrap();
+        assert_eq!(r.ci95, Some(RatioInterval::Unbounded));
+        assert_eq!(
+            ratio(&[-1.0, 2.0], &[1.0, 2.0]).unwrap().ci95,
+            Some(RatioInterval::Unbounded)
+        );
+        // The baseline is sure, the other mean could be 0: the lower end
+        // would be negative (reports printed intervals like `-0.14 to 0.41`),
+        // impossible for a ratio of positive quantities.
+        let r = ratio(&[100.0, 110.0, 90.0], &[1.0, 10.0, 30.0]).unwrap();
+        assert_eq!(r.ci95, Some(RatioInterval::Unbounded));
     }
 
     #[test]
@@ -325,7 +364,8 @@ mod tests {
                 .iter()
                 .map(|v| v - 6894.0 + shift)
                 .collect();
-            let (low, high) = ratio(&base, &other).unwrap().ci95.unwrap();
+            let interval = ratio(&base, &other).unwrap().ci95.unwrap();
+            let (low, high) = interval.bounds().unwrap();
             let excludes_one = !(low..=high).contains(&1.0);
             assert_eq!(
                 excludes_one,

@@ -5,9 +5,11 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
+use super::charts::change_title;
 use super::config_diff;
 use super::summary::{Cell, Comparison, Summary};
-use super::{mean_ci, number};
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, number};
+use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 
 /// One bar of the relative-change chart: a metric of a workload on a
@@ -18,18 +20,24 @@ pub struct ChangeRow {
     pub change_pct: f64,
     pub ci95_pct: Option<(f64, f64)>,
     pub significant: bool,
+    /// The change is for the better in the metric's direction (whatever
+    /// its sign), which is what the bar's colour shows.
+    pub improved: bool,
 }
 
 impl ChangeRow {
-    /// The bar of a ratio `comparison`, as a change in %.
-    pub fn of(label: String, comparison: &Comparison) -> ChangeRow {
+    /// The bar of a ratio `comparison` of a metric going in `direction`,
+    /// as a change in %.
+    pub fn of(label: String, comparison: &Comparison, direction: Direction) -> ChangeRow {
         ChangeRow {
             label,
             change_pct: percent(comparison.ratio),
             ci95_pct: comparison
                 .ci95
+                .and_then(RatioInterval::bounds)
                 .map(|(low, high)| (percent(low), percent(high))),
             significant: comparison.significant,
+            improved: direction.is_improvement(comparison.ratio),
         }
     }
 }
@@ -75,9 +83,9 @@ impl Change {
         let Some(c) = self.comparison.filter(|c| c.significant) else {
             return "";
         };
-        match (c.ratio > 1.0, self.direction) {
-            (true, Direction::HigherIsBetter) | (false, Direction::LowerIsBetter) => "better",
-            _ => "worse",
+        match self.direction.is_improvement(c.ratio) {
+            true => "better",
+            false => "worse",
         }
     }
 }
@@ -178,10 +186,17 @@ impl Comparisons {
                 if self.versus.len() > 1 {
                     label = format!("{}: {label}", versus.after);
                 }
-                rows.push(ChangeRow::of(label, c));
+                rows.push(ChangeRow::of(label, c, change.direction));
             }
         }
         rows
+    }
+
+    /// The title of the chart of `rows`: the later runs against the first.
+    pub fn chart_title(&self) -> String {
+        let later: Vec<&str> = self.versus.iter().map(|v| v.after.as_str()).collect();
+        let first = self.targets.first().map_or("", |(name, _)| name.as_str());
+        change_title(&later.join(", "), first)
     }
 
     /// The terminal text: a header naming the runs, one table per later
@@ -224,7 +239,18 @@ impl Comparisons {
             "\nchange = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
              * = significant (Welch's t-test, p < 0.05)\n",
         );
+        if self.any_unbounded() {
+            out.push_str(&format!("{UNBOUNDED_REASON}\n"));
+        }
         out
+    }
+
+    /// Whether some change's interval is unbounded (then the legend says why).
+    fn any_unbounded(&self) -> bool {
+        self.versus
+            .iter()
+            .flat_map(|v| &v.changes)
+            .any(|c| c.comparison.and_then(|c| c.ci95) == Some(RatioInterval::Unbounded))
     }
 }
 
@@ -253,9 +279,7 @@ fn change_table(versus: &Versus) -> Table {
             mean_ci(&change.before.stats),
             mean_ci(&change.after.stats),
             c.map_or("–".into(), change_text),
-            c.and_then(|c| c.ci95).map_or("–".into(), |(low, high)| {
-                format!("{:+.1}% … {:+.1}%", percent(low), percent(high))
-            }),
+            c.and_then(|c| c.ci95).map_or("–".into(), change_ci_text),
             c.and_then(|c| c.p_value).map_or("–".into(), number),
             change.verdict().to_string(),
         ];
@@ -267,6 +291,14 @@ fn change_table(versus: &Versus) -> Table {
         }
     }
     table
+}
+
+/// `+5.0% … +19.0%`, or `unbounded`.
+fn change_ci_text(interval: RatioInterval) -> String {
+    match interval.bounds() {
+        Some((low, high)) => format!("{:+.1}% … {:+.1}%", percent(low), percent(high)),
+        None => UNBOUNDED.to_string(),
+    }
 }
 
 /// `+12.3%*` (star when significant).

@@ -88,6 +88,8 @@ fn summary_record(
 ) -> Vec<String> {
     let s = &cell.stats;
     let vs = cell.vs_baseline.as_ref();
+    // An unbounded interval has no bounds to write: empty cells.
+    let ratio_bounds = vs.and_then(|v| v.ci95).and_then(|i| i.bounds());
     let mut warnings: Vec<usize> = workload.notes[target].clone();
     warnings.extend(&cell.warnings);
     vec![
@@ -106,8 +108,8 @@ fn summary_record(
         s.max.to_string(),
         (metric.best == Some(target)).to_string(),
         optional(vs.map(|v| v.ratio)),
-        optional(vs.and_then(|v| v.ci95).map(|c| c.0)),
-        optional(vs.and_then(|v| v.ci95).map(|c| c.1)),
+        optional(ratio_bounds.map(|c| c.0)),
+        optional(ratio_bounds.map(|c| c.1)),
         optional(vs.and_then(|v| v.p_value)),
         vs.map_or(String::new(), |v| v.significant.to_string()),
         flag_names(&cell.flags),

@@ -4,8 +4,8 @@
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, markers, mean_ci, ratio, ratio_ci, row_label,
-    workload_title,
+    PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, ratio, ratio_ci,
+    row_label, workload_title,
 };
 use crate::result::RunResult;
 
@@ -68,6 +68,9 @@ fn introduction(run: &RunResult, summary: &Summary) -> String {
              ratio's 95 % interval, `*` = significant (Welch's t-test, p < 0.05)",
             escape(&summary.targets[summary.baseline])
         ));
+    }
+    if summary.has_unbounded_ratio() {
+        out.push_str(&format!("; {UNBOUNDED_REASON}"));
     }
     out.push_str(". `[n]` refers to the warnings at the end.\n");
     out

@@ -127,16 +127,24 @@ pub fn ratio(comparison: &summary::Comparison) -> String {
 }
 
 /// The ratio's interval, `1.20–1.45`, with more decimals when two would
-/// show a narrow interval as one number, and `-0.23 to 2.05` when the
-/// lower bound is negative (a dash would read as a minus).
+/// show a narrow interval as one number; `unbounded` when the data bound it
+/// on no side a ratio can take (`RatioInterval::Unbounded`).
 pub fn ratio_ci(comparison: &summary::Comparison) -> Option<String> {
-    let (low, high) = comparison.ci95?;
+    let Some((low, high)) = comparison.ci95?.bounds() else {
+        return Some(UNBOUNDED.to_string());
+    };
     let places = (2..=4)
         .find(|&p| format!("{low:.p$}") != format!("{high:.p$}"))
         .unwrap_or(4);
-    let separator = if low < 0.0 { " to " } else { "–" };
-    Some(format!("{low:.places$}{separator}{high:.places$}"))
+    Some(format!("{low:.places$}–{high:.places$}"))
 }
+
+/// What every view prints for an unbounded ratio interval.
+pub const UNBOUNDED: &str = "unbounded";
+
+/// Why an interval is unbounded, for the legends of views that show one.
+pub const UNBOUNDED_REASON: &str =
+    "unbounded = a mean's 95 % CI includes 0, so the ratio has no finite positive bounds";
 
 /// `bonnie (3 repetitions)`, or the kind too when the name is a label.
 pub fn workload_title(workload: &WorkloadSummary) -> String {

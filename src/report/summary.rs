@@ -3,7 +3,7 @@
 //! repetitions, the ratio to the baseline target with its confidence
 //! interval and significance, the best target, and the warnings (flags and
 //! workload notes) that must accompany the numbers.
-use crate::measure::stats::{self, Stats};
+use crate::measure::stats::{self, RatioInterval, Stats};
 use crate::result::{Direction, Flag, LatencySummary, Metric, RunResult, WorkloadResult};
 
 #[derive(Debug, Clone)]
@@ -66,8 +66,9 @@ pub struct Cell {
 pub struct Comparison {
     /// mean / baseline mean.
     pub ratio: f64,
-    /// 95 % interval of the ratio (delta method, see `stats::ratio`).
-    pub ci95: Option<(f64, f64)>,
+    /// 95 % interval of the ratio (Fieller, see `stats::ratio`); None
+    /// with fewer than 2 repetitions.
+    pub ci95: Option<RatioInterval>,
     /// Welch's two-sided p-value; None with fewer than 2 repetitions.
     pub p_value: Option<f64>,
     /// p < 0.05.
@@ -139,6 +140,16 @@ pub enum Class {
 }
 
 impl Summary {
+    /// Whether some ratio's interval is unbounded, so a legend must say
+    /// what that means.
+    pub fn has_unbounded_ratio(&self) -> bool {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.metrics)
+            .flat_map(|m| m.cells.iter().flatten())
+            .any(|c| c.vs_baseline.and_then(|v| v.ci95) == Some(RatioInterval::Unbounded))
+    }
+
     /// The summary with the first target as the baseline.
     pub fn of(run: &RunResult) -> Summary {
         Summary::with_baseline(run, 0)

@@ -6,26 +6,27 @@ use plotters::style::text_anchor::HPos;
 use super::bars::{
     BarChartContext, Limits, RowFrame, draw_bar_label, draw_whisker, label_area_width, row_bar,
 };
+use super::legend::Legend;
 use super::{
-    CAPTION_HEIGHT, CHANGE_BAR_GAP, CHANGE_ROW_HEIGHT, CHART_WIDTH, DECREASE_COLOR, FONT,
-    INCREASE_COLOR, INK, INSIGNIFICANT_COLOR, LABEL_SIZE, MARGIN, VALUE_LABEL_ROOM, X_AXIS_HEIGHT,
-    drawable, format_tick, label_font, render_svg, signed,
+    BETTER_COLOR, CAPTION_HEIGHT, CHANGE_BAR_GAP, CHANGE_ROW_HEIGHT, CHART_WIDTH, FONT, INK,
+    INSIGNIFICANT_COLOR, LABEL_SIZE, MARGIN, RIGHT_MARGIN, VALUE_LABEL_ROOM, WORSE_COLOR,
+    X_AXIS_HEIGHT, drawable, format_tick, label_font, render_svg, signed,
 };
 use crate::report::compare::ChangeRow;
 use crate::report::number;
 
-/// Seed 004's "graph of relative change": one horizontal bar per metric,
-/// diverging from 0 %, with CI whiskers; significant changes in colour
-/// (blue up, orange down) and marked "*", the others grey.
-pub fn relative_change(rows: &[ChangeRow]) -> anyhow::Result<String> {
-    relative_change_titled(
-        "Relative change (95 % CI; * significant, Welch p < 0.05)",
-        rows,
-    )
+/// The title of a change chart of `compared` against `baseline` (names of
+/// runs or targets), saying how to read it.
+pub fn change_title(compared: &str, baseline: &str) -> String {
+    format!("{compared} vs {baseline}: change (95 % CI; * significant, Welch p < 0.05)")
 }
 
-/// `relative_change` under another title (e.g. naming the two sides).
-pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result<String> {
+/// Seed 004's "graph of relative change": one horizontal bar per metric,
+/// diverging from 0 %, with CI whiskers; significant changes in colour
+/// (blue better, orange worse, in each metric's direction: a time that fell
+/// is blue like a rate that rose) and marked "*", the others grey; a
+/// legend under the axis says so.
+pub fn relative_change(title: &str, rows: &[ChangeRow]) -> anyhow::Result<String> {
     anyhow::ensure!(
         !rows.is_empty(),
         "no metric to chart: the runs have none in common"
@@ -38,10 +39,14 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
     )
     .diverging();
     let x_range = drawable(title, limits.axis(VALUE_LABEL_ROOM * 1.1))?;
-    let height = CAPTION_HEIGHT + X_AXIS_HEIGHT + MARGIN * 2 + CHANGE_ROW_HEIGHT * count as u32;
     let label_width = label_area_width(rows.iter().map(|row| row.label.as_str()));
+    let legend = change_legend(label_width);
+    let chart_height =
+        CAPTION_HEIGHT + X_AXIS_HEIGHT + MARGIN * 2 + CHANGE_ROW_HEIGHT * count as u32;
     let row_of = |i: usize| count - 1 - i;
-    render_svg((CHART_WIDTH + label_width, height), |root| {
+    let size = (CHART_WIDTH + label_width, chart_height + legend.height);
+    render_svg(size, |root| {
+        let (root, strip) = root.split_vertically(chart_height);
         let frame = RowFrame {
             title,
             labels: rows.iter().map(|row| row.label.as_str()).collect(),
@@ -51,7 +56,7 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             x_format: &|v| signed(format_tick(*v), *v),
             x_desc: "change (%)",
         };
-        let mut chart = frame.draw(root)?;
+        let mut chart = frame.draw(&root)?;
         chart.draw_series(std::iter::once(PathElement::new(
             vec![
                 (0.0, SegmentValue::Exact(0)),
@@ -74,16 +79,36 @@ pub fn relative_change_titled(title: &str, rows: &[ChangeRow]) -> anyhow::Result
             }
             draw_change_label(&mut chart, row, &limits, y)?;
         }
+        legend.draw(&strip)?;
         Ok(())
     })
 }
 
+/// Significant changes coloured by whether they are improvements, not by
+/// their sign: for a time, lower is better.
 fn change_color(row: &ChangeRow) -> RGBColor {
-    match (row.significant, row.change_pct >= 0.0) {
+    match (row.significant, row.improved) {
         (false, _) => INSIGNIFICANT_COLOR,
-        (true, true) => INCREASE_COLOR,
-        (true, false) => DECREASE_COLOR,
+        (true, true) => BETTER_COLOR,
+        (true, false) => WORSE_COLOR,
     }
+}
+
+/// What the bar colours mean, under the plot (from the start of the plot
+/// to the right margin of a chart with labels `label_width` px wide).
+fn change_legend(label_width: u32) -> Legend {
+    let entries = [
+        ("better", BETTER_COLOR),
+        ("worse", WORSE_COLOR),
+        ("not significant", INSIGNIFICANT_COLOR),
+    ];
+    Legend::between(
+        entries
+            .map(|(label, color)| (label.to_string(), color))
+            .into(),
+        (MARGIN + label_width) as i32,
+        (CHART_WIDTH + label_width - RIGHT_MARGIN) as i32,
+    )
 }
 
 /// How far the change axis reaches: every bar, unless a few outliers
@@ -148,6 +173,8 @@ fn draw_change_label(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::summary::Comparison;
+    use crate::result::Direction;
 
     #[test]
     fn one_outlier_change_is_cut_not_allowed_to_squash_the_others() {
@@ -163,9 +190,10 @@ mod tests {
                 change_pct,
                 ci95_pct: None,
                 significant: false,
+                improved: false,
             })
             .collect();
-        let svg = relative_change(&rows).unwrap();
+        let svg = relative_change("t", &rows).unwrap();
         assert!(
             svg.contains("\n+3590 %\n"),
             "the cut bar keeps its value: {svg}"
@@ -184,16 +212,58 @@ mod tests {
                 change_pct: 12.34,
                 ci95_pct: Some((5.0, 19.0)),
                 significant: true,
+                improved: true,
             },
             ChangeRow {
                 label: "bonnie / create".into(),
                 change_pct: -3.0,
                 ci95_pct: Some((-9.0, 3.0)),
                 significant: false,
+                improved: false,
             },
         ];
-        let svg = relative_change(&rows).unwrap();
+        let svg = relative_change("t", &rows).unwrap();
         assert!(svg.contains("\n+12.34 %*\n"), "{svg}");
         assert!(svg.contains("\n-3.000 %\n"), "{svg}");
+    }
+
+    /// The fills of the change bars, in the order of the rows, as
+    /// `#RRGGBB` (the legend's swatches come after them).
+    fn bar_fills(svg: &str, rows: usize) -> Vec<String> {
+        let colors = [BETTER_COLOR, WORSE_COLOR, INSIGNIFICANT_COLOR]
+            .map(|RGBColor(r, g, b)| format!("fill=\"#{r:02X}{g:02X}{b:02X}\""));
+        svg.lines()
+            .filter(|line| line.starts_with("<rect"))
+            .filter_map(|line| colors.iter().find(|c| line.contains(c.as_str())))
+            .map(|c| c[6..13].to_string())
+            .take(rows)
+            .collect()
+    }
+
+    #[test]
+    fn bars_are_coloured_by_improvement_not_by_sign() {
+        let row = |label: &str, comparison_ratio: f64, direction: Direction| {
+            let comparison = Comparison {
+                ratio: comparison_ratio,
+                ci95: None,
+                p_value: Some(0.001),
+                significant: true,
+            };
+            ChangeRow::of(label.into(), &comparison, direction)
+        };
+        let rows = [
+            row("find_s", 0.41, Direction::LowerIsBetter),
+            row("find_entries_s", 2.43, Direction::HigherIsBetter),
+            row("resp_ms", 2.41, Direction::LowerIsBetter),
+        ];
+        let svg = relative_change("A vs B", &rows).unwrap();
+        let fills = bar_fills(&svg, rows.len());
+        let hex = |RGBColor(r, g, b): RGBColor| format!("#{r:02X}{g:02X}{b:02X}");
+        let (better, worse) = (hex(BETTER_COLOR), hex(WORSE_COLOR));
+        assert_eq!(fills, [better.clone(), better, worse], "{svg}");
+        assert!(
+            svg.contains("better") && svg.contains("worse"),
+            "legend: {svg}"
+        );
     }
 }

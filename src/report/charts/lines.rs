@@ -2,12 +2,12 @@
 //! over time with the warm-up shaded; each with a legend under its title.
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::legend::Legend;
 use super::{
-    CAPTION_SIZE, CHART_WIDTH, FONT, GRID, INK, LINE_CHART_HEIGHT, LatencyLine, MARGIN,
-    RIGHT_MARGIN, TimeLine, WARMUP_SHADE, X_AXIS_HEIGHT, Y_AXIS_WIDTH, drawable, format_tick,
-    label_font, render_svg, target_color, text_width,
+    CHART_WIDTH, GRID, INK, LINE_CHART_HEIGHT, LatencyLine, MARGIN, RIGHT_MARGIN, TimeLine,
+    WARMUP_SHADE, X_AXIS_HEIGHT, Y_AXIS_WIDTH, drawable, format_tick, label_font, render_svg,
+    target_color,
 };
 use crate::result::LatencySummary;
 
@@ -163,70 +163,6 @@ fn framed<'a, 'b, DB: DrawingBackend>(
         .x_label_area_size(X_AXIS_HEIGHT)
         .y_label_area_size(Y_AXIS_WIDTH);
     builder
-}
-
-/// A legend strip between a line chart's title and its plot: entries left
-/// to right, wrapping, so it never hides a line.
-struct Legend {
-    entries: Vec<(String, RGBColor)>,
-    /// Top-left corner of each entry's swatch, in the strip.
-    positions: Vec<(i32, i32)>,
-    height: u32,
-}
-
-const LEGEND_ROW_HEIGHT: u32 = 20;
-const LEGEND_SWATCH_WIDTH: i32 = 14;
-const LEGEND_GAP: i32 = 22;
-
-impl Legend {
-    fn new(entries: Vec<(String, RGBColor)>) -> Legend {
-        let first_x = (MARGIN + Y_AXIS_WIDTH) as i32;
-        let last_x = (CHART_WIDTH - MARGIN) as i32;
-        let (mut x, mut row) = (first_x, 0);
-        let mut positions = Vec::with_capacity(entries.len());
-        for (label, _) in &entries {
-            let width = LEGEND_SWATCH_WIDTH + 6 + text_width(label);
-            if x > first_x && x + width > last_x {
-                (x, row) = (first_x, row + 1);
-            }
-            positions.push((x, row * LEGEND_ROW_HEIGHT as i32 + 4));
-            x += width + LEGEND_GAP;
-        }
-        let rows = if entries.is_empty() { 0 } else { row + 1 };
-        Legend {
-            entries,
-            positions,
-            height: rows as u32 * LEGEND_ROW_HEIGHT,
-        }
-    }
-
-    /// Draws the title and the legend; returns the area left for the plot.
-    fn draw_under_title<'a>(
-        &self,
-        root: &DrawingArea<SVGBackend<'a>, Shift>,
-        title: &str,
-    ) -> anyhow::Result<DrawingArea<SVGBackend<'a>, Shift>> {
-        let body = root
-            .margin(MARGIN / 2, 0, 0, 0)
-            .titled(title, (FONT, CAPTION_SIZE).into_font().color(&INK))?;
-        let (strip, plot) = body.split_vertically(self.height);
-        let half_row = LEGEND_ROW_HEIGHT as i32 / 2 - 4;
-        for ((label, color), &(x, y)) in self.entries.iter().zip(&self.positions) {
-            strip.draw(&Rectangle::new(
-                [
-                    (x, y + half_row - 5),
-                    (x + LEGEND_SWATCH_WIDTH, y + half_row + 5),
-                ],
-                color.filled(),
-            ))?;
-            strip.draw(&Text::new(
-                label.clone(),
-                (x + LEGEND_SWATCH_WIDTH + 6, y + half_row),
-                label_font().pos(Pos::new(HPos::Left, VPos::Center)),
-            ))?;
-        }
-        Ok(plot)
-    }
 }
 
 #[cfg(test)]

@@ -11,9 +11,10 @@
 //! Here: the look every chart shares (palette, fonts, sizes) and the SVG
 //! canvas. Each kind of chart is a module: `bars` (one horizontal bar per
 //! row), `change` (the diverging change chart, on those rows) and `lines`
-//! (percentiles and time series).
+//! (percentiles and time series); `legend` is their legend strip.
 mod bars;
 mod change;
+mod legend;
 mod lines;
 
 use plotters::coord::Shift;
@@ -22,7 +23,7 @@ use plotters::prelude::*;
 use crate::report::number;
 use crate::result::LatencySummary;
 pub use bars::bar_chart;
-pub use change::{relative_change, relative_change_titled};
+pub use change::{change_title, relative_change};
 pub use lines::{latency_percentiles, time_series};
 
 /// Colours of the targets, by run order, the same in every chart and in the
@@ -40,9 +41,10 @@ const TARGET_COLORS: [RGBColor; 10] = [
     RGBColor(0xba, 0xb0, 0xac),
 ];
 
-/// Relative change: increases, decreases, and changes within the noise.
-const INCREASE_COLOR: RGBColor = RGBColor(0x2b, 0x6c, 0xb0);
-const DECREASE_COLOR: RGBColor = RGBColor(0xd0, 0x5a, 0x2c);
+/// Relative change: improvements, deteriorations (in the metric's
+/// direction, whatever the sign of the change), and changes within the noise.
+const BETTER_COLOR: RGBColor = RGBColor(0x2b, 0x6c, 0xb0);
+const WORSE_COLOR: RGBColor = RGBColor(0xd0, 0x5a, 0x2c);
 const INSIGNIFICANT_COLOR: RGBColor = RGBColor(0xc4, 0xc4, 0xc4);
 const INK: RGBColor = RGBColor(0x33, 0x33, 0x33);
 const GRID: RGBColor = RGBColor(0xe6, 0xe6, 0xe6);
@@ -192,7 +194,7 @@ mod tests {
     #[test]
     fn empty_charts_are_errors_not_blank_images() {
         assert!(bar_chart("t", "u", &[]).is_err());
-        assert!(relative_change(&[]).is_err());
+        assert!(relative_change("t", &[]).is_err());
         assert!(time_series("t", "u", &[], None).is_err());
     }
 }

@@ -23,11 +23,9 @@ pub(super) fn overview_charts(summary: &Summary) -> anyhow::Result<Vec<String>> 
             })
             .collect();
         if !rows.is_empty() {
-            let title = format!(
-                "{} vs {}: change (95 % CI; * significant, Welch p < 0.05)",
-                summary.targets[t], summary.targets[summary.baseline]
-            );
-            svgs.push(charts::relative_change_titled(&title, &rows)?);
+            let title =
+                charts::change_title(&summary.targets[t], &summary.targets[summary.baseline]);
+            svgs.push(charts::relative_change(&title, &rows)?);
         }
     }
     Ok(svgs)
@@ -46,7 +44,7 @@ fn change_row(
         ""
     };
     let label = format!("{} {}{lower_is_better}", workload.name, metric.name);
-    ChangeRow::of(label, comparison)
+    ChangeRow::of(label, comparison, metric.direction)
 }
 
 /// One bar per target with a value: the mean, its 95 % CI, and the
