@@ -149,9 +149,26 @@ pub struct Metric {
     /// so not in the JSON.
     #[serde(skip)]
     pub phase: Option<u64>,
+    /// Another view of an operation a headline metric already reports (a
+    /// tree operation's MB/s beside its time, MiB/s beside IO/s): kept in
+    /// the JSON and in the reports' details, but not tested or rated
+    /// twice. Results without the field have headline metrics only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detail: bool,
 }
 
 impl Metric {
+    /// The metric as a detail (see [`Metric::detail`]).
+    pub fn as_detail(self) -> Metric {
+        self.with_detail(true)
+    }
+
+    /// The metric, a detail or not.
+    pub fn with_detail(mut self, detail: bool) -> Metric {
+        self.detail = detail;
+        self
+    }
+
     /// The metric with the latency of the operations behind it. The
     /// workload says which of a phase's metrics carries a histogram, so
     /// that reports show it, and MPI ranks send it, once.

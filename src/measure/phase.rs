@@ -104,6 +104,7 @@ impl Measured {
             flags: self.flags(),
             across_ranks: Default::default(),
             phase: self.phase,
+            detail: false,
         }
     }
 

@@ -23,7 +23,8 @@ impl Reporter for Markdown {
         }
         for workload in &summary.workloads {
             out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
-            out.push_str(&workload_table(summary, workload));
+            out.push_str(&workload_table(summary, workload, workload.headline()));
+            out.push_str(&details(summary, workload));
         }
         let placements = placement_tables(run, summary);
         if !placements.is_empty() {
@@ -76,24 +77,41 @@ fn introduction(run: &RunResult, summary: &Summary) -> String {
     out
 }
 
-fn workload_table(summary: &Summary, workload: &WorkloadSummary) -> String {
+/// The table of `workload`'s `metrics`: a row per target.
+fn workload_table<'m>(
+    summary: &Summary,
+    workload: &WorkloadSummary,
+    metrics: impl Iterator<Item = &'m MetricSummary>,
+) -> String {
+    let metrics: Vec<&MetricSummary> = metrics.collect();
     let mut header = vec!["target".to_string()];
     header.extend(
-        workload
-            .metrics
+        metrics
             .iter()
             .map(|m| format!("{} ({})", escape(&m.name), escape(&m.unit))),
     );
     let mut out = table_row(&header);
     let mut rule = vec!["---"];
-    rule.extend(workload.metrics.iter().map(|_| "---:"));
+    rule.extend(metrics.iter().map(|_| "---:"));
     out.push_str(&format!("|{}|\n", rule.join("|")));
     for t in 0..summary.targets.len() {
         let mut row = vec![escape(&row_label(summary, workload, t))];
-        row.extend(workload.metrics.iter().map(|m| metric_cell(m, t)));
+        row.extend(metrics.iter().map(|m| metric_cell(m, t)));
         out.push_str(&table_row(&row));
     }
     out
+}
+
+/// The workload's detail metrics (the same operations in other units),
+/// folded; nothing when it has none.
+fn details(summary: &Summary, workload: &WorkloadSummary) -> String {
+    if workload.details().next().is_none() {
+        return String::new();
+    }
+    format!(
+        "\n<details><summary>The same operations in other units</summary>\n\n{}\n</details>\n",
+        workload_table(summary, workload, workload.details())
+    )
 }
 
 fn table_row(cells: &[String]) -> String {

@@ -239,6 +239,7 @@ mod tests {
             flags: Vec::new(),
             across_ranks: Default::default(),
             phase: None,
+            detail: false,
         }
     }
 

@@ -158,6 +158,7 @@ mod tests {
                 flags: Vec::new(),
                 across_ranks: Default::default(),
                 phase: None,
+                detail: false,
             }],
             scale: Some(ScaleOut {
                 ranks: 2,

@@ -43,6 +43,21 @@ pub struct MetricSummary {
     pub cells: Vec<Option<Cell>>,
     /// The target with the best mean, when at least two targets have one.
     pub best: Option<usize>,
+    /// Another view of an operation a headline metric reports
+    /// (`Metric::detail`): shown folded, left out of the profiles.
+    pub detail: bool,
+}
+
+impl WorkloadSummary {
+    /// The metrics that answer for an operation: tables and ratings.
+    pub fn headline(&self) -> impl Iterator<Item = &MetricSummary> {
+        self.metrics.iter().filter(|m| !m.detail)
+    }
+
+    /// The same operations in other units: shown folded.
+    pub fn details(&self) -> impl Iterator<Item = &MetricSummary> {
+        self.metrics.iter().filter(|m| m.detail)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -202,7 +217,7 @@ impl Summary {
     fn class_scores(&self, class: Class) -> Vec<Option<f64>> {
         let mut log_sums = vec![(0.0, 0usize); self.targets.len()];
         for workload in &self.workloads {
-            for metric in &workload.metrics {
+            for metric in workload.headline() {
                 if classify(workload, metric) != Some(class) {
                     continue;
                 }
@@ -435,6 +450,7 @@ impl Builder {
             direction: first.direction,
             cells,
             best,
+            detail: first.detail,
         }
     }
 

@@ -88,8 +88,7 @@ impl Terminal {
             .collect();
         let label_width = text_width(&row_labels) + 3;
         let columns: Vec<Column> = workload
-            .metrics
-            .iter()
+            .headline()
             .map(|m| Column::of(m, summary.baseline))
             .collect();
         for chunk in fit(&columns, self.width.saturating_sub(label_width)) {
@@ -105,6 +104,13 @@ impl Terminal {
             }
             out.push_str(&table.to_string());
             out.push('\n');
+        }
+        let details: Vec<&str> = workload.details().map(|m| m.name.as_str()).collect();
+        if !details.is_empty() {
+            out.push_str(&format!(
+                "  the same in other units: {} (fsbench report --format markdown or html)\n",
+                details.join(", ")
+            ));
         }
         out
     }

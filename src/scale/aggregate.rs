@@ -246,6 +246,7 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
         .metric(&model.name, &model.unit, model.direction, value, samples)
         .with_latency(merged_latency(parts))
         .with_across_ranks(model.across_ranks.clone())
+        .with_detail(model.detail)
 }
 
 /// The phase all `parts` make, `elapsed_s` long: its data cached if any
@@ -400,6 +401,7 @@ mod tests {
             flags: Vec::new(),
             across_ranks: Default::default(),
             phase: Some(PHASE),
+            detail: false,
         }
     }
 

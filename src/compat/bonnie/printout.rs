@@ -406,6 +406,7 @@ mod tests {
             flags: vec![],
             across_ranks: Default::default(),
             phase: None,
+            detail: false,
         }
     }
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::charts;
 use super::placement::{self, placement_tables};
-use super::summary::{Cell, Level, WorkloadSummary};
+use super::summary::{Cell, Level, MetricSummary, WorkloadSummary};
 use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
 use crate::result::{Direction, RunResult, TargetResult};
 use crate::size::format_bytes;
@@ -129,6 +129,8 @@ struct WorkloadView {
     title: String,
     columns: Vec<ColumnView>,
     rows: Vec<MetricRow>,
+    /// The same operations in other units, shown folded.
+    detail_rows: Vec<MetricRow>,
     bar_charts: Vec<String>,
     latency_charts: Vec<String>,
     series_charts: Vec<String>,
@@ -450,29 +452,25 @@ fn workload_view(
             notes: numbers(&workload.notes[t]),
         })
         .collect();
-    let rows = workload
-        .metrics
-        .iter()
-        .map(|metric| MetricRow {
-            name: metric.name.clone(),
-            unit: metric.unit.clone(),
-            better: better(metric.direction),
-            cells: metric
-                .cells
-                .iter()
-                .enumerate()
-                .map(|(t, cell)| cell_view(cell.as_ref(), metric.best == Some(t)))
-                .collect(),
-        })
-        .collect();
+    let row = |metric: &MetricSummary| MetricRow {
+        name: metric.name.clone(),
+        unit: metric.unit.clone(),
+        better: better(metric.direction),
+        cells: metric
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(t, cell)| cell_view(cell.as_ref(), metric.best == Some(t)))
+            .collect(),
+    };
     Ok(WorkloadView {
         anchor: format!("workload-{}", index + 1),
         title: workload_title(workload),
         columns,
-        rows,
+        rows: workload.headline().map(row).collect(),
+        detail_rows: workload.details().map(row).collect(),
         bar_charts: workload
-            .metrics
-            .iter()
+            .headline()
             .map(|metric| metric_bar_chart(summary, workload, metric))
             .collect::<anyhow::Result<_>>()?,
         latency_charts: workload

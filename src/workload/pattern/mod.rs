@@ -344,6 +344,10 @@ fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
 
 /// The average line as metrics (its figures as vdbench computed them);
 /// latency histograms on the response-time metrics (all I/Os, reads,
+/// From this average transfer size on, a job's throughput is told in
+/// MiB/s rather than IO/s.
+const LARGE_TRANSFER: u64 = 64 << 10;
+
 /// writes).
 fn metrics(
     average: &Row,
@@ -372,11 +376,17 @@ fn metrics(
     let mean_response = |name, value, samples, latency: &LatencyRecorder| {
         response(name, value, samples, AcrossRanks::Mean).with_latency(latency.summary_for_metric())
     };
+    // One job is one operation: its throughput is headline once, as IO/s
+    // for small transfers and MiB/s for large ones; the other is a detail.
+    let large = c.ops() > 0 && c.bytes() / c.ops() >= LARGE_TRANSFER;
     let mut metrics = vec![
-        rate("io_rate", "IO/s", f.io_rate, c.ops()),
-        rate("mib_per_s", "MiB/s", f.mib_per_s, c.bytes()),
+        rate("io_rate", "IO/s", f.io_rate, c.ops()).with_detail(large),
+        rate("mib_per_s", "MiB/s", f.mib_per_s, c.bytes()).with_detail(!large),
         mean_response("resp_ms", f.resp_ms, c.ops(), &all),
     ];
+    // A job that only reads or only writes has one response time: the
+    // direction's copy is a detail.
+    let one_direction = c.read.ops == 0 || c.write.ops == 0;
     let directions = [
         (
             "read_resp_ms",
@@ -393,7 +403,8 @@ fn metrics(
     ];
     for (name, value, ops, latency) in directions {
         if ops > 0 {
-            metrics.push(mean_response(name, value, ops, latency));
+            let response = mean_response(name, value, ops, latency);
+            metrics.push(response.with_detail(one_direction));
         }
     }
     metrics.push(response(

@@ -466,19 +466,23 @@ enum Units {
     Both,
 }
 
-/// `<op>_s` (with the operation's latency), and `<op>_mb_s` (10^6
-/// bytes/s, as the seeds' tables) and/or `<op>_entries_s`.
+/// `<op>_s` (with the operation's latency): the headline, the time the
+/// seeds' tables give; and as details (the same operation in other
+/// units) `<op>_mb_s` (10^6 bytes/s, as the seeds' tables) and/or
+/// `<op>_entries_s`.
 fn metrics(name: &str, tally: &Tally, measured: &Measured, units: Units) -> Vec<Metric> {
     let elapsed = measured
         .seconds(format!("{name}_s"), tally.entries)
         .with_latency(tally.latency.summary_for_metric());
     let mut out = vec![elapsed];
     if units != Units::Entries {
-        out.push(measured.rate(format!("{name}_mb_s"), Rate::MB_PER_S, tally.bytes));
+        let mb_s = measured.rate(format!("{name}_mb_s"), Rate::MB_PER_S, tally.bytes);
+        out.push(mb_s.as_detail());
     }
     if units != Units::Bytes {
         let entries = Rate::per_second("entries/s");
-        out.push(measured.rate(format!("{name}_entries_s"), entries, tally.entries));
+        let entries_s = measured.rate(format!("{name}_entries_s"), entries, tally.entries);
+        out.push(entries_s.as_detail());
     }
     out
 }
