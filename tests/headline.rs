@@ -5,20 +5,11 @@
 //! table column or a second rating.
 mod common;
 
-use common::{TmpfsMount, read_json, run};
+use common::{TmpfsMount, metric_named, read_json, run};
 use serde_json::Value;
 
-fn metric<'r>(result: &'r Value, name: &str) -> &'r Value {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {result}"))
-}
-
 fn is_detail(result: &Value, name: &str) -> bool {
-    metric(result, name)["detail"] == true
+    metric_named(result, name)["detail"] == true
 }
 
 #[test]

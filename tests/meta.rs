@@ -4,7 +4,8 @@
 mod common;
 
 use common::{
-    LoopFs, Running, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run, wait_for_scratch,
+    LoopFs, Running, Sentinel, TmpfsMount, assert_no_scratch_left, metric_names, read_json, run,
+    wait_for_scratch,
 };
 
 const OPS: [&str; 10] = [
@@ -93,12 +94,7 @@ fn without_user_xattrs_the_xattr_phases_are_skipped_with_a_note() {
     };
     let json = mnt.join("m.json");
     let (_, result) = meta(&mnt.arg(), &["-n", "200"], &json);
-    let names: Vec<&str> = result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = metric_names(&result);
     assert!(
         !names.contains(&"setxattr_ops_s") && !names.contains(&"getxattr_ops_s"),
         "{names:?}"
@@ -119,12 +115,7 @@ fn only_the_chosen_operations_are_timed_and_the_rest_is_said() {
         &["-n", "100", "--ops", "rename,readdir_stat"],
         &json,
     );
-    let names: Vec<&str> = result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = metric_names(&result);
     assert_eq!(names, ["rename_ops_s", "readdir_stat_ops_s"]);
     let notes = result["notes"].to_string();
     assert!(

@@ -89,16 +89,6 @@ fn io(np: u32, mnt: &TmpfsMount, size: &str, extra: &[&str]) -> (Output, Value) 
     mpirun_json(np, mnt, &[], &args)
 }
 
-/// The metric `name` of a workload result.
-fn metric<'r>(result: &'r Value, name: &str) -> &'r Value {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name}"))
-}
-
 /// For every metric: samples = the ranks' sum, elapsed = latest end −
 /// earliest start of the ranks' phases, and a rate = samples over it.
 fn assert_aggregate_is_sum_of_ranks(result: &Value, ranks: u32) {
@@ -200,8 +190,8 @@ fn meta_on_four_ranks_adds_up() {
         &["meta", &mnt.arg(), "-n", "400", "--dirs", "2"],
     );
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
-    assert_eq!(metric(&result, "create_ops_s")["samples"], 4 * 400);
-    assert_eq!(metric(&result, "unlink_ops_s")["samples"], 4 * 400);
+    assert_eq!(metric_named(&result, "create_ops_s")["samples"], 4 * 400);
+    assert_eq!(metric_named(&result, "unlink_ops_s")["samples"], 4 * 400);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -231,10 +221,10 @@ fn tree_on_four_ranks_adds_up() {
     );
     assert_aggregate_is_sum_of_ranks(&result, RANKS);
     assert!(
-        number(&metric(&result, "sync_log_records")["samples"]) > 0.0,
+        number(&metric_named(&result, "sync_log_records")["samples"]) > 0.0,
         "every rank's sync log is in the aggregate"
     );
-    let copy = metric(&result, "copy_s");
+    let copy = metric_named(&result, "copy_s");
     assert_eq!(
         copy["value"], copy["elapsed_s"],
         "a time metric is the aggregate time"
@@ -415,7 +405,7 @@ fn io_on_four_ranks_adds_up() {
             .map(|r| number(&r["metrics"][i]["value"]))
             .collect()
     };
-    let job = |name: &str| number(&metric(&result, name)["value"]);
+    let job = |name: &str| number(&metric_named(&result, name)["value"]);
     // The largest response time is the largest rank's.
     let max = ranks_of("resp_max_ms")
         .into_iter()
@@ -427,7 +417,7 @@ fn io_on_four_ranks_adds_up() {
     let highest = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     assert!((lowest..=highest).contains(&job("resp_ms")), "{means:?}");
     // Latency histograms are merged: their count is every rank's I/Os.
-    let resp = metric(&result, "resp_ms");
+    let resp = metric_named(&result, "resp_ms");
     assert_eq!(resp["latency"]["count"], resp["samples"]);
     // 70 % reads: the rate of all I/Os exceeds any one rank's.
     let rates = ranks_of("io_rate");

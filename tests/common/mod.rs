@@ -547,6 +547,27 @@ impl Sentinel {
 }
 
 /// Reads and parses a JSON file.
+/// The metric called `name` of a workload result (JSON); panics naming it
+/// when there is none.
+pub fn metric_named<'r>(result: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    metrics_of(result)
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {result}"))
+}
+
+/// The names of a workload result's metrics, in order.
+pub fn metric_names(result: &serde_json::Value) -> Vec<&str> {
+    metrics_of(result)
+        .iter()
+        .map(|m| m["name"].as_str().expect("a metric has a name"))
+        .collect()
+}
+
+fn metrics_of(result: &serde_json::Value) -> &Vec<serde_json::Value> {
+    result["metrics"].as_array().expect("a result has metrics")
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
