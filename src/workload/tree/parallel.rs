@@ -11,7 +11,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::walk::{Kind, Visited, Visitor, kind_of, read_listing};
 use crate::storage::cleanup::open_subdir;
-use crate::workload::threads::spawn_all;
+use crate::workload::threads::{StartLine, spawn_all};
 
 /// A visitor that can work on any directory of the tree, in any order.
 pub trait Parallel: Visitor + Send {
@@ -62,19 +62,28 @@ pub fn walk<V: Parallel>(root: BorrowedFd<'_>, visitors: Vec<V>) -> anyhow::Resu
         }),
         wake: Condvar::new(),
     };
+    // The walkers start together once all are running: a thread the
+    // system refuses is then always noticed (a walker that found the tree
+    // already walked would otherwise end before the next one starts), and
+    // none gets a head start.
+    let start = StartLine::new(visitors.len());
     let done: Vec<V> = std::thread::scope(|scope| {
-        let shared = &shared;
+        let (shared, start) = (&shared, &start);
         let workers = visitors.into_iter().map(|mut visitor| {
             move || {
-                work(root, shared, &mut visitor);
+                if start.wait().is_ok() {
+                    work(root, shared, &mut visitor);
+                }
                 visitor
             }
         });
         let handles = spawn_all(scope, "walker", workers, || {
+            start.call_off();
             let mut queue = shared.queue.lock().expect("no thread panicked");
             queue.fail(anyhow::anyhow!("a walker thread could not start"));
             shared.wake.notify_all();
         })?;
+        start.go();
         anyhow::Ok(
             handles
                 .into_iter()
