@@ -57,22 +57,28 @@ pub struct Cli {
 enum Tool {
     /// Run a suite of workloads on one or more targets, side by side, and
     /// report them with statistics (the quick suite on . by default).
+    #[command(display_order = 0)]
     Run(Box<run::RunArgs>),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
+    #[command(display_order = 101)]
     Env(env::EnvArgs),
     /// Remove scratch directories left by a killed run (and only those).
+    #[command(display_order = 102)]
     Clean(clean::CleanArgs),
     /// Re-render a saved result: terminal tables, Markdown, CSV, JSON or
     /// HTML, with statistics and ratios to a baseline target.
+    #[command(display_order = 103)]
     Report(report::ReportArgs),
     /// Relative change per metric between saved runs (before/after), with
     /// confidence intervals and significance.
+    #[command(display_order = 104)]
     Compare(compare::CompareArgs),
 }
 
 /// The whole command line: the tools, and one subcommand per workload
-/// kind of the registry, listed after `run`.
+/// kind of the registry, listed after `run` (display orders 1..) and
+/// before the other tools (101..).
 pub fn command() -> clap::Command {
     let mut command = Tool::augment_subcommands(Cli::command());
     for (order, kind) in kinds::KINDS.iter().enumerate() {
@@ -82,13 +88,6 @@ pub fn command() -> clap::Command {
             .long_about(None::<&str>)
             .display_order(order + 1);
         command = command.subcommand(subcommand);
-    }
-    for (order, tool) in ["run", "env", "clean", "report", "compare"]
-        .into_iter()
-        .enumerate()
-    {
-        let place = if order == 0 { 0 } else { 100 + order };
-        command = command.mut_subcommand(tool, |c| c.display_order(place));
     }
     command
 }

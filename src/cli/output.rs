@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::error::usage;
+use crate::report::output::Stream;
 
 /// The first line of clap's error `message`, without its `error: ` label
 /// and the usage and help lines that follow.
@@ -15,6 +16,15 @@ pub fn first_line(message: &str) -> &str {
 /// else.
 pub fn json_to_stdout(json: Option<&Path>) -> bool {
     json.is_some_and(|p| p.as_os_str() == "-")
+}
+
+/// Where a command's own tables go: stdout, unless `--json -` keeps it
+/// for the JSON alone.
+pub fn tables_stream(json: Option<&Path>) -> Stream {
+    match json_to_stdout(json) {
+        true => Stream::Stderr,
+        false => Stream::Stdout,
+    }
 }
 
 /// Refuses a `--json` path that cannot be written, before a long run whose

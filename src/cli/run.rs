@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::flags::{KeepFlag, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
-use super::output::{check_json_path, json_to_stdout};
+use super::output::{check_json_path, tables_stream};
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::error::usage;
 use crate::policy::Policy;
@@ -144,10 +144,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         write_json(&record, path)?;
     }
     let report_time = report_clock.elapsed();
-    let out = match json_to_stdout(json) {
-        true => Stream::Stderr,
-        false => Stream::Stdout,
-    };
+    let out = tables_stream(json);
     emit(out, &table)?;
     if let Some(path) = saved {
         emit(

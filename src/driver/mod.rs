@@ -29,7 +29,9 @@ pub struct Plan<'w> {
     pub targets: Vec<Target>,
     pub parts: Vec<Part<'w>>,
     pub spread: Spread,
-    pub repetitions: u32,
+    /// The repetitions to run, by number: `0..N`, or for a later `run` of
+    /// a PostMark session the next number of the session's count.
+    pub repetitions: std::ops::Range<u32>,
     /// Keep the scratch directories instead of removing them.
     pub keep: bool,
     pub progress: Progress,
@@ -49,6 +51,17 @@ pub enum Spread {
     /// (PostMark's locations); its results are recorded under the first
     /// target, the others carry their environment and cleanup.
     AcrossTargets,
+}
+
+impl Spread {
+    /// For `target`: which instance of a part it holds, and which of that
+    /// instance's locations it is.
+    fn placement(self, target: usize) -> (usize, usize) {
+        match self {
+            Spread::EachTarget => (target, 0),
+            Spread::AcrossTargets => (0, target),
+        }
+    }
 }
 
 /// One workload of a plan: a suite entry, or a command's workload.
@@ -112,11 +125,8 @@ impl Plan<'_> {
     /// The instance target `target` runs, and which of its locations that
     /// target is.
     fn instance(&self, part: usize, target: usize) -> (&dyn Workload, usize) {
-        let instances = &self.parts[part].instances;
-        match self.spread {
-            Spread::EachTarget => (instances[target].as_ref(), 0),
-            Spread::AcrossTargets => (instances[0].as_ref(), target),
-        }
+        let (index, location) = self.spread.placement(target);
+        (self.parts[part].instances[index].as_ref(), location)
     }
 
     /// The targets that run the parts (the others only lend directories).
@@ -250,22 +260,20 @@ fn repeat(
     mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let progress = &plan.progress;
-    progress.set_total(plan.steps_per_repetition() * u64::from(plan.repetitions));
-    for repetition in 0..plan.repetitions {
+    let count = plan.repetitions.len() as u64;
+    progress.set_total(plan.steps_per_repetition() * count);
+    for repetition in plan.repetitions.clone() {
         let running = envs.iter().enumerate().take(plan.running_targets());
         for (target, env) in running {
             for (index, part) in plan.parts.iter_mut().enumerate() {
                 let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
-                let instance = match plan.spread {
-                    Spread::EachTarget => &mut part.instances[target],
-                    Spread::AcrossTargets => &mut part.instances[0],
-                };
+                let instance = &mut part.instances[plan.spread.placement(target).0];
                 let steps = instance.steps();
                 for step in 0..steps {
                     progress.begin_step(format!(
                         "{}/{} {} {}",
                         repetition + 1,
-                        plan.repetitions,
+                        plan.repetitions.end,
                         plan.targets[target].name,
                         part.label.as_deref().unwrap_or(instance.kind())
                     ));

@@ -48,7 +48,7 @@ impl Suite {
             targets,
             parts,
             spread: Spread::EachTarget,
-            repetitions: options.repeat,
+            repetitions: 0..options.repeat,
             keep: options.keep,
             progress: options.progress,
             scratch_id: None,

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, FromArgMatches};
 
-use super::{EntryInput, Kind, run_single};
+use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{KeepFlag, Single, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, json_to_stdout};
 use crate::compat::bonnie::args::{
@@ -15,7 +15,7 @@ use crate::compat::bonnie::user::switch_to;
 use crate::error::usage;
 use crate::report::output::{Stream, emit};
 use crate::storage::Target;
-use crate::storage::env::{HostEnv, probe_host};
+use crate::storage::env::HostEnv;
 use crate::workload::Workload;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};
 
@@ -168,7 +168,8 @@ pub const KIND: Kind = Kind {
 
 impl BonnieArgs {
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
-        let config = self.config(&probe_host())?;
+        let record = new_record();
+        let config = self.config(&record.host)?;
         let target = Target::parse(&self.dir)?;
         switch_to(self.user.as_deref(), self.group.as_deref())?;
         let runs = self.runs.unwrap_or(1);
@@ -192,7 +193,7 @@ impl BonnieArgs {
             quiet: self.quiet,
         };
         let mut workload = Bonnie::new(config.clone())?;
-        run_single(target, &mut workload, how, json, |result| {
+        run_single(record, target, &mut workload, how, json, |result| {
             if !csv_only {
                 emit(table_to, &text_report(&config, result))?;
             }

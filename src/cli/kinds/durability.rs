@@ -5,12 +5,12 @@ use std::path::Path;
 
 use clap::{Args, FromArgMatches};
 
-use super::{EntryInput, Kind, run_single};
+use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{RunFlags, parse_flags, refuse_in_suite};
-use crate::cli::output::{check_json_path, json_to_stdout};
+use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::durability_table;
-use crate::report::output::{Stream, emit};
+use crate::report::output::emit;
 use crate::storage::Target;
 use crate::workload::Workload;
 use crate::workload::durability::{Durability, Limits};
@@ -66,11 +66,8 @@ impl DurabilityArgs {
         let target = Target::parse(spec)?;
         let mut workload = Durability::new(self.limits()?);
         check_json_path(json)?;
-        let out = match json_to_stdout(json) {
-            true => Stream::Stderr,
-            false => Stream::Stdout,
-        };
-        run_single(target, &mut workload, self.run.single()?, json, |result| {
+        let out = tables_stream(json);
+        run_single(new_record(), target, &mut workload, self.run.single()?, json, |result| {
             emit(out, &durability_table(result))
         })
     }

@@ -8,16 +8,15 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, FromArgMatches, ValueEnum};
 
-use super::{EntryInput, Kind, run_single};
+use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{RunFlags, parse_flags, refuse_in_suite};
-use crate::cli::output::{check_json_path, json_to_stdout};
+use crate::cli::output::{check_json_path, tables_stream};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
 use crate::error::usage;
-use crate::report::output::{Stream, emit};
+use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
-use crate::storage::env::probe_host;
 use crate::workload::Workload;
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
 use crate::workload::pattern::text::{parse_rate, parse_seek, parse_xfer};
@@ -330,15 +329,13 @@ impl IoArgs {
         let how = self.run.single()?;
         let (plan, target) = self.plan()?;
         check_json_path(json)?;
-        let report_to = match json_to_stdout(json) {
-            true => Stream::Stderr,
-            false => Stream::Stdout,
-        };
+        let report_to = tables_stream(json);
         let averages = Rc::new(RefCell::new(Vec::new()));
         let jobs_per_pass = plan.jobs.len();
         let sink = report_sink(report_to, self.run.quiet, averages.clone());
-        let mut workload = IoWorkload::new(plan, sink, probe_host().ram_bytes)?;
-        run_single(target, &mut workload, how, json, |_| Ok(()))?;
+        let record = new_record();
+        let mut workload = IoWorkload::new(plan, sink, record.host.ram_bytes)?;
+        run_single(record, target, &mut workload, how, json, |_| Ok(()))?;
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {
                 let rows = pass.iter().map(|(name, f)| (name.as_str(), f));

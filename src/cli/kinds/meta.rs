@@ -6,12 +6,12 @@ use std::path::Path;
 
 use clap::{Args, FromArgMatches};
 
-use super::{EntryInput, Kind, run_single};
+use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{RunFlags, parse_flags};
-use crate::cli::output::{check_json_path, json_to_stdout};
+use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::{Columns, latency_table};
-use crate::report::output::{Stream, emit};
+use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::workload::Workload;
@@ -125,11 +125,8 @@ impl MetaArgs {
         let target = Target::parse(&self.target)?;
         let mut workload = Meta::new(self.options.config()?)?;
         check_json_path(json)?;
-        let to = match json_to_stdout(json) {
-            true => Stream::Stderr,
-            false => Stream::Stdout,
-        };
-        run_single(target, &mut workload, how, json, |result| {
+        let to = tables_stream(json);
+        run_single(new_record(), target, &mut workload, how, json, |result| {
             emit(to, &latency_table(result, &TABLE))
         })
     }

@@ -11,7 +11,7 @@ use crate::cli::flags::Single;
 use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result};
 use crate::driver::{Part, Plan, Spread};
 use crate::policy::Policy;
-use crate::result::WorkloadResult;
+use crate::result::{RunResult, WorkloadResult};
 use crate::storage::Target;
 use crate::storage::env::HostEnv;
 use crate::workload::{Progress, Workload};
@@ -85,18 +85,24 @@ pub fn build_entry(kind: &str, input: &EntryInput<'_>) -> anyhow::Result<Box<dyn
     (kind.entry)(input)
 }
 
+/// The record of a single-workload command, started now; its host is
+/// the one the command builds its workload for.
+pub fn new_record() -> RunResult {
+    new_run_result(&new_run_id())
+}
+
 /// `fsbench <kind> TARGET`: a one-part plan on one target, run by the
 /// driver; `show` prints each result as it ends (then, under MPI, the
 /// per-host and per-rank tables). The record goes to `--json` at the end,
 /// or as far as it got when the run fails.
 pub fn run_single(
+    mut record: RunResult,
     target: Target,
     workload: &mut dyn Workload,
     how: Single,
     json: Option<&Path>,
     mut show: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut record = new_run_result(&new_run_id());
     let plan = Plan {
         targets: vec![target],
         parts: vec![Part {
@@ -104,7 +110,7 @@ pub fn run_single(
             instances: vec![Box::new(workload)],
         }],
         spread: Spread::EachTarget,
-        repetitions: how.repetitions,
+        repetitions: 0..how.repetitions,
         keep: how.keep,
         progress: Progress::new(how.quiet),
         scratch_id: None,

@@ -6,14 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::{Args, FromArgMatches};
 
 use super::synclog::SyncLogArgs;
-use super::{EntryInput, Kind, run_single};
+use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{RunFlags, parse_flags};
-use crate::cli::output::{check_json_path, json_to_stdout};
+use crate::cli::output::{check_json_path, tables_stream};
 use crate::report::live::{tree_heading, tree_table};
-use crate::report::output::{Stream, emit};
+use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
-use crate::storage::env::probe_host;
 use crate::workload::Workload;
 use crate::workload::threads::MAX_THREADS;
 use crate::workload::tree::command::CommandTemplate;
@@ -151,13 +150,11 @@ impl TreeArgs {
         // again, for suites.
         check_source_outside(&config.source, &target)?;
         check_json_path(json)?;
-        let to = match json_to_stdout(json) {
-            true => Stream::Stderr,
-            false => Stream::Stdout,
-        };
-        let mut workload = TreeWorkload::new(config.clone(), probe_host().ram_bytes)?;
+        let to = tables_stream(json);
+        let record = new_record();
+        let mut workload = TreeWorkload::new(config.clone(), record.host.ram_bytes)?;
         emit(to, &tree_heading(&config, &target.name, &workload))?;
-        run_single(target, &mut workload, how, json, |result| {
+        run_single(record, target, &mut workload, how, json, |result| {
             emit(to, &tree_table(result))
         })
     }

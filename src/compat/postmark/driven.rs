@@ -44,7 +44,8 @@ impl Runner for DrivenRunner<'_> {
                 instances: vec![Box::new(&mut postmark) as Box<dyn Workload>],
             }],
             spread: Spread::AcrossTargets,
-            repetitions: 1,
+            // A session's runs are its repetitions.
+            repetitions: self.runs..self.runs + 1,
             keep: self.keep,
             progress: Progress::new(true),
             // Later runs of a session get their own directories, so
@@ -52,17 +53,12 @@ impl Runner for DrivenRunner<'_> {
             scratch_id: (self.runs > 0)
                 .then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
         };
-        let first = self.record.targets.len();
         let outcome = crate::driver::run(plan, &mut self.record, |_, result| {
             crate::report::scale_out::show(result)
         });
         let files = self.json.filter(|p| p.as_os_str() != "-");
         if let Err(e) = outcome {
             return Err(keep_partial(&self.record, files.as_slice(), e));
-        }
-        // A session's runs are its repetitions.
-        for result in &mut self.record.targets[first].workloads {
-            result.repetition = self.runs;
         }
         self.record.finished = Some(chrono::Utc::now());
         self.runs += 1;
