@@ -40,6 +40,10 @@ pub struct TargetResult {
     pub workloads: Vec<WorkloadResult>,
     /// What removing the scratch directory took; None when `--keep` was used.
     pub cleanup: Option<CleanupReport>,
+    /// Measured as the ceiling the others are shown against
+    /// (`--reference`), not compared or rated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -57,6 +57,33 @@ fn same_result_gives_the_same_html() {
     }
 }
 
+/// In the drawn page's change chart, as many bars are in the "better"
+/// colour as the summary has significant improvements in each metric's
+/// direction (a time that fell, a rate that rose), and as many in "worse"
+/// as it has significant worsenings; the legend adds one swatch of each.
+fn assert_change_colours_follow_directions(dom: &str, summary: &Summary) {
+    let start = dom.find("id=\"overview\"").expect("a change section");
+    let end = start + dom[start..].find("</section>").unwrap();
+    let chart = &dom[start..end];
+    let comparisons = summary
+        .workloads
+        .iter()
+        .flat_map(|w| &w.metrics)
+        .filter_map(|m| Some((m.direction, m.cells[1].as_ref()?.vs_baseline?)))
+        .filter(|(_, c)| c.significant);
+    let (mut better, mut worse) = (0, 0);
+    for (direction, comparison) in comparisons {
+        match direction.is_improvement(comparison.ratio) {
+            true => better += 1,
+            false => worse += 1,
+        }
+    }
+    assert!(better + worse > 0, "the fixture has significant changes");
+    let fills = |hex: &str| chart.matches(&format!("fill=\"{hex}\"")).count();
+    assert_eq!(fills("#2B6CB0"), better + 1, "bars in the better colour");
+    assert_eq!(fills("#D05A2C"), worse + 1, "bars in the worse colour");
+}
+
 /// The fixture with a risk flag on its second target (ext4 mounted
 /// data=writeback, as the terminal report would say it).
 fn fixture_with_a_risk() -> RunResult {
@@ -146,6 +173,18 @@ fn report_loads_in_chromium_with_every_chart_drawn() {
         dom.contains("data=writeback: after a crash"),
         "with its text"
     );
+    let verdict = dom
+        .find("id=\"verdict\"")
+        .expect("the verdict is in the page");
+    assert!(
+        verdict < dom.find("id=\"risks\"").unwrap(),
+        "the verdict comes first"
+    );
+    assert!(
+        dom.contains("not crash-safe: data=writeback"),
+        "the verdict names the lost safety"
+    );
+    assert_change_colours_follow_directions(&dom, &Summary::of(&fixture_with_a_risk()));
     let charts = browser.probe("probe.html", &html);
     assert_charts_drawn(&charts);
     assert_every_chart_present(&run, &summary, &charts);

@@ -45,6 +45,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     env: None,
                     workloads: Vec::new(),
                     cleanup: Some(report),
+                    reference: false,
                 }),
                 Outcome::Failed(e) => {
                     failures += 1;

@@ -32,6 +32,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
             env: Some(env.clone()),
             workloads: Vec::new(),
             cleanup: None,
+            reference: false,
         });
         envs.push(env);
     }

@@ -107,7 +107,10 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let summary = Summary::with_baseline(
         &run,
         baseline_index(
-            run.targets.iter().map(|t| t.name.as_str()),
+            &run.targets
+                .iter()
+                .map(|t| (t.name.as_str(), t.reference))
+                .collect::<Vec<_>>(),
             args.baseline.as_deref(),
         )?,
     );
@@ -130,20 +133,30 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-/// Index of the `--baseline` target among `names` (0 without one); a name
-/// that is not there is a usage error that lists the names there are.
-pub fn baseline_index<'n>(
-    names: impl Iterator<Item = &'n str> + Clone,
-    name: Option<&str>,
-) -> anyhow::Result<usize> {
+/// Index of the `--baseline` target among `targets` (name, whether it is
+/// a reference); without one, the first target that is not a reference. A
+/// name that is not there, or names a reference (the ceiling, not a
+/// baseline), is a usage error that lists the names there are.
+pub fn baseline_index(targets: &[(&str, bool)], name: Option<&str>) -> anyhow::Result<usize> {
     let Some(name) = name else {
-        return Ok(0);
+        return Ok(targets
+            .iter()
+            .position(|(_, reference)| !reference)
+            .unwrap_or(0));
     };
-    match names.clone().position(|n| n == name) {
+    match targets.iter().position(|(n, _)| *n == name) {
+        Some(index) if targets[index].1 => usage(format!(
+            "--baseline {name}: a reference target is the ceiling others are shown against, \
+             not a baseline"
+        )),
         Some(index) => Ok(index),
         None => usage(format!(
             "--baseline {name}: no such target (targets: {})",
-            names.collect::<Vec<_>>().join(", ")
+            targets
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }

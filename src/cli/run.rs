@@ -28,6 +28,7 @@ Examples:
   fsbench run --target xfs=/mnt/xfs --target ext4=/mnt/ext4 --repeat 3
   fsbench run --suite seeds --scale 0.02 --target a=/mnt/a --target b=/mnt/b
   fsbench run --suite my-suite.toml --target /mnt/nas
+  fsbench run -t ext4=/mnt/ext4 -t xfs=/mnt/xfs --reference ram=/dev/shm   tmpfs as the RAM ceiling
   fsbench run --show-suite quick > my-suite.toml  start a suite of your own
 
 Built-in suites: quick (about a minute), seeds (the seed articles' battery,
@@ -48,6 +49,12 @@ pub struct RunArgs {
     /// repeat for side-by-side runs. The first is the baseline.
     #[arg(short = 't', long = "target", value_name = "[NAME=]PATH")]
     targets: Vec<String>,
+    /// A target measured as the ceiling: a tmpfs for the RAM ceiling, the
+    /// local file system as the upper bound of a network one. The others
+    /// are shown as a fraction of it; it is never rated, marked best or
+    /// the baseline. Repeatable.
+    #[arg(long = "reference", value_name = "[NAME=]PATH")]
+    references: Vec<String>,
     /// Repetitions of the whole suite on every target [default: the suite's].
     #[arg(short = 'r', long, value_name = "N")]
     repeat: Option<u32>,
@@ -92,9 +99,14 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
     let options = options(&args, &suite)?;
-    let targets = targets(&args.targets)?;
-    let names = targets.iter().map(|t| t.name.as_str());
-    let baseline = super::report::baseline_index(names, args.baseline.as_deref())?;
+    let targets = targets(&args.targets, &args.references)?;
+    let roles: Vec<(&str, bool)> = targets
+        .iter()
+        .enumerate()
+        .map(|(index, t)| (t.name.as_str(), index >= args.targets.len().max(1)))
+        .collect();
+    let baseline = super::report::baseline_index(&roles, args.baseline.as_deref())?;
+    let references: Vec<usize> = (0..roles.len()).filter(|&t| roles[t].1).collect();
     check_json_path(json)?;
     let save_path = (!args.no_save).then(|| save_path(&args.save_dir));
 
@@ -115,6 +127,11 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         }
         Ok(())
     });
+    for &reference in &references {
+        if let Some(target) = record.targets.get_mut(reference) {
+            target.reference = true;
+        }
+    }
     let overhead = match outcome {
         Ok(overhead) => overhead.plus_build(build_time),
         Err(e) => {
@@ -177,15 +194,17 @@ fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
     })
 }
 
-/// The targets, the current directory when none is given; names must
-/// tell them apart in reports.
-fn targets(specs: &[String]) -> anyhow::Result<Vec<Target>> {
+/// The targets (the current directory when none is given), then the
+/// references; names must tell them apart in reports.
+fn targets(specs: &[String], references: &[String]) -> anyhow::Result<Vec<Target>> {
+    let here = [".".to_string()];
     let specs = match specs {
-        [] => &[".".to_string()][..],
+        [] => &here[..],
         specs => specs,
     };
     let targets = specs
         .iter()
+        .chain(references)
         .map(|spec| Target::parse(spec))
         .collect::<anyhow::Result<Vec<_>>>()?;
     for (index, target) in targets.iter().enumerate() {

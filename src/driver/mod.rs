@@ -213,6 +213,7 @@ pub fn run(
             env: env.clone(),
             workloads: Vec::new(),
             cleanup: None,
+            reference: false,
         });
     record.targets.extend(results);
     overhead.probe = clock.elapsed();

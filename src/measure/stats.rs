@@ -170,6 +170,26 @@ fn satterthwaite_df(terms: &[(f64, usize)]) -> f64 {
     total * total / denominator
 }
 
+/// Which of several tests stay significant when they are read together
+/// (Benjamini–Hochberg, false discovery rate `q`): of 30 metrics compared
+/// at p < 0.05, one or two differ by chance alone, so a verdict that counts
+/// differences needs the correction a single table cell does not. The k
+/// smallest p-values are kept, k the largest rank with p(k) <= k/m * q.
+pub fn benjamini_hochberg(p_values: &[f64], q: f64) -> Vec<bool> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let kept = (1..=m)
+        .rev()
+        .find(|&k| p_values[order[k - 1]] <= k as f64 / m as f64 * q)
+        .unwrap_or(0);
+    let mut significant = vec![false; m];
+    for &index in &order[..kept] {
+        significant[index] = true;
+    }
+    significant
+}
+
 /// The ratio of two means, mean(b) / mean(a), with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ratio {
@@ -208,10 +228,12 @@ impl RatioInterval {
 /// interval excludes 1 if and only if `welch` calls the difference
 /// significant: a table never shows a significant ratio whose interval
 /// contains 1. The interval is asymmetric around the ratio, as ratios are.
-/// None when mean(a) is zero or a sample is empty.
+/// None when a sample is empty or a mean is not a positive quantity's
+/// (the baseline's 0 or below, the other's below 0): a ratio of such means
+/// would be printed as an impossible speed-up.
 pub fn ratio(a: &[f64], b: &[f64]) -> Option<Ratio> {
     let (sa, sb) = (Stats::of(a)?, Stats::of(b)?);
-    if sa.mean == 0.0 {
+    if sa.mean <= 0.0 || sb.mean < 0.0 {
         return None;
     }
     let ratio = sb.mean / sa.mean;
@@ -248,6 +270,31 @@ mod tests {
             (actual - expected).abs() <= tolerance,
             "{actual} is not within {tolerance} of {expected}"
         );
+    }
+
+    #[test]
+    fn benjamini_hochberg_keeps_the_discoveries_a_ranked_threshold_allows() {
+        // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05. The
+        // third smallest (0.025 <= 0.03) is the largest rank that passes,
+        // so the first three are kept although 0.012 > 0.01.
+        let p = [0.04, 0.012, 0.2, 0.025, 0.001];
+        assert_eq!(
+            benjamini_hochberg(&p, 0.05),
+            [false, true, false, true, true]
+        );
+        // A lone chance p = 0.03 among 30 metrics is no discovery.
+        let mut many = vec![0.5; 30];
+        many[7] = 0.03;
+        assert!(benjamini_hochberg(&many, 0.05).iter().all(|s| !s));
+        assert!(benjamini_hochberg(&[], 0.05).is_empty());
+    }
+
+    #[test]
+    fn no_ratio_of_means_that_are_not_positive() {
+        assert!(ratio(&[-1.0, -2.0], &[1.0, 2.0]).is_none());
+        assert!(ratio(&[0.0, 0.0], &[1.0, 2.0]).is_none());
+        assert!(ratio(&[1.0, 2.0], &[-1.0, -3.0]).is_none());
+        assert_eq!(ratio(&[1.0, 3.0], &[0.0, 0.0]).map(|r| r.ratio), Some(0.0));
     }
 
     #[test]

@@ -7,7 +7,8 @@ use comfy_table::{CellAlignment, Table};
 
 use super::charts::change_title;
 use super::config_diff;
-use super::summary::{Cell, Comparison, Summary};
+use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify};
+use super::verdict::{self, Finding, TargetVerdict, Verdict};
 use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, number};
 use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
@@ -71,6 +72,9 @@ pub struct Change {
     pub key: Key,
     pub unit: String,
     pub direction: Direction,
+    /// Another view of an operation a headline metric reports.
+    pub detail: bool,
+    pub class: Option<Class>,
     pub before: Cell,
     pub after: Cell,
     /// None when the first run's mean is 0 (no ratio).
@@ -78,6 +82,16 @@ pub struct Change {
 }
 
 impl Change {
+    /// The change as the verdict reads it, when it has a ratio.
+    fn finding(&self) -> Option<Finding> {
+        Some(Finding {
+            what: verdict::what(&self.key.workload, &self.key.metric),
+            direction: self.direction,
+            class: self.class,
+            comparison: self.comparison?,
+        })
+    }
+
     /// Better, worse, or no verdict when the change is not significant.
     pub fn verdict(&self) -> &'static str {
         let Some(c) = self.comparison.filter(|c| c.significant) else {
@@ -95,6 +109,54 @@ pub struct Versus {
     pub before: String,
     pub after: String,
     pub changes: Vec<Change>,
+    /// Per target, the answer: counts, classes, safety, sentence.
+    pub verdict: Verdict,
+}
+
+impl Versus {
+    /// The later run against the first and its verdict, per target, over
+    /// the headline metrics both runs have.
+    fn of(before: &str, after: &Input, changes: Vec<Change>) -> Versus {
+        let mut targets: Vec<&str> = Vec::new();
+        for change in &changes {
+            if !targets.contains(&change.key.target.as_str()) {
+                targets.push(&change.key.target);
+            }
+        }
+        let judged = targets
+            .iter()
+            .enumerate()
+            .map(|(position, name)| {
+                let findings: Vec<Finding> = changes
+                    .iter()
+                    .filter(|c| c.key.target == *name && !c.detail)
+                    .filter_map(Change::finding)
+                    .collect();
+                // Matched by position, the later run's target has another name.
+                let own = after.run.targets.iter().find(|t| t.name == *name);
+                let target = own.or(after.run.targets.get(position));
+                TargetVerdict::judge(
+                    name,
+                    before,
+                    &findings,
+                    target.map(verdict::risks).unwrap_or_default(),
+                    target.and_then(verdict::durability),
+                )
+            })
+            .collect();
+        Versus {
+            before: before.to_string(),
+            after: after.name.clone(),
+            verdict: Verdict {
+                baseline: before.to_string(),
+                lone: false,
+                targets: judged,
+                ceilings: Vec::new(),
+                stopping: None,
+            },
+            changes,
+        }
+    }
 }
 
 /// A metric some runs lack.
@@ -139,13 +201,12 @@ impl Comparisons {
             .iter()
             .zip(&summaries)
             .skip(1)
-            .map(|(input, summary)| Versus {
-                before: first.clone(),
-                after: input.name.clone(),
-                changes: keys
+            .map(|(input, summary)| {
+                let changes = keys
                     .iter()
                     .filter_map(|key| change(key, &summaries[0], summary, by_position))
-                    .collect(),
+                    .collect();
+                Versus::of(first, input, changes)
             })
             .collect();
         let missing = keys
@@ -212,6 +273,9 @@ impl Comparisons {
         if !self.configuration.is_empty() {
             out.push('\n');
             out.push_str(&self.configuration);
+        }
+        for versus in &self.versus {
+            out.push_str(&format!("\n{}: {}", versus.after, versus.verdict.text()));
         }
         for versus in &self.versus {
             out.push_str(&format!("\n{} against {}\n", versus.after, versus.before));
@@ -343,12 +407,12 @@ fn all_keys(summaries: &[Summary], by_position: bool) -> Vec<Key> {
     keys
 }
 
-/// The cell of `key` in a run, with the metric's unit and direction.
+/// The cell of `key` in a run, with its workload and metric.
 fn lookup<'a>(
     summary: &'a Summary,
     key: &Key,
     by_position: bool,
-) -> Option<(&'a Cell, &'a str, Direction)> {
+) -> Option<(&'a Cell, &'a WorkloadSummary, &'a MetricSummary)> {
     let target = match by_position {
         true => 0,
         false => summary.targets.iter().position(|t| *t == key.target)?,
@@ -356,16 +420,18 @@ fn lookup<'a>(
     let workload = summary.workloads.iter().find(|w| w.name == key.workload)?;
     let metric = workload.metrics.iter().find(|m| m.name == key.metric)?;
     let cell = metric.cells.get(target)?.as_ref()?;
-    Some((cell, &metric.unit, metric.direction))
+    Some((cell, workload, metric))
 }
 
 fn change(key: &Key, before: &Summary, after: &Summary, by_position: bool) -> Option<Change> {
-    let (b, unit, direction) = lookup(before, key, by_position)?;
+    let (b, workload, metric) = lookup(before, key, by_position)?;
     let (a, _, _) = lookup(after, key, by_position)?;
     Some(Change {
         key: key.clone(),
-        unit: unit.to_string(),
-        direction,
+        unit: metric.unit.clone(),
+        direction: metric.direction,
+        detail: metric.detail,
+        class: classify(workload, metric),
         comparison: Comparison::of(&b.values, &a.values),
         before: b.clone(),
         after: a.clone(),

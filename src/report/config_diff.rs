@@ -101,6 +101,7 @@ mod tests {
             }),
             workloads: Vec::new(),
             cleanup: None,
+            reference: false,
         });
         run
     }

@@ -3,6 +3,7 @@
 //! table and the warnings as a numbered list.
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::verdict::Verdict;
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, ratio, ratio_ci,
     row_label, workload_title,
@@ -14,6 +15,8 @@ pub struct Markdown;
 impl Reporter for Markdown {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let mut out = format!("# fsbench run {}\n\n", escape(&run.run_id));
+        out.push_str(&verdict_section(&Verdict::of(run, summary)));
+        out.push('\n');
         out.push_str(&introduction(run, summary));
         if !summary.risks.is_empty() {
             out.push_str("\n**Risks** (what a crash can lose):\n\n");
@@ -47,6 +50,35 @@ impl Reporter for Markdown {
         }
         Ok(out)
     }
+}
+
+/// The answer first: per target its counts, classes and safety, the
+/// ceilings, why the repetitions stopped, the sentences, and how to read
+/// them.
+fn verdict_section(verdict: &Verdict) -> String {
+    let mut out = format!("## {}\n\n", escape(&verdict.heading()));
+    let lines = verdict.lines();
+    for target in &lines {
+        let details = target.details().join("; ");
+        out.push_str(&format!(
+            "- **{}**: {}\n",
+            escape(&target.target),
+            escape(&details)
+        ));
+    }
+    for line in verdict.ceilings.iter().chain(&verdict.stopping) {
+        out.push_str(&format!("- {}\n", escape(line)));
+    }
+    for sentence in lines.iter().filter_map(|t| t.sentence.as_ref()) {
+        out.push_str(&format!("\n> {}\n", escape(sentence)));
+    }
+    if lines.iter().any(|t| t.counts.is_some()) {
+        out.push('\n');
+        for line in Verdict::LEGEND {
+            out.push_str(&format!("_{}_  \n", escape(line)));
+        }
+    }
+    out
 }
 
 /// Who was measured and how to read the cells.

@@ -15,6 +15,7 @@ pub mod placement;
 pub mod scale_out;
 pub mod summary;
 pub mod terminal;
+pub mod verdict;
 
 use std::path::Path;
 
@@ -166,12 +167,16 @@ pub fn workload_title(workload: &WorkloadSummary) -> String {
     }
 }
 
-/// The target's name, `(baseline)` on the baseline, and the markers of the
+/// The target's name, `(baseline)` on the baseline, `(reference)` on a
+/// reference, and the markers of the
 /// workload's notes on it.
 pub fn row_label(summary: &Summary, workload: &WorkloadSummary, target: usize) -> String {
     let mut label = summary.targets[target].clone();
     if target == summary.baseline && summary.targets.len() > 1 {
         label.push_str(" (baseline)");
+    }
+    if summary.is_reference(target) {
+        label.push_str(" (reference)");
     }
     let notes = markers(&workload.notes[target]);
     if !notes.is_empty() {

@@ -272,6 +272,7 @@ mod tests {
             env: None,
             workloads,
             cleanup: None,
+            reference: false,
         });
         run
     }

@@ -21,6 +21,9 @@ pub struct Summary {
     /// What each target's configuration can lose on a crash (`storage::env::risk`),
     /// as `(target, message)`; reports show them first.
     pub risks: Vec<(String, String)>,
+    /// Indices of the reference targets (`--reference`): the ceiling the
+    /// others are measured against, never rated or marked best.
+    pub references: Vec<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +157,16 @@ pub enum Class {
     Metadata,
 }
 
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Write => "write",
+            Class::Read => "read",
+            Class::Metadata => "metadata",
+        }
+    }
+}
+
 impl Summary {
     /// Whether some ratio's interval is unbounded, so a legend must say
     /// what that means.
@@ -172,7 +185,13 @@ impl Summary {
 
     /// The summary with `targets[baseline]` as the baseline.
     pub fn with_baseline(run: &RunResult, baseline: usize) -> Summary {
-        let mut builder = Builder::default();
+        let references: Vec<usize> = (0..run.targets.len())
+            .filter(|&t| run.targets[t].reference)
+            .collect();
+        let mut builder = Builder {
+            references: references.clone(),
+            ..Builder::default()
+        };
         let targets: Vec<String> = run.targets.iter().map(|t| t.name.clone()).collect();
         let workloads = workload_names(run)
             .into_iter()
@@ -186,7 +205,13 @@ impl Summary {
             workloads,
             warnings: builder.warnings,
             risks: risks_of(run),
+            references,
         }
+    }
+
+    /// Whether target `t` is a reference (`--reference`).
+    pub fn is_reference(&self, t: usize) -> bool {
+        self.references.contains(&t)
     }
 
     /// Seed 000's profile table: per target, write / read / metadata rated
@@ -203,6 +228,7 @@ impl Summary {
         self.targets
             .iter()
             .enumerate()
+            .filter(|(t, _)| !self.is_reference(*t))
             .map(|(t, target)| Profile {
                 target: target.clone(),
                 write: level(&write, t),
@@ -221,7 +247,7 @@ impl Summary {
                 if classify(workload, metric) != Some(class) {
                     continue;
                 }
-                for (t, relative) in relative_to_best(metric) {
+                for (t, relative) in relative_to_best(metric, &self.references) {
                     log_sums[t].0 += relative.ln();
                     log_sums[t].1 += 1;
                 }
@@ -235,12 +261,14 @@ impl Summary {
 }
 
 /// Each target's mean relative to the best mean, in (0, 1]; empty unless at
-/// least two targets have a positive mean.
-fn relative_to_best(metric: &MetricSummary) -> Vec<(usize, f64)> {
+/// least two targets other than the references have a positive mean.
+fn relative_to_best(metric: &MetricSummary, references: &[usize]) -> Vec<(usize, f64)> {
     let means: Vec<Option<f64>> = metric
         .cells
         .iter()
-        .map(|c| c.as_ref().map(|c| c.stats.mean))
+        .enumerate()
+        .map(|(t, c)| c.as_ref().filter(|_| !references.contains(&t)))
+        .map(|c| c.map(|c| c.stats.mean))
         .collect();
     let relative: Vec<(usize, f64)> = slowdowns(&means, metric.direction)
         .into_iter()
@@ -293,35 +321,51 @@ pub fn slowdowns(values: &[Option<f64>], direction: Direction) -> Vec<Option<f64
         .collect()
 }
 
-/// The profile class of a throughput metric, from its name, unit and
+/// The profile class of a headline metric, from its name, unit and
 /// workload; None for latencies and for metrics that mix reads and writes.
 ///
-/// - metadata: names with create/stat/del/unlink/mkdir/rename/link (bonnie's
-///   file tests, PostMark's file creations and deletions), counted in
-///   files or operations per second;
-/// - read / write: byte rates (unit with "B/s") whose name says read/get or
-///   write/put/rewrite/written; a name that says neither (io's mib_per_s)
-///   takes the direction of the workload, from its name (a label such as
-///   `seq-read`) or its read percentage (`rdpct` 100 or 0).
+/// - metadata: names with create/stat/del/unlink/mkdir/rename/link/chmod/
+///   xattr/truncate/find (bonnie's file tests, PostMark's file creations
+///   and deletions, `fsbench meta`, a tree's find and delete), counted in
+///   files or operations per second or timed in seconds;
+/// - read / write: byte rates (unit with "B/s") and phase times (unit "s")
+///   whose name says read/get or write/put/rewrite/written (a tree's
+///   generate, copy and untar write; its concat and stream read); a name
+///   that says neither (io's mib_per_s) takes the direction of the
+///   workload, from its name (a label such as `seq-read`).
 pub fn classify(workload: &WorkloadSummary, metric: &MetricSummary) -> Option<Class> {
-    if metric.direction != Direction::HigherIsBetter {
+    let name = metric.name.to_ascii_lowercase();
+    let timed = metric.unit == "s" && metric.direction == Direction::LowerIsBetter;
+    if !timed && metric.direction != Direction::HigherIsBetter {
         return None;
     }
-    let name = metric.name.to_ascii_lowercase();
-    const METADATA: [&str; 6] = ["create", "stat", "del", "unlink", "mkdir", "rename"];
-    if !metric.unit.contains("B/s") {
-        return METADATA
-            .iter()
-            .any(|word| name.contains(word))
-            .then_some(Class::Metadata);
+    const METADATA: [&str; 11] = [
+        "create", "stat", "del", "unlink", "mkdir", "rename", "link", "chmod", "xattr", "truncate",
+        "find",
+    ];
+    if METADATA.iter().any(|word| name.contains(word)) && !metric.unit.contains("B/s") {
+        return Some(Class::Metadata);
+    }
+    if !(timed || metric.unit.contains("B/s") || is_io_rate(metric)) {
+        return None;
     }
     direction_in(&name).or_else(|| direction_in(&workload.name.to_ascii_lowercase()))
 }
 
+/// An io job's operations per second: a read or write rate like MiB/s
+/// (its headline for small transfers).
+fn is_io_rate(metric: &MetricSummary) -> bool {
+    metric.unit == "IO/s"
+}
+
 /// Read or write, when `text` names exactly one of them.
 fn direction_in(text: &str) -> Option<Class> {
-    let reads = ["read", "get"].iter().any(|w| text.contains(w));
-    let writes = ["write", "put", "written"].iter().any(|w| text.contains(w));
+    let reads = ["read", "get", "concat", "stream"]
+        .iter()
+        .any(|w| text.contains(w));
+    let writes = ["write", "put", "written", "generate", "copy", "untar"]
+        .iter()
+        .any(|w| text.contains(w));
     match (reads, writes) {
         (true, false) => Some(Class::Read),
         (false, true) => Some(Class::Write),
@@ -368,6 +412,8 @@ fn risks_of(run: &RunResult) -> Vec<(String, String)> {
 #[derive(Default)]
 struct Builder {
     warnings: Vec<String>,
+    /// Targets that never count as best.
+    references: Vec<usize>,
 }
 
 impl Builder {
@@ -443,7 +489,7 @@ impl Builder {
                 }
             }
         }
-        let best = best_target(&cells, first.direction);
+        let best = best_target(&cells, first.direction, &self.references);
         MetricSummary {
             name: first.name.clone(),
             unit: first.unit.clone(),
@@ -500,11 +546,17 @@ fn metric_names<'a>(reps: &[Vec<&'a WorkloadResult>]) -> Vec<&'a Metric> {
     firsts
 }
 
-/// The target with the best mean; None unless two targets have a value.
-fn best_target(cells: &[Option<Cell>], direction: Direction) -> Option<usize> {
+/// The target with the best mean, references left out; None unless two
+/// targets have a value.
+fn best_target(
+    cells: &[Option<Cell>],
+    direction: Direction,
+    references: &[usize],
+) -> Option<usize> {
     let means: Vec<(usize, f64)> = cells
         .iter()
         .enumerate()
+        .filter(|(t, _)| !references.contains(t))
         .filter_map(|(t, c)| c.as_ref().map(|c| (t, c.stats.mean)))
         .collect();
     if means.len() < 2 {

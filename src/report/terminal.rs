@@ -8,6 +8,7 @@ use comfy_table::{Attribute, Cell as TableCell, CellAlignment, Table};
 
 use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::verdict::Verdict;
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, markers, mean_ci, ratio, row_label, workload_title,
 };
@@ -50,6 +51,7 @@ impl Reporter for Terminal {
                 .get(summary.baseline)
                 .map_or("-", String::as_str)
         );
+        out.push_str(&Verdict::of(run, summary).text());
         for (target, risk) in &summary.risks {
             out.push_str(&format!("RISK {target}: {risk}\n"));
         }

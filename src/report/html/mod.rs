@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::charts;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, Level, MetricSummary, WorkloadSummary};
+use super::verdict::{Verdict, VerdictLines};
 use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
 use crate::result::{Direction, RunResult, TargetResult};
 use crate::size::format_bytes;
@@ -49,6 +50,7 @@ struct Page {
     host: Vec<Field>,
     targets: Vec<TargetView>,
     baseline: String,
+    verdict: VerdictView,
     risks: Vec<RiskView>,
     warnings: Vec<WarningView>,
     environment: Vec<EnvRow>,
@@ -58,6 +60,37 @@ struct Page {
     /// One relative-change chart per target other than the baseline.
     overview: Vec<String>,
     workloads: Vec<WorkloadView>,
+}
+
+/// The verdict block, formatted (`report::verdict`).
+#[derive(Serialize)]
+struct VerdictView {
+    heading: String,
+    targets: Vec<VerdictLines>,
+    /// The ceilings a reference sets, and why the repetitions stopped.
+    notes: Vec<String>,
+    legend: Vec<&'static str>,
+}
+
+impl VerdictView {
+    fn of(verdict: &Verdict) -> VerdictView {
+        let targets = verdict.lines();
+        let compared = targets.iter().any(|t| t.counts.is_some());
+        VerdictView {
+            heading: verdict.heading(),
+            notes: verdict
+                .ceilings
+                .iter()
+                .chain(&verdict.stopping)
+                .cloned()
+                .collect(),
+            legend: match compared {
+                true => Verdict::LEGEND.to_vec(),
+                false => Vec::new(),
+            },
+            targets,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -189,6 +222,7 @@ impl Page {
                 .get(summary.baseline)
                 .cloned()
                 .unwrap_or_default(),
+            verdict: VerdictView::of(&Verdict::of(run, summary)),
             risks: summary
                 .risks
                 .iter()

@@ -29,6 +29,21 @@ fn options(env: &TargetEnv) -> Vec<&str> {
     env.mount_options.split(',').map(str::trim).collect()
 }
 
+/// A risk in a few words, for the verdict's sentence ("not crash-safe:
+/// data=writeback, barriers off"); the code itself for codes it does not
+/// know (a result written by a later version).
+pub fn short_name(code: &str) -> &str {
+    match code {
+        "volatile" => "volatile (RAM)",
+        "nfs_async" => "NFS async",
+        "nobarrier" => "barriers off",
+        "data_writeback" => "data=writeback",
+        "no_journal" => "no journal",
+        "write_back_cache" => "unflushed write-back cache",
+        other => other,
+    }
+}
+
 /// The risks of a probed target. `jbd2_dir` is where the kernel lists the
 /// journals in use (`/proc/fs/jbd2`), a parameter so tests can fake it.
 pub fn risks_of(env: &TargetEnv, jbd2_dir: &Path) -> Vec<Risk> {

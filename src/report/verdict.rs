@@ -1,0 +1,629 @@
+//! The answer on top of every report: per target against the baseline, how
+//! many headline metrics are significantly faster, slower or no different;
+//! the geometric mean speed-up per class (write, read, metadata) with its
+//! interval; what the configuration can lose on a crash and what the
+//! durability check concluded; and one sentence in the seed articles'
+//! style, made only of significant differences.
+//!
+//! `fsbench run`'s reports build it from a `Summary`, `fsbench compare`
+//! from its changes: both give a target's findings (one per headline metric
+//! measured on both sides) to `TargetVerdict::judge`.
+use super::summary::{Class, Comparison, Summary, classify};
+use crate::measure::stats::{ALPHA, CONFIDENCE, RatioInterval, benjamini_hochberg, t_quantile};
+use crate::result::{Direction, RunResult, TargetResult};
+use crate::storage::env::risk::short_name;
+
+/// One headline metric of a target against the same metric of the baseline.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Workload and metric, as a reader says them ("tree-photos find").
+    pub what: String,
+    pub direction: Direction,
+    pub class: Option<Class>,
+    pub comparison: Comparison,
+}
+
+impl Finding {
+    /// How many times as fast as the baseline (above 1 = better, whatever
+    /// the metric's direction).
+    fn speedup(&self) -> f64 {
+        oriented(self.comparison.ratio, self.direction)
+    }
+
+    /// The speed-up's 95 % interval, when both ends are positive.
+    fn speedup_interval(&self) -> Option<RatioInterval> {
+        self.comparison.ci95.map(|ci| match ci.bounds() {
+            Some((low, high)) => {
+                let (a, b) = (
+                    oriented(low, self.direction),
+                    oriented(high, self.direction),
+                );
+                RatioInterval::Bounded(a.min(b), a.max(b))
+            }
+            None => RatioInterval::Unbounded,
+        })
+    }
+
+    fn tested(&self) -> bool {
+        self.comparison.p_value.is_some()
+    }
+
+    /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find".
+    fn phrase(&self) -> String {
+        let speedup = self.speedup();
+        match speedup >= 1.0 {
+            true => format!("{} faster {}", times(speedup), self.what),
+            false => format!("{} slower {}", times(1.0 / speedup), self.what),
+        }
+    }
+}
+
+/// A ratio turned so that above 1 is better.
+fn oriented(ratio: f64, direction: Direction) -> f64 {
+    match direction {
+        Direction::HigherIsBetter => ratio,
+        Direction::LowerIsBetter => 1.0 / ratio,
+    }
+}
+
+/// `7.6x`, `12x`, `0.97x`: about two significant digits, all a
+/// benchmark's ratio has.
+fn times(factor: f64) -> String {
+    match factor {
+        f if f >= 10.0 => format!("{f:.0}x"),
+        f if f >= 1.0 => format!("{f:.1}x"),
+        f => format!("{f:.2}x"),
+    }
+}
+
+/// The geometric mean speed-up of a class's headline metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassSpeedup {
+    pub class: Class,
+    pub speedup: f64,
+    /// Approximate 95 % interval (log scale: the metrics' intervals
+    /// combined as independent errors); None without repetitions.
+    pub ci95: Option<RatioInterval>,
+    pub metrics: usize,
+}
+
+/// Everything the verdict says of one target.
+#[derive(Debug, Clone)]
+pub struct TargetVerdict {
+    pub target: String,
+    /// Significantly better, significantly worse, no significant
+    /// difference, and compared without a test (a single repetition).
+    pub faster: usize,
+    pub slower: usize,
+    pub same: usize,
+    pub untested: usize,
+    pub classes: Vec<ClassSpeedup>,
+    /// Short names of what the configuration can lose ("data=writeback").
+    pub risks: Vec<String>,
+    /// The durability check's conclusion, when it ran on the target.
+    pub durability: Option<String>,
+    /// The answer in one sentence; None without a significant difference.
+    pub sentence: Option<String>,
+}
+
+/// Up to this many differences each way make the sentence.
+const SENTENCE_FASTER: usize = 3;
+const SENTENCE_SLOWER: usize = 2;
+
+impl TargetVerdict {
+    /// The verdict on `target` from its findings against the baseline.
+    pub fn judge(
+        target: &str,
+        baseline: &str,
+        findings: &[Finding],
+        risks: Vec<String>,
+        durability: Option<String>,
+    ) -> TargetVerdict {
+        let findings = &read_together(findings);
+        let significant = |better: bool| {
+            findings
+                .iter()
+                .filter(move |f| f.comparison.significant && (f.speedup() >= 1.0) == better)
+        };
+        let faster = significant(true).count();
+        let slower = significant(false).count();
+        let untested = findings.iter().filter(|f| !f.tested()).count();
+        TargetVerdict {
+            target: target.to_string(),
+            faster,
+            slower,
+            same: findings.len() - faster - slower - untested,
+            untested,
+            classes: class_speedups(findings),
+            sentence: sentence(target, baseline, findings, &risks),
+            risks,
+            durability,
+        }
+    }
+
+    /// "faster in 2, slower in 1, no difference in 14 of 17 headline metrics".
+    pub fn counts_text(&self) -> String {
+        let total = self.faster + self.slower + self.same + self.untested;
+        if self.untested == total {
+            return format!(
+                "{total} headline metrics, 1 repetition: no test of significance \
+                 (use --repeat 3 or --precision 5%)"
+            );
+        }
+        let mut text = format!(
+            "faster in {}, slower in {}, no difference in {} of {total} headline metrics",
+            self.faster, self.slower, self.same
+        );
+        if self.untested > 0 {
+            text += &format!(" ({} without repetitions to test)", self.untested);
+        }
+        text
+    }
+
+    /// "write 7.6x (5.1x–9.8x) · read 1x (0.97x–1.03x)": speed per class.
+    pub fn classes_text(&self) -> String {
+        let parts: Vec<String> = self
+            .classes
+            .iter()
+            .map(|c| {
+                let interval = match c.ci95 {
+                    Some(RatioInterval::Bounded(low, high)) => {
+                        format!(" ({}–{})", times(low), times(high))
+                    }
+                    Some(RatioInterval::Unbounded) => format!(" ({})", super::UNBOUNDED),
+                    None => String::new(),
+                };
+                format!("{} {}{interval}", c.class.as_str(), times(c.speedup))
+            })
+            .collect();
+        parts.join(" · ")
+    }
+
+    /// "risks: data=writeback, barriers off · durability: not tested".
+    pub fn safety_text(&self) -> String {
+        let risks = match self.risks.is_empty() {
+            true => "none found".to_string(),
+            false => self.risks.join(", "),
+        };
+        let durability = self.durability.as_deref().unwrap_or("not tested");
+        format!("risks: {risks} · durability: {durability}")
+    }
+}
+
+/// The findings with their significance corrected for being read together
+/// (`stats::benjamini_hochberg` over the tested ones): a count of
+/// differences among 30 metrics must not include the one or two that
+/// p < 0.05 gives by chance.
+fn read_together(findings: &[Finding]) -> Vec<Finding> {
+    let tested: Vec<usize> = (0..findings.len())
+        .filter(|&i| findings[i].tested())
+        .collect();
+    let p_values: Vec<f64> = tested
+        .iter()
+        .filter_map(|&i| findings[i].comparison.p_value)
+        .collect();
+    let kept = benjamini_hochberg(&p_values, ALPHA);
+    let mut corrected = findings.to_vec();
+    for (&index, significant) in tested.iter().zip(kept) {
+        corrected[index].comparison.significant = significant;
+    }
+    corrected
+}
+
+/// Per class, the geometric mean of the metrics' speed-ups; its interval
+/// when every metric of the class has a bounded one.
+fn class_speedups(findings: &[Finding]) -> Vec<ClassSpeedup> {
+    [Class::Write, Class::Read, Class::Metadata]
+        .into_iter()
+        .filter_map(|class| {
+            let members: Vec<&Finding> =
+                findings.iter().filter(|f| f.class == Some(class)).collect();
+            class_speedup(class, &members)
+        })
+        .collect()
+}
+
+fn class_speedup(class: Class, members: &[&Finding]) -> Option<ClassSpeedup> {
+    let logs: Vec<f64> = members
+        .iter()
+        .map(|f| f.speedup())
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .map(f64::ln)
+        .collect();
+    if logs.is_empty() || logs.len() != members.len() {
+        return None;
+    }
+    let count = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / count;
+    Some(ClassSpeedup {
+        class,
+        speedup: mean.exp(),
+        ci95: combined_interval(members, mean, count),
+        metrics: members.len(),
+    })
+}
+
+/// The interval of a mean of log speed-ups: each metric's interval read as
+/// ± z standard errors on the log scale, the errors combined as independent.
+fn combined_interval(members: &[&Finding], mean: f64, count: f64) -> Option<RatioInterval> {
+    let z = t_quantile(0.5 + CONFIDENCE / 2.0, f64::INFINITY);
+    let mut variance = 0.0;
+    for finding in members {
+        match finding.speedup_interval()? {
+            RatioInterval::Bounded(low, high) => {
+                let se = (high.ln() - low.ln()) / (2.0 * z);
+                variance += se * se;
+            }
+            RatioInterval::Unbounded => return Some(RatioInterval::Unbounded),
+        }
+    }
+    let half = z * variance.sqrt() / count;
+    Some(RatioInterval::Bounded(
+        (mean - half).exp(),
+        (mean + half).exp(),
+    ))
+}
+
+/// "ext4-wb: 7.6x faster sync-write-4k, 1.3x faster postmark creates; no
+/// difference in 14 other headline metrics; not crash-safe: data=writeback".
+/// Differences are named only when significant; without any, the sentence
+/// says that none was found, and without a test (one repetition) there is
+/// no sentence: a sentence never rests on noise.
+fn sentence(
+    target: &str,
+    baseline: &str,
+    findings: &[Finding],
+    risks: &[String],
+) -> Option<String> {
+    let tested = findings.iter().filter(|f| f.tested()).count();
+    if tested == 0 {
+        return None;
+    }
+    let mut significant: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.comparison.significant)
+        .collect();
+    significant.sort_by(|a, b| b.speedup().ln().abs().total_cmp(&a.speedup().ln().abs()));
+    let pick = |better: bool, most: usize| -> Vec<String> {
+        significant
+            .iter()
+            .filter(|f| (f.speedup() >= 1.0) == better)
+            .take(most)
+            .map(|f| f.phrase())
+            .collect()
+    };
+    let mut clauses: Vec<String> = [pick(true, SENTENCE_FASTER), pick(false, SENTENCE_SLOWER)]
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| c.join(", "))
+        .collect();
+    let others = tested - significant.len();
+    clauses.push(match significant.is_empty() {
+        true => format!("no significant difference from {baseline} in {tested} headline metrics"),
+        false if others > 0 => format!("no difference in {others} other headline metrics"),
+        false => String::new(),
+    });
+    clauses.retain(|c| !c.is_empty());
+    if !risks.is_empty() {
+        clauses.push(format!("not crash-safe: {}", risks.join(", ")));
+    }
+    Some(format!("{target}: {}.", clauses.join("; ")))
+}
+
+/// The verdict of a run: each target against the baseline, and the
+/// reference targets as the ceiling the others reach a fraction of.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub baseline: String,
+    /// A lone target: nothing to compare it with, only its safety.
+    pub lone: bool,
+    pub targets: Vec<TargetVerdict>,
+    /// "ext4 reaches write 12 % · read 80 % of tmpfs (the reference)".
+    pub ceilings: Vec<String>,
+    /// How many repetitions ran and why they stopped, when `--precision`
+    /// decided it.
+    pub stopping: Option<String>,
+}
+
+impl Verdict {
+    /// Every target other than the baseline against it; a lone target
+    /// still gets its safety line.
+    pub fn of(run: &RunResult, summary: &Summary) -> Verdict {
+        let baseline = summary.baseline;
+        let judged = (0..summary.targets.len())
+            .filter(|&t| t != baseline || summary.targets.len() == 1)
+            .filter(|&t| !summary.is_reference(t))
+            .map(|t| {
+                let findings = match t == baseline {
+                    true => Vec::new(),
+                    false => findings(summary, t, baseline),
+                };
+                let target = &run.targets[t];
+                TargetVerdict::judge(
+                    &target.name,
+                    &summary.targets[baseline],
+                    &findings,
+                    risks(target),
+                    durability(target),
+                )
+            })
+            .collect();
+        Verdict {
+            baseline: summary.targets[baseline].clone(),
+            lone: summary.targets.len() == 1,
+            targets: judged,
+            ceilings: ceilings(summary),
+            stopping: None,
+        }
+    }
+
+    /// The verdict as lines of text, shared by the terminal, Markdown and
+    /// HTML views: a heading, then per target its counts, classes, safety
+    /// and sentence.
+    pub fn lines(&self) -> Vec<VerdictLines> {
+        self.targets
+            .iter()
+            .map(|t| VerdictLines {
+                target: t.target.clone(),
+                counts: (!self.lone).then(|| t.counts_text()),
+                classes: (!t.classes.is_empty()).then(|| t.classes_text()),
+                safety: t.safety_text(),
+                sentence: t.sentence.clone(),
+            })
+            .collect()
+    }
+
+    /// "Verdict against ext4 (the baseline)", or for a lone target "Verdict".
+    pub fn heading(&self) -> String {
+        match self.lone {
+            true => "Verdict".to_string(),
+            false => format!("Verdict against {} (the baseline)", self.baseline),
+        }
+    }
+
+    /// How to read the counts and the classes' figures.
+    pub const LEGEND: [&'static str; 2] = [
+        "faster/slower: significant after Benjamini–Hochberg over a target's headline metrics (FDR 5 %)",
+        "write/read/metadata: geometric mean speed-up vs the baseline (>1 = better), approx. 95 % CI",
+    ];
+
+    /// The terminal's block: heading, an indented block per target, the
+    /// ceilings and the stopping reason.
+    pub fn text(&self) -> String {
+        let mut out = format!("{}:\n", self.heading());
+        for lines in self.lines() {
+            out += &format!("  {}\n", lines.target);
+            for line in lines.details() {
+                out += &format!("    {line}\n");
+            }
+        }
+        if !self.lone {
+            for line in Verdict::LEGEND {
+                out += &format!("  ({line})\n");
+            }
+        }
+        for ceiling in &self.ceilings {
+            out += &format!("  {ceiling}\n");
+        }
+        if let Some(stopping) = &self.stopping {
+            out += &format!("  {stopping}\n");
+        }
+        for lines in self.lines() {
+            if let Some(sentence) = &lines.sentence {
+                out += &format!("→ {sentence}\n");
+            }
+        }
+        out
+    }
+}
+
+/// A target's verdict, formatted.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VerdictLines {
+    pub target: String,
+    pub counts: Option<String>,
+    pub classes: Option<String>,
+    pub safety: String,
+    pub sentence: Option<String>,
+}
+
+impl VerdictLines {
+    /// The counts, classes and safety, in that order, those it has.
+    pub fn details(&self) -> Vec<String> {
+        [
+            self.counts.clone(),
+            self.classes.clone(),
+            Some(self.safety.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// Target `t`'s headline metrics against the same metrics of target
+/// `against` (the baseline, or a reference), where both have them.
+fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for workload in &summary.workloads {
+        for metric in workload.headline() {
+            let (Some(cell), Some(base)) = (&metric.cells[t], &metric.cells[against]) else {
+                continue;
+            };
+            let Some(comparison) = Comparison::of(&base.values, &cell.values) else {
+                continue;
+            };
+            findings.push(Finding {
+                what: what(&workload.name, &metric.name),
+                direction: metric.direction,
+                class: classify(workload, metric),
+                comparison,
+            });
+        }
+    }
+    findings
+}
+
+/// A metric as a sentence names it: its workload, then the metric.
+pub fn what(workload: &str, metric: &str) -> String {
+    format!("{workload} {metric}")
+}
+
+/// The short names of the target's risk flags, each once.
+pub fn risks(target: &TargetResult) -> Vec<String> {
+    let codes = target
+        .env
+        .iter()
+        .flat_map(|e| &e.risks)
+        .map(|r| r.code.as_str());
+    let mut names: Vec<String> = Vec::new();
+    for name in codes.map(short_name) {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+/// The conclusion of the durability workload's last run on the target.
+pub fn durability(target: &TargetResult) -> Option<String> {
+    let run = target
+        .workloads
+        .iter()
+        .rev()
+        .find(|w| w.workload == "durability")?;
+    let conclusion = run.params.get("verdict")?.get("conclusion")?.as_str()?;
+    Some(
+        match conclusion {
+            "plausible" => "plausible",
+            "not_durable" => "NOT DURABLE (acknowledged writes can be lost)",
+            _ => "cannot tell",
+        }
+        .to_string(),
+    )
+}
+
+/// Per target that is not a reference: what fraction of each reference it
+/// reaches per class ("ext4 reaches write 12 % · read 80 % of tmpfs").
+fn ceilings(summary: &Summary) -> Vec<String> {
+    let mut lines = Vec::new();
+    for &reference in &summary.references {
+        for t in (0..summary.targets.len()).filter(|&t| !summary.is_reference(t)) {
+            let findings = findings(summary, t, reference);
+            let parts: Vec<String> = class_speedups(&findings)
+                .iter()
+                .map(|c| format!("{} {:.0} %", c.class.as_str(), 100.0 * c.speedup))
+                .collect();
+            if !parts.is_empty() {
+                lines.push(format!(
+                    "{} reaches {} of {} (the reference)",
+                    summary.targets[t],
+                    parts.join(" · "),
+                    summary.targets[reference]
+                ));
+            }
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::RatioInterval::Bounded;
+
+    fn finding(what: &str, ratio: f64, p: Option<f64>, class: Option<Class>) -> Finding {
+        Finding {
+            what: what.into(),
+            direction: Direction::HigherIsBetter,
+            class,
+            comparison: Comparison {
+                ratio,
+                ci95: p.map(|_| Bounded(ratio * 0.9, ratio * 1.1)),
+                p_value: p,
+                significant: p.is_some_and(|p| p < ALPHA),
+            },
+        }
+    }
+
+    #[test]
+    fn the_sentence_names_the_significant_differences_and_the_risks() {
+        let mut findings = vec![finding("sync-write", 7.6, Some(1e-6), Some(Class::Write))];
+        findings.extend((0..5).map(|i| finding(&format!("m{i}"), 1.01, Some(0.6), None)));
+        let risks = vec!["data=writeback".to_string(), "barriers off".to_string()];
+        let verdict = TargetVerdict::judge("ext4-wb", "ext4", &findings, risks, None);
+        assert_eq!((verdict.faster, verdict.slower, verdict.same), (1, 0, 5));
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "ext4-wb: 7.6x faster sync-write; no difference in 5 other headline metrics; \
+                 not crash-safe: data=writeback, barriers off."
+            )
+        );
+        assert!(verdict.safety_text().contains("durability: not tested"));
+    }
+
+    #[test]
+    fn a_chance_difference_among_many_metrics_is_no_discovery() {
+        // p = 0.03 passes alone, not among 30 read together.
+        let mut findings: Vec<Finding> = (0..29)
+            .map(|i| finding(&format!("m{i}"), 1.0, Some(0.5), None))
+            .collect();
+        findings.push(finding("lucky", 1.2, Some(0.03), None));
+        assert!(findings[29].comparison.significant);
+        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        assert_eq!((verdict.faster, verdict.same), (0, 30));
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some("b: no significant difference from a in 30 headline metrics.")
+        );
+    }
+
+    #[test]
+    fn without_repetitions_there_is_no_test_and_no_sentence() {
+        let findings = [finding("seq-write", 3.0, None, Some(Class::Write))];
+        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        assert_eq!(verdict.sentence, None);
+        assert_eq!(verdict.untested, 1);
+        assert!(verdict.counts_text().contains("no test of significance"));
+        // The class figure is still the ratio, without an interval.
+        assert_eq!(verdict.classes_text(), "write 3.0x");
+    }
+
+    #[test]
+    fn a_shorter_time_is_a_speed_up_and_slower_is_said_as_slower() {
+        let mut time = finding("tree find", 0.5, Some(1e-5), Some(Class::Metadata));
+        time.direction = Direction::LowerIsBetter;
+        let rate = finding("seq-read", 0.25, Some(1e-5), Some(Class::Read));
+        let verdict = TargetVerdict::judge("b", "a", &[time, rate], Vec::new(), None);
+        assert_eq!((verdict.faster, verdict.slower), (1, 1));
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some("b: 2.0x faster tree find; 4.0x slower seq-read.")
+        );
+        let metadata = &verdict.classes.iter().find(|c| c.class == Class::Metadata);
+        assert_eq!(metadata.map(|c| c.speedup), Some(2.0));
+    }
+
+    #[test]
+    fn a_class_figure_is_the_geometric_mean_with_a_combined_interval() {
+        let findings = [
+            finding("a", 4.0, Some(1e-4), Some(Class::Write)),
+            finding("b", 1.0, Some(0.9), Some(Class::Write)),
+        ];
+        let classes = class_speedups(&findings);
+        assert_eq!(classes.len(), 1);
+        assert!((classes[0].speedup - 2.0).abs() < 1e-9);
+        let Some(Bounded(low, high)) = classes[0].ci95 else {
+            panic!("bounded intervals combine into a bounded one");
+        };
+        // Each metric is ±10 %: the mean of two is narrower than either.
+        assert!(low < 2.0 && high > 2.0 && high / low < 1.1 * 1.1 / 0.9 / 0.9);
+        let mut unbounded = findings.to_vec();
+        unbounded[1].comparison.ci95 = Some(RatioInterval::Unbounded);
+        assert_eq!(
+            class_speedups(&unbounded)[0].ci95,
+            Some(RatioInterval::Unbounded)
+        );
+    }
+}
