@@ -275,9 +275,10 @@ mod tests {
     #[test]
     fn benjamini_hochberg_keeps_the_discoveries_a_ranked_threshold_allows() {
         // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05. The
-        // third smallest (0.025 <= 0.03) is the largest rank that passes,
-        // so the first three are kept although 0.012 > 0.01.
-        let p = [0.04, 0.012, 0.2, 0.025, 0.001];
+        // third smallest (0.028 <= 0.03) is the largest rank that passes,
+        // so the three smallest are kept although 0.011 > 0.01; 0.045
+        // (rank 4, above 0.04) is not.
+        let p = [0.045, 0.015, 0.2, 0.028, 0.011];
         assert_eq!(
             benjamini_hochberg(&p, 0.05),
             [false, true, false, true, true]

@@ -56,6 +56,9 @@ impl Reporter for Markdown {
 /// ceilings, why the repetitions stopped, the sentences, and how to read
 /// them.
 fn verdict_section(verdict: &Verdict) -> String {
+    if verdict.targets.is_empty() {
+        return String::new();
+    }
     let mut out = format!("## {}\n\n", escape(&verdict.heading()));
     let lines = verdict.lines();
     for target in &lines {

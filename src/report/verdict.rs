@@ -349,7 +349,7 @@ impl Verdict {
             })
             .collect();
         Verdict {
-            baseline: summary.targets[baseline].clone(),
+            baseline: summary.targets.get(baseline).cloned().unwrap_or_default(),
             lone: summary.targets.len() == 1,
             targets: judged,
             ceilings: ceilings(summary),
@@ -390,6 +390,9 @@ impl Verdict {
     /// The terminal's block: heading, an indented block per target, the
     /// ceilings and the stopping reason.
     pub fn text(&self) -> String {
+        if self.targets.is_empty() {
+            return String::new();
+        }
         let mut out = format!("{}:\n", self.heading());
         for lines in self.lines() {
             out += &format!("  {}\n", lines.target);
