@@ -7,7 +7,9 @@
 //! `*` = significant). Where a table would be too wide its cells are broken
 //! into lines (`Layout`); the prose around the tables is wrapped likewise.
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Attribute, Cell as TableCell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{
+    Attribute, Cell as TableCell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width,
+};
 
 use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
@@ -122,11 +124,18 @@ impl Terminal {
         }
     }
 
-    /// `table` as it is when it fits the width, else wrapped to it.
+    /// `table` as it is when it fits the width, else wrapped to it between
+    /// words: a column is never narrower than its longest word, so a name
+    /// or a number is never cut in two (a table of long words may stay
+    /// wider than the width).
     fn fitted(&self, mut table: Table) -> String {
         if !fits(&table, self.width) {
+            let floors: Vec<ColumnConstraint> = (0..table.column_count())
+                .map(|c| ColumnConstraint::LowerBoundary(Width::Fixed(longest_word(&table, c))))
+                .collect();
             let width = u16::try_from(self.width).unwrap_or(u16::MAX);
             table
+                .set_constraints(floors)
                 .set_content_arrangement(ContentArrangement::Dynamic)
                 .set_width(width);
         }
@@ -274,6 +283,23 @@ fn fits(table: &Table, width: usize) -> bool {
     plain.force_no_tty();
     plain.lines().all(|line| line.chars().count() <= width)
 }
+
+/// The width of column `column`'s longest word, with the cell's padding.
+fn longest_word(table: &Table, column: usize) -> u16 {
+    let widest = (table.column_cells_with_header_iter(column).flatten())
+        .flat_map(|cell| {
+            let words: Vec<usize> = (cell.content().split_whitespace())
+                .map(|word| word.chars().count())
+                .collect();
+            words
+        })
+        .max()
+        .unwrap_or(0);
+    u16::try_from(widest + CELL_PADDING).unwrap_or(u16::MAX)
+}
+
+/// The space comfy-table leaves on each side of a cell's content.
+const CELL_PADDING: usize = 2;
 
 /// `text` broken at spaces into lines of at most `width` characters (a
 /// longer word keeps a line of its own); its leading spaces start the first
