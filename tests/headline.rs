@@ -76,6 +76,8 @@ fn an_io_job_has_one_throughput_and_one_response_time() {
 /// of the tables and the profile, and show it folded.
 #[test]
 fn reports_fold_the_details() {
+    /// How reports name `get_block`.
+    const SHOWN: &str = "sequential read (MiB/s)";
     let dir = tempfile::tempdir().unwrap();
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/run-two-targets.json");
@@ -97,19 +99,19 @@ fn reports_fold_the_details() {
     let in_tables = terminal
         .stdout
         .lines()
-        .filter(|l| l.contains("get_block") && !l.contains("the same in other units"))
+        .filter(|l| l.contains(SHOWN) && !l.contains("the same in other units"))
         .count();
     assert_eq!(in_tables, 0, "no table column\n{}", terminal.stdout);
     assert!(
         terminal
             .stdout
-            .contains("the same in other units: get_block"),
+            .contains(&format!("the same in other units: {SHOWN}")),
         "{}",
         terminal.stdout
     );
     let markdown = run(&["report", path.to_str().unwrap(), "--format", "markdown"]);
     markdown.assert_success();
     let folded = markdown.stdout.find("<details>").expect(&markdown.stdout);
-    let shown = markdown.stdout.find("get_block").expect(&markdown.stdout);
+    let shown = markdown.stdout.find(SHOWN).expect(&markdown.stdout);
     assert!(folded < shown, "get_block only in the folded details");
 }

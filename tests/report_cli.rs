@@ -127,7 +127,12 @@ fn compare_lists_missing_metrics() {
     out.assert_success().assert_no_panic();
     let text = &out.stdout;
     assert!(text.contains("matched by position"), "{out}");
-    for common in ["put_block", "rewrite", "get_block", "seeks"] {
+    for common in [
+        "sequential write (MiB/s) ↑",
+        "sequential rewrite (MiB/s) ↑",
+        "sequential read (MiB/s) ↑",
+        "random seeks (seeks/s) ↑",
+    ] {
         let row = text
             .lines()
             .find(|l| l.contains(&format!(" {common} ")) && l.contains('%'))
@@ -136,13 +141,14 @@ fn compare_lists_missing_metrics() {
     }
     assert!(
         text.contains(
-            "tmpfs · bonnie: seq_create, seq_stat, seq_del, ran_create, ran_stat, ran_del: \
-             in run-before.json; missing in run-after.json"
+            "tmpfs · bonnie: sequential create (files/s), sequential stat (files/s), \
+             sequential delete (files/s), random create (files/s), random stat (files/s), \
+             random delete (files/s): in run-before.json; missing in run-after.json"
         ),
         "{out}"
     );
     assert!(
-        text.contains("tmpfs · 4k-rand-read: io_rate, mib_per_s,"),
+        text.contains("tmpfs · 4k-rand-read: I/O rate (IO/s), throughput (MiB/s),"),
         "{out}"
     );
     assert!(
@@ -190,7 +196,7 @@ fn compare_writes_the_chart() {
     out.assert_success();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        text.contains("<svg") && text.contains("put_block"),
+        text.contains("<svg") && text.contains("sequential write (MiB/s) ↑"),
         "{text:.300}"
     );
     assert!(
@@ -231,7 +237,7 @@ fn compare_says_first_what_a_configuration_can_now_lose() {
     let out = run(&["compare", &a, &b]);
     out.assert_success();
     let risk = out.stdout.find("RISK gained").expect(&out.stdout);
-    let first_number = out.stdout.find("create_ops_s").expect(&out.stdout);
+    let first_number = out.stdout.find("create (ops/s)").expect(&out.stdout);
     assert!(risk < first_number, "the risk comes first\n{}", out.stdout);
     assert!(out.stdout.contains("data=writeback"), "{}", out.stdout);
     assert!(out.stdout.contains("barrier"), "{}", out.stdout);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fsbench::report::html::Html;
-use fsbench::report::{Reporter, Summary, load};
+use fsbench::report::{Reporter, Summary, load, names};
 use fsbench::result::RunResult;
 use fsbench::storage::env::risk::Risk;
 
@@ -416,10 +416,11 @@ fn assert_every_chart_present(run: &RunResult, summary: &Summary, charts: &[Char
     let mut expected = Vec::new();
     for workload in &summary.workloads {
         for metric in &workload.metrics {
-            expected.push(format!("{}: {}", workload.name, metric.name));
+            let name = names::human(&metric.name, &metric.unit);
+            expected.push(format!("{}: {name}", workload.name));
             let timed = metric.cells.iter().flatten().any(|c| c.latency.is_some());
             if timed {
-                expected.push(format!("{}: {} latency", workload.name, metric.name));
+                expected.push(format!("{}: {name} latency", workload.name));
             }
         }
         let has_intervals = run

@@ -53,7 +53,7 @@ fn one_clear_difference() -> RunResult {
     run
 }
 
-const SENTENCE: &str = "tmpfs-huge: 3.0x faster 4k-rand-read io_rate; no difference in";
+const SENTENCE: &str = "tmpfs-huge: 3.0x faster 4k-rand-read I/O rate; no difference in";
 const CRASH: &str = "not crash-safe: data=writeback, barriers off.";
 
 #[test]
@@ -133,7 +133,7 @@ fn compare_says_what_changed_then_the_verdict() {
     let verdict = text.find("b.json: Verdict against a.json").expect(text);
     assert!(risk < verdict, "{text}");
     assert!(text.contains("faster in 1, slower in 0"), "{text}");
-    assert!(text.contains("3.0x faster 4k-rand-read io_rate"), "{text}");
+    assert!(text.contains("3.0x faster 4k-rand-read I/O rate"), "{text}");
 }
 
 #[test]

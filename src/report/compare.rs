@@ -9,7 +9,7 @@ use super::charts::change_title;
 use super::config_diff;
 use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify};
 use super::verdict::{self, Finding, TargetVerdict, Verdict};
-use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, number};
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, names, number};
 use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 
@@ -58,11 +58,12 @@ pub struct Key {
 }
 
 impl Key {
-    /// `target · workload · metric`, without the target when there is one.
-    fn label(&self, with_target: bool) -> String {
+    /// `target · workload · metric` with the metric as `shown`, without
+    /// the target when there is one.
+    fn label(&self, with_target: bool, shown: &str) -> String {
         match with_target {
-            true => format!("{} · {} · {}", self.target, self.workload, self.metric),
-            false => format!("{} · {}", self.workload, self.metric),
+            true => format!("{} · {} · {shown}", self.target, self.workload),
+            false => format!("{} · {shown}", self.workload),
         }
     }
 }
@@ -90,6 +91,11 @@ impl Change {
             class: self.class,
             comparison: self.comparison?,
         })
+    }
+
+    /// The metric's name as every view shows it (`names::headed`).
+    fn shown(&self) -> String {
+        names::headed(&self.key.metric, &self.unit, self.direction)
     }
 
     /// Better, worse, or no verdict when the change is not significant.
@@ -162,6 +168,8 @@ impl Versus {
 /// A metric some runs lack.
 pub struct Missing {
     pub key: Key,
+    /// The metric's name as every view shows it (`names::human`).
+    pub shown: String,
     /// Names of the runs that have it.
     pub present_in: Vec<String>,
     pub absent_from: Vec<String>,
@@ -243,7 +251,7 @@ impl Comparisons {
                 let Some(c) = &change.comparison else {
                     continue;
                 };
-                let mut label = change.key.label(with_target);
+                let mut label = change.key.label(with_target, &change.shown());
                 if self.versus.len() > 1 {
                     label = format!("{}: {label}", versus.after);
                 }
@@ -287,7 +295,7 @@ impl Comparisons {
         if !self.missing.is_empty() {
             out.push_str("\nNot in every run:\n");
             for group in self.missing.chunk_by(|a, b| a.same_group(b)) {
-                let metrics: Vec<&str> = group.iter().map(|m| m.key.metric.as_str()).collect();
+                let metrics: Vec<&str> = group.iter().map(|m| m.shown.as_str()).collect();
                 let first = &group[0];
                 out.push_str(&format!(
                     "  {} · {}: {}: in {}; missing in {}\n",
@@ -299,10 +307,11 @@ impl Comparisons {
                 ));
             }
         }
-        out.push_str(
+        out.push_str(&format!(
             "\nchange = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
-             * = significant (Welch's t-test, p < 0.05)\n",
-        );
+             * = significant (Welch's t-test, p < 0.05); {}\n",
+            names::ARROWS
+        ));
         if self.any_unbounded() {
             out.push_str(&format!("{UNBOUNDED_REASON}\n"));
         }
@@ -325,7 +334,6 @@ fn change_table(versus: &Versus) -> Table {
         "target",
         "workload",
         "metric",
-        "unit",
         versus.before.as_str(),
         versus.after.as_str(),
         "change",
@@ -338,8 +346,7 @@ fn change_table(versus: &Versus) -> Table {
         let row = [
             change.key.target.clone(),
             change.key.workload.clone(),
-            change.key.metric.clone(),
-            change.unit.clone(),
+            change.shown(),
             mean_ci(&change.before.stats),
             mean_ci(&change.after.stats),
             c.map_or("–".into(), change_text),
@@ -349,7 +356,7 @@ fn change_table(versus: &Versus) -> Table {
         ];
         table.add_row(row);
     }
-    for index in 4..9 {
+    for index in 3..8 {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
         }
@@ -448,9 +455,12 @@ fn missing(
         .iter()
         .zip(summaries)
         .partition(|(_, s)| lookup(s, key, by_position).is_some());
+    let (_, _, metric) = lookup(present.first()?.1, key, by_position)?;
+    let shown = names::human(&key.metric, &metric.unit);
     let names = |runs: Vec<(&Input, &Summary)>| runs.iter().map(|(i, _)| i.name.clone()).collect();
     (!absent.is_empty()).then(|| Missing {
         key: key.clone(),
+        shown,
         present_in: names(present),
         absent_from: names(absent),
     })

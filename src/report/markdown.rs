@@ -1,12 +1,13 @@
 //! The Markdown format (GitHub tables), for a blog post or a README: the
 //! terminal's content, plus the ratio's confidence interval, the profile
 //! table and the warnings as a numbered list.
+use super::names;
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::verdict::Verdict;
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, ratio, ratio_ci,
-    row_label, workload_title,
+    target_label, workload_title,
 };
 use crate::result::RunResult;
 
@@ -108,7 +109,10 @@ fn introduction(run: &RunResult, summary: &Summary) -> String {
     if summary.has_unbounded_ratio() {
         out.push_str(&format!("; {UNBOUNDED_REASON}"));
     }
-    out.push_str(". `[n]` refers to the warnings at the end.\n");
+    out.push_str(&format!(
+        "; {}. `[n]` refers to the warnings at the end.\n",
+        names::ARROWS
+    ));
     out
 }
 
@@ -123,14 +127,14 @@ fn workload_table<'m>(
     header.extend(
         metrics
             .iter()
-            .map(|m| format!("{} ({})", escape(&m.name), escape(&m.unit))),
+            .map(|m| escape(&names::headed(&m.name, &m.unit, m.direction))),
     );
     let mut out = table_row(&header);
     let mut rule = vec!["---"];
     rule.extend(metrics.iter().map(|_| "---:"));
     out.push_str(&format!("|{}|\n", rule.join("|")));
     for t in 0..summary.targets.len() {
-        let mut row = vec![escape(&row_label(summary, workload, t))];
+        let mut row = vec![escape(&target_label(summary, workload, t, " "))];
         row.extend(metrics.iter().map(|m| metric_cell(m, t)));
         out.push_str(&table_row(&row));
     }
@@ -219,7 +223,7 @@ fn placement_table(table: &PlacementTable) -> String {
         table
             .columns
             .iter()
-            .map(|(name, unit)| format!("{} ({})", escape(name), escape(unit))),
+            .map(|(name, unit)| escape(&names::human(name, unit))),
     );
     let mut out = table_row(&header);
     let mut rule = vec!["---", "---"];

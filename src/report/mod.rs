@@ -10,6 +10,7 @@ pub mod format;
 pub mod html;
 pub mod live;
 pub mod markdown;
+pub mod names;
 pub mod output;
 pub mod placement;
 pub mod scale_out;
@@ -111,14 +112,22 @@ pub fn number(value: f64) -> String {
     format!("{value:.*}", decimals(value))
 }
 
-/// `mean ± half-width` of the 95 % CI (both with the mean's decimals), or
-/// the mean alone for a single repetition.
+/// `mean ± half-width` of the 95 % CI, or the mean alone for a single
+/// repetition.
 pub fn mean_ci(stats: &crate::measure::stats::Stats) -> String {
-    let places = decimals(stats.mean);
-    match stats.ci95_half_width() {
-        Some(half) => format!("{:.*} ± {:.*}", places, stats.mean, places, half),
-        None => format!("{:.*}", places, stats.mean),
+    match mean_and_half(stats) {
+        (mean, Some(half)) => format!("{mean} ± {half}"),
+        (mean, None) => mean,
     }
+}
+
+/// The two halves of `mean_ci`, both with the mean's decimals so they
+/// line up, for a view that sets them on separate lines; no half-width
+/// for a single repetition.
+pub fn mean_and_half(stats: &crate::measure::stats::Stats) -> (String, Option<String>) {
+    let places = decimals(stats.mean);
+    let half = stats.ci95_half_width().map(|h| format!("{h:.places$}"));
+    (format!("{:.places$}", stats.mean), half)
 }
 
 /// A ratio to the baseline, `1.32x`, with `*` when significant.
@@ -168,22 +177,27 @@ pub fn workload_title(workload: &WorkloadSummary) -> String {
 }
 
 /// The target's name, `(baseline)` on the baseline, `(reference)` on a
-/// reference, and the markers of the
-/// workload's notes on it.
-pub fn row_label(summary: &Summary, workload: &WorkloadSummary, target: usize) -> String {
-    let mut label = summary.targets[target].clone();
+/// reference, and the markers of the workload's notes on it, joined by
+/// `separator` (a space, or a line break where a table column must stay
+/// narrow).
+pub fn target_label(
+    summary: &Summary,
+    workload: &WorkloadSummary,
+    target: usize,
+    separator: &str,
+) -> String {
+    let mut parts = vec![summary.targets[target].clone()];
     if target == summary.baseline && summary.targets.len() > 1 {
-        label.push_str(" (baseline)");
+        parts.push("(baseline)".to_string());
     }
     if summary.is_reference(target) {
-        label.push_str(" (reference)");
+        parts.push("(reference)".to_string());
     }
     let notes = markers(&workload.notes[target]);
     if !notes.is_empty() {
-        label.push(' ');
-        label.push_str(&notes);
+        parts.push(notes);
     }
-    label
+    parts.join(separator)
 }
 
 #[cfg(test)]

@@ -1,32 +1,40 @@
-//! The terminal format: one table per workload in the style of the seed
-//! articles' tables, rows = targets, columns = metrics. A cell shows the mean
-//! ± the 95 % CI half-width (n >= 2), `★` on the best target, and below it
-//! the ratio to the baseline (`1.32x*`, `*` = significant). Tables wider
-//! than the terminal are split into several, by columns.
+//! The terminal format: one table per workload, in the width of the
+//! terminal (`DEFAULT_WIDTH` when standard output is not one). A row per
+//! headline metric, named by `names::headed` (`find (s) ↓`), a column per
+//! target, the baseline's header saying so. A cell shows the mean ± the
+//! 95 % CI half-width (n >= 2), `★` on the best target, the markers of its
+//! warnings and, for the other targets, the ratio to the baseline (`1.32x*`,
+//! `*` = significant). Where a table would be too wide its cells are broken
+//! into lines (`Layout`); the prose around the tables is wrapped likewise.
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Attribute, Cell as TableCell, CellAlignment, Table};
+use comfy_table::{
+    Attribute, Cell as TableCell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width,
+};
 
 use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::verdict::Verdict;
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, markers, mean_ci, ratio, row_label, workload_title,
+    PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, ratio,
+    target_label, workload_title,
 };
 use crate::result::RunResult;
 
-/// Width used when standard output is not a terminal (files, pipes, tests).
+/// Width used when standard output is not a terminal (files, pipes, tests),
+/// and the least a terminal gets: a narrower one wraps long lines itself.
 pub const DEFAULT_WIDTH: usize = 100;
 
 pub struct Terminal {
-    /// Tables are split so that none is wider than this.
+    /// No line of the report is wider than this, but for a word that is.
     pub width: usize,
 }
 
 impl Terminal {
-    /// Sized for standard output: its terminal width, or `DEFAULT_WIDTH`.
+    /// Sized for standard output: its terminal's width, or `DEFAULT_WIDTH`
+    /// when that is narrower or unknown.
     pub fn for_stdout() -> Terminal {
         Terminal {
-            width: stdout_columns().unwrap_or(DEFAULT_WIDTH),
+            width: stdout_columns().map_or(DEFAULT_WIDTH, |w| w.max(DEFAULT_WIDTH)),
         }
     }
 }
@@ -41,162 +49,297 @@ fn stdout_columns() -> Option<usize> {
 }
 
 impl Reporter for Terminal {
+    /// The report's parts in reading order; each is a block of whole lines,
+    /// so another (a verdict after the heading) goes in with one more entry.
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
-        let mut out = format!(
+        let parts = [
+            self.heading(summary),
+            self.verdict(run, summary),
+            self.risks(summary),
+            self.workloads(summary),
+            self.placements(run, summary),
+            self.profiles(summary),
+            scale_outs(run),
+            self.legend(summary),
+        ];
+        Ok(parts.concat())
+    }
+}
+
+impl Terminal {
+    /// The verdict's block, each line wrapped to the width under its own
+    /// indentation.
+    fn verdict(&self, run: &RunResult, summary: &Summary) -> String {
+        let text = Verdict::of(run, summary).text();
+        text.lines()
+            .map(|line| {
+                let lead = line.len() - line.trim_start().len();
+                wrap(line, self.width, &format!("{}  ", &line[..lead]))
+            })
+            .collect()
+    }
+
+    /// The run, its targets and baseline.
+    fn heading(&self, summary: &Summary) -> String {
+        format!(
             "fsbench run {} · {} target(s) · baseline {}\n",
-            run.run_id,
+            summary.run_id,
             summary.targets.len(),
             summary
                 .targets
                 .get(summary.baseline)
                 .map_or("-", String::as_str)
-        );
-        out.push_str(&Verdict::of(run, summary).text());
+        )
+    }
+
+    /// What a crash can lose on each target, in full: read before any
+    /// figure.
+    fn risks(&self, summary: &Summary) -> String {
+        let mut out = String::new();
         for (target, risk) in &summary.risks {
-            out.push_str(&format!("RISK {target}: {risk}\n"));
+            out.push_str(&wrap(&format!("RISK {target}: {risk}"), self.width, "  "));
         }
+        out
+    }
+
+    /// Every workload's title, table and details line, each after a blank line.
+    fn workloads(&self, summary: &Summary) -> String {
+        let mut out = String::new();
         for workload in &summary.workloads {
             out.push('\n');
             out.push_str(&self.workload(summary, workload));
         }
-        let placements = placement_tables(run, summary);
-        if !placements.is_empty() {
-            out.push_str(&format!("\nSync-log placement. {PLACEMENT_INTRO}\n"));
-            for table in &placements {
-                out.push_str(&format!("{}\n{}\n", title(table), placement_table(table)));
-            }
-        }
-        if summary.targets.len() > 1 {
-            out.push_str("\nProfile (relative to the other targets)\n");
-            out.push_str(&profile_table(&summary.profiles()).to_string());
-            out.push('\n');
-        }
-        let workloads = run.targets.iter().flat_map(|t| &t.workloads);
-        for scale_out in workloads.filter_map(super::scale_out::render) {
-            out.push_str(&scale_out);
-        }
-        out.push('\n');
-        out.push_str(&legend(summary));
-        Ok(out)
+        out
     }
-}
 
-impl Terminal {
-    /// The workload's title and its table(s).
+    /// The workload's title, its table, and the names of its detail metrics.
     fn workload(&self, summary: &Summary, workload: &WorkloadSummary) -> String {
         let mut out = format!("{}\n", workload_title(workload));
-        let row_labels: Vec<String> = (0..summary.targets.len())
-            .map(|t| row_label(summary, workload, t))
+        out.push_str(&self.metric_table(summary, workload));
+        out.push('\n');
+        let details: Vec<String> = workload
+            .details()
+            .map(|m| names::human(&m.name, &m.unit))
             .collect();
-        let label_width = text_width(&row_labels) + 3;
-        let columns: Vec<Column> = workload
-            .headline()
-            .map(|m| Column::of(m, summary.baseline))
-            .collect();
-        for chunk in fit(&columns, self.width.saturating_sub(label_width)) {
-            let mut table = Table::new();
-            table.load_style(UTF8_FULL_CONDENSED);
-            let mut header = vec![TableCell::new("target")];
-            header.extend(chunk.iter().map(|c| TableCell::new(&c.header)));
-            table.set_header(header);
-            for (t, label) in row_labels.iter().enumerate() {
-                let mut row = vec![TableCell::new(label)];
-                row.extend(chunk.iter().map(|c| c.cells[t].clone()));
-                table.add_row(row);
-            }
-            out.push_str(&table.to_string());
-            out.push('\n');
-        }
-        let details: Vec<&str> = workload.details().map(|m| m.name.as_str()).collect();
         if !details.is_empty() {
-            out.push_str(&format!(
-                "  the same in other units: {} (fsbench report --format markdown or html)\n",
+            let line = format!(
+                "  the same in other units: {} (fsbench report --format markdown or html)",
                 details.join(", ")
+            );
+            out.push_str(&wrap(&line, self.width, "    "));
+        }
+        out
+    }
+
+    /// The workload's table in the first layout that fits the width; the
+    /// narrowest, wrapped by the table itself, when none does.
+    fn metric_table(&self, summary: &Summary, workload: &WorkloadSummary) -> String {
+        let roomy = [Layout::OneLine, Layout::RatioBelow]
+            .into_iter()
+            .map(|layout| metric_table(summary, workload, layout))
+            .find(|table| fits(table, self.width));
+        match roomy {
+            Some(table) => table.to_string(),
+            None => self.fitted(metric_table(summary, workload, Layout::Stacked)),
+        }
+    }
+
+    /// `table` as it is when it fits the width, else wrapped to it between
+    /// words: a column is never narrower than its longest word, so a name
+    /// or a number is never cut in two (a table of long words may stay
+    /// wider than the width).
+    fn fitted(&self, mut table: Table) -> String {
+        if !fits(&table, self.width) {
+            let floors: Vec<ColumnConstraint> = (0..table.column_count())
+                .map(|c| ColumnConstraint::LowerBoundary(Width::Fixed(longest_word(&table, c))))
+                .collect();
+            let width = u16::try_from(self.width).unwrap_or(u16::MAX);
+            table
+                .set_constraints(floors)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width);
+        }
+        table.to_string()
+    }
+
+    /// The sync-log placement tables, with their introduction.
+    fn placements(&self, run: &RunResult, summary: &Summary) -> String {
+        let tables = placement_tables(run, summary);
+        if tables.is_empty() {
+            return String::new();
+        }
+        let intro = format!("Sync-log placement. {PLACEMENT_INTRO}");
+        let mut out = format!("\n{}", wrap(&intro, self.width, ""));
+        for table in &tables {
+            out.push_str(&format!(
+                "{}\n{}\n",
+                title(table),
+                self.fitted(placement_table(table))
             ));
+        }
+        out
+    }
+
+    /// Seed 000's table, when there are targets to rate against each other.
+    fn profiles(&self, summary: &Summary) -> String {
+        if summary.targets.len() < 2 {
+            return String::new();
+        }
+        format!(
+            "\nProfile (relative to the other targets)\n{}\n",
+            self.fitted(profile_table(&summary.profiles()))
+        )
+    }
+
+    /// How to read the tables, then the numbered warnings.
+    fn legend(&self, summary: &Summary) -> String {
+        let mut legend = String::from("± = 95 % confidence interval of the mean (Student t)");
+        legend.push_str(&format!("; {}", names::ARROWS));
+        if summary.targets.len() > 1 {
+            legend.push_str(&format!(
+                "; ★ = best; 1.32x = mean / mean of the baseline {} (the column marked \
+                 (baseline)), * = significant (Welch's t-test, p < 0.05)",
+                summary.targets[summary.baseline]
+            ));
+        }
+        let mut out = format!("\n{}", wrap(&legend, self.width, ""));
+        for (i, warning) in summary.warnings.iter().enumerate() {
+            let line = format!("{} {warning}", super::marker(i));
+            out.push_str(&wrap(&line, self.width, "    "));
         }
         out
     }
 }
 
-/// One metric's column: header and one cell per target.
-struct Column {
-    header: String,
-    cells: Vec<TableCell>,
-    width: usize,
+/// The scale-out (MPI) tables of the workloads that ran on several ranks.
+fn scale_outs(run: &RunResult) -> String {
+    let workloads = run.targets.iter().flat_map(|t| &t.workloads);
+    workloads.filter_map(super::scale_out::render).collect()
 }
 
-impl Column {
-    fn of(metric: &MetricSummary, baseline: usize) -> Column {
-        let header = format!("{}\n{}", metric.name, metric.unit);
-        let texts: Vec<String> = metric
-            .cells
-            .iter()
-            .enumerate()
-            .map(|(t, cell)| match cell {
-                Some(cell) => cell_text(cell, metric.best == Some(t), t == baseline),
-                None => "–".to_string(),
-            })
-            .collect();
-        let width = text_width(&texts).max(text_width(std::slice::from_ref(&header))) + 3;
-        let cells = texts
-            .into_iter()
-            .enumerate()
-            .map(|(t, text)| {
-                let cell = TableCell::new(text).set_alignment(CellAlignment::Right);
-                match metric.best == Some(t) {
-                    true => cell.add_attribute(Attribute::Bold),
-                    false => cell,
-                }
-            })
-            .collect();
-        Column {
-            header,
-            cells,
-            width,
+/// How a table's cells are broken into lines to fit the width, from the
+/// most readable to the narrowest.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// `0.0021 ± 0.0028 ★[1] 0.90x*` on one line.
+    OneLine,
+    /// The ratio on a second line.
+    RatioBelow,
+    /// Mean, ± half-width and ratio on lines of their own, and the target
+    /// headers' `(baseline)` and markers under the name.
+    Stacked,
+}
+
+/// A row per headline metric, a column per target.
+fn metric_table(summary: &Summary, workload: &WorkloadSummary, layout: Layout) -> Table {
+    let separator = if layout == Layout::Stacked { "\n" } else { " " };
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    let mut header = vec![TableCell::new("metric")];
+    header.extend(
+        (0..summary.targets.len())
+            .map(|t| TableCell::new(target_label(summary, workload, t, separator))),
+    );
+    table.set_header(header);
+    for metric in workload.headline() {
+        let mut row = vec![TableCell::new(names::headed(
+            &metric.name,
+            &metric.unit,
+            metric.direction,
+        ))];
+        row.extend(metric_cells(metric, layout));
+        table.add_row(row);
+    }
+    table
+}
+
+/// One cell per target, right-aligned, the best in bold.
+fn metric_cells(metric: &MetricSummary, layout: Layout) -> impl Iterator<Item = TableCell> + '_ {
+    metric.cells.iter().enumerate().map(move |(t, cell)| {
+        let best = metric.best == Some(t);
+        let text = cell
+            .as_ref()
+            .map_or("–".to_string(), |cell| cell_text(cell, best, layout));
+        let cell = TableCell::new(text).set_alignment(CellAlignment::Right);
+        match best {
+            true => cell.add_attribute(Attribute::Bold),
+            false => cell,
         }
-    }
+    })
 }
 
-/// `mean ± ci ★[1]` and, on a second line, the ratio to the baseline.
-fn cell_text(cell: &Cell, best: bool, is_baseline: bool) -> String {
-    let mut text = mean_ci(&cell.stats);
-    if best {
-        text.push_str(" ★");
-    }
-    text.push_str(&markers(&cell.warnings));
-    match (&cell.vs_baseline, is_baseline) {
-        (Some(comparison), _) => format!("{text}\n{}", ratio(comparison)),
-        (None, true) => format!("{text}\n="),
-        (None, false) => text,
-    }
+/// The mean ± half-width, `★` when best, the warnings' markers and the
+/// ratio to the baseline (none on the baseline itself), as `layout` lines
+/// them up.
+fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
+    let marks = format!(
+        "{}{}",
+        if best { " ★" } else { "" },
+        markers(&cell.warnings)
+    );
+    let ratio = cell.vs_baseline.as_ref().map(ratio);
+    let lines: Vec<String> = match layout {
+        Layout::Stacked => {
+            let (mean, half) = mean_and_half(&cell.stats);
+            let half = half.map(|h| format!("± {h}"));
+            [Some(format!("{mean}{marks}")), half, ratio]
+                .into_iter()
+                .flatten()
+                .collect()
+        }
+        _ => {
+            let value = format!("{}{marks}", mean_ci(&cell.stats));
+            [Some(value), ratio].into_iter().flatten().collect()
+        }
+    };
+    let separator = if layout == Layout::OneLine { " " } else { "\n" };
+    lines.join(separator)
 }
 
-/// Widest line of any text, in characters.
-fn text_width(texts: &[String]) -> usize {
-    texts
-        .iter()
-        .flat_map(|t| t.lines())
-        .map(|line| line.chars().count())
+/// Whether every line of `table`, without the escape codes a terminal
+/// gets, is at most `width` characters.
+fn fits(table: &Table, width: usize) -> bool {
+    let mut plain = table.clone();
+    plain.force_no_tty();
+    plain.lines().all(|line| line.chars().count() <= width)
+}
+
+/// The width of column `column`'s longest word, with the cell's padding.
+fn longest_word(table: &Table, column: usize) -> u16 {
+    let widest = (table.column_cells_with_header_iter(column).flatten())
+        .flat_map(|cell| {
+            let words: Vec<usize> = (cell.content().split_whitespace())
+                .map(|word| word.chars().count())
+                .collect();
+            words
+        })
         .max()
-        .unwrap_or(0)
+        .unwrap_or(0);
+    u16::try_from(widest + CELL_PADDING).unwrap_or(u16::MAX)
 }
 
-/// Splits columns into consecutive groups no wider than `width` (a column
-/// wider than that still gets a group of its own).
-fn fit(columns: &[Column], width: usize) -> Vec<&[Column]> {
-    let mut groups = Vec::new();
-    let (mut start, mut used) = (0, 0);
-    for (i, column) in columns.iter().enumerate() {
-        if i > start && used + column.width > width {
-            groups.push(&columns[start..i]);
-            (start, used) = (i, 0);
+/// The space comfy-table leaves on each side of a cell's content.
+const CELL_PADDING: usize = 2;
+
+/// `text` broken at spaces into lines of at most `width` characters (a
+/// longer word keeps a line of its own); its leading spaces start the first
+/// line, `indent` the others. Each line ends with a newline.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let mut lines = vec![lead.to_string()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        let empty = line.trim().is_empty();
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(format!("{indent}{word}"));
+        } else {
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(word);
         }
-        used += column.width;
     }
-    if start < columns.len() {
-        groups.push(&columns[start..]);
-    }
-    groups
+    lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
 /// A sync-log placement table: rows = placements.
@@ -208,7 +351,7 @@ fn placement_table(table: &PlacementTable) -> Table {
         table
             .columns
             .iter()
-            .map(|(name, unit)| format!("{name}\n{unit}")),
+            .map(|(name, unit)| names::human(name, unit)),
     );
     out.set_header(header);
     for row in &table.rows {
@@ -239,21 +382,4 @@ fn profile_table(profiles: &[Profile]) -> Table {
         ]);
     }
     table
-}
-
-/// How to read the tables, then the numbered warnings.
-fn legend(summary: &Summary) -> String {
-    let mut out = String::from("± = 95 % confidence interval of the mean (Student t)");
-    if summary.targets.len() > 1 {
-        out.push_str(&format!(
-            "; ★ = best; 1.32x = mean / mean of the baseline {} (row marked =), \
-             * = significant (Welch's t-test, p < 0.05)",
-            summary.targets[summary.baseline]
-        ));
-    }
-    out.push('\n');
-    for (i, warning) in summary.warnings.iter().enumerate() {
-        out.push_str(&format!("{} {warning}\n", super::marker(i)));
-    }
-    out
 }

@@ -467,9 +467,10 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
     findings
 }
 
-/// A metric as a sentence names it: its workload, then the metric.
+/// A metric as a sentence names it: its workload, then the metric's
+/// readable name ("4k-rand-read I/O rate", "tree-photos find").
 pub fn what(workload: &str, metric: &str) -> String {
-    format!("{workload} {metric}")
+    format!("{workload} {}", super::names::words(metric))
 }
 
 /// The short names of the target's risk flags, each once.

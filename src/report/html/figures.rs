@@ -1,12 +1,12 @@
 //! The HTML page's charts, from the summary and the result: the change of
 //! every metric against the baseline, a bar chart and latency percentiles
 //! per metric, and the time series of workloads that report over time.
-use super::{better, numbers};
-use crate::report::Summary;
+use super::numbers;
 use crate::report::charts::{self, Bar, LatencyLine, TimeLine};
 use crate::report::compare::ChangeRow;
 use crate::report::summary::{Comparison, MetricSummary, WorkloadSummary};
-use crate::result::{Direction, RunResult, WorkloadResult};
+use crate::report::{Summary, names};
+use crate::result::{RunResult, WorkloadResult};
 
 /// Per target other than the baseline: every metric's change against the
 /// baseline, as the diverging bar chart of `fsbench compare`.
@@ -31,19 +31,16 @@ pub(super) fn overview_charts(summary: &Summary) -> anyhow::Result<Vec<String>> 
     Ok(svgs)
 }
 
-/// A ratio to the baseline as a change in %, labelled with the metric;
-/// "↓" marks metrics where lower is better (a decrease is an improvement).
+/// A ratio to the baseline as a change in %, labelled with the workload
+/// and the metric's name with its arrow (a decrease is an improvement
+/// where it points down).
 fn change_row(
     workload: &WorkloadSummary,
     metric: &MetricSummary,
     comparison: &Comparison,
 ) -> ChangeRow {
-    let lower_is_better = if metric.direction == Direction::LowerIsBetter {
-        " ↓"
-    } else {
-        ""
-    };
-    let label = format!("{} {}{lower_is_better}", workload.name, metric.name);
+    let name = names::headed(&metric.name, &metric.unit, metric.direction);
+    let label = format!("{} {name}", workload.name);
     ChangeRow::of(label, comparison, metric.direction)
 }
 
@@ -74,8 +71,12 @@ pub(super) fn metric_bar_chart(
         })
         .collect();
     charts::bar_chart(
-        &format!("{}: {}", workload.name, metric.name),
-        &format!("{} ({})", metric.unit, better(metric.direction)),
+        &format!(
+            "{}: {}",
+            workload.name,
+            names::human(&metric.name, &metric.unit)
+        ),
+        &format!("{} ({})", metric.unit, names::better(metric.direction)),
         &bars,
     )
 }
@@ -103,16 +104,14 @@ pub(super) fn latency_chart(
     if lines.is_empty() {
         return Ok(None);
     }
-    let title = format!("{}: {} latency", workload.name, metric.name);
+    let name = names::human(&metric.name, &metric.unit);
+    let title = format!("{}: {name} latency", workload.name);
     charts::latency_percentiles(&title, &lines).map(Some)
 }
 
-/// The interval values charted over time, with their axis names, in this
-/// order; a workload with none of them gets its first value charted.
-const SERIES: [(&str, &str); 2] = [
-    ("mib_per_s", "throughput (MiB/s)"),
-    ("resp_ms", "response time (ms)"),
-];
+/// The interval values charted over time, in this order; a workload with
+/// none of them gets its first value charted.
+const SERIES: [&str; 2] = ["mib_per_s", "resp_ms"];
 
 /// Time series of the workload called `name`: one chart per charted value,
 /// one line per target and repetition.
@@ -131,18 +130,13 @@ pub(super) fn series_charts(run: &RunResult, name: &str) -> anyhow::Result<Vec<S
     let Some(first) = all().next() else {
         return Ok(Vec::new());
     };
-    let present: Vec<(String, String)> = SERIES
+    let present: Vec<String> = SERIES
         .iter()
-        .filter(|(key, _)| all().any(|w| w.intervals.iter().any(|i| i.values.contains_key(*key))))
-        .map(|&(key, axis)| (key.to_string(), axis.to_string()))
+        .filter(|key| all().any(|w| w.intervals.iter().any(|i| i.values.contains_key(**key))))
+        .map(|key| key.to_string())
         .collect();
     let keys = if present.is_empty() {
-        first.intervals[0]
-            .values
-            .keys()
-            .take(1)
-            .map(|key| (key.clone(), key.clone()))
-            .collect()
+        first.intervals[0].values.keys().take(1).cloned().collect()
     } else {
         present
     };
@@ -152,7 +146,10 @@ pub(super) fn series_charts(run: &RunResult, name: &str) -> anyhow::Result<Vec<S
         .map(|i| i.start_s + i.seconds)
         .reduce(f64::max);
     keys.iter()
-        .map(|(key, axis)| {
+        .map(|key| {
+            // An interval value is named as the metric of the same name.
+            let unit = first.metric(key).map_or("", |m| m.unit.as_str());
+            let axis = &names::human(key, unit);
             let lines = time_lines(run, &per_target, key);
             let title = format!("{name}: {axis} over time");
             charts::time_series(&title, axis, &lines, warmup_end)

@@ -20,8 +20,10 @@ use super::charts;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, Level, MetricSummary, WorkloadSummary};
 use super::verdict::{Verdict, VerdictLines};
-use super::{PLACEMENT_INTRO, Reporter, Summary, mean_ci, number, ratio, ratio_ci, workload_title};
-use crate::result::{Direction, RunResult, TargetResult};
+use super::{
+    PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
+};
+use crate::result::{RunResult, TargetResult};
 use crate::size::format_bytes;
 use crate::storage::env::TargetEnv;
 use figures::{latency_chart, metric_bar_chart, overview_charts, series_charts};
@@ -181,8 +183,8 @@ struct ColumnView {
 
 #[derive(Serialize)]
 struct MetricRow {
+    /// `names::headed`: readable name, unit and arrow.
     name: String,
-    unit: String,
     better: &'static str,
     cells: Vec<CellView>,
 }
@@ -352,7 +354,11 @@ fn affected_cells(summary: &Summary, index: usize) -> Vec<String> {
                     .is_some_and(|c| c.warnings.contains(&index))
             });
             if !flagged.is_empty() {
-                let name = format!("{} {}", workload.name, metric.name);
+                let name = format!(
+                    "{} {}",
+                    workload.name,
+                    names::human(&metric.name, &metric.unit)
+                );
                 affects.push(format!("{name}: {}", flagged.join(", ")));
             }
         }
@@ -432,7 +438,7 @@ fn placement_views(run: &RunResult, summary: &Summary) -> Vec<PlacementView> {
             columns: table
                 .columns
                 .iter()
-                .map(|(name, unit)| format!("{name} ({unit})"))
+                .map(|(name, unit)| names::human(name, unit))
                 .collect(),
             rows: table
                 .rows
@@ -487,9 +493,8 @@ fn workload_view(
         })
         .collect();
     let row = |metric: &MetricSummary| MetricRow {
-        name: metric.name.clone(),
-        unit: metric.unit.clone(),
-        better: better(metric.direction),
+        name: names::headed(&metric.name, &metric.unit, metric.direction),
+        better: names::better(metric.direction),
         cells: metric
             .cells
             .iter()
@@ -514,13 +519,6 @@ fn workload_view(
             .collect::<anyhow::Result<_>>()?,
         series_charts: series_charts(run, &workload.name)?,
     })
-}
-
-fn better(direction: Direction) -> &'static str {
-    match direction {
-        Direction::HigherIsBetter => "higher is better",
-        Direction::LowerIsBetter => "lower is better",
-    }
 }
 
 /// 0-based warning indexes as the 1-based numbers the page shows.
