@@ -467,4 +467,67 @@ mod tests {
             assert!(err.contains(needle) && !err.contains('\n'), "{args}: {err}");
         }
     }
+
+    #[test]
+    fn a_malformed_job_is_refused_in_one_line() {
+        let cases: [(&[&str], &str); 8] = [
+            (&["--job", "seq"], "--job 'seq': give NAME:FLAGS"),
+            (&["--job", ":-b 4k"], "the name '' must be"),
+            (&["--job", "a/b:-b 4k"], "the name 'a/b' must be"),
+            (&["--job", "w:--bogus"], "--job w: unexpected argument '--bogus'"),
+            (&["--job", "w:--size 1g"], "--job w: unexpected argument '--size'"),
+            (&["--job", "w:-b 1000"], "w: transfer size"),
+            (&["--job", "w:-b 4k", "--job", "w:-b 8k"], "--job w: the name is used twice"),
+            (&["--job", "w:-b 4k", "--suite", "patterns"], "cannot be used with"),
+        ];
+        for (args, needle) in cases {
+            let err = super::super::build_list_for_test("io", args).err().expect(needle);
+            let err = err.to_string();
+            assert!(err.contains(needle) && !err.contains('\n'), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn named_jobs_share_one_file_and_override_the_shared_flags() {
+        let args = [
+            "-s", "64m", "--duration", "2s", "--direct",
+            "--job", "w:-b 1m --read 0 --seek 0 --end-fsync",
+            "--job", "r:--duration 3s",
+        ];
+        let io = super::super::build_list_for_test("io", &args).unwrap();
+        assert_eq!((io.steps(), io.planned_files()), (2, 1));
+        let plan = plan_of(&args);
+        let [w, r] = &plan.jobs[..] else { panic!("{:?}", plan.jobs) };
+        assert_eq!((w.label(), r.label()), ("w".to_string(), "r".to_string()));
+        assert_eq!((w.xfer.largest(), w.read_pct, w.end_fsync), (1 << 20, 0.0, true));
+        assert_eq!((r.xfer.largest(), r.read_pct, r.end_fsync), (4096, 100.0, false));
+        assert!(w.direct && r.direct, "shared flags apply to every job");
+        assert_eq!(w.stop, Stop::Duration(Duration::from_secs(2)));
+        assert_eq!(r.stop, Stop::Duration(Duration::from_secs(3)));
+    }
+
+    fn plan_of(args: &[&str]) -> Plan {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        parse_flags::<IoArgs>(&args).unwrap().flag_plan().unwrap()
+    }
+
+    /// The quick suite's io jobs: one file, reads past the page cache, a
+    /// flushed streaming write and an O_DSYNC write (never flagged
+    /// writes_cached: `Job::flushes_writes`).
+    #[test]
+    fn the_quick_suite_runs_its_io_jobs_on_one_file_past_the_page_cache() {
+        let quick = crate::suite::Suite::load("quick").unwrap();
+        let entries: Vec<_> = quick.workloads.iter().filter(|w| w.kind == "io").collect();
+        assert_eq!(entries.len(), 1, "one io entry, so one layout");
+        let args = entries[0].scaled_args(1.0).unwrap();
+        let plan = parse_flags::<IoArgs>(&args).unwrap().flag_plan().unwrap();
+        assert_eq!(plan.files.len(), 1);
+        let names: Vec<String> = plan.jobs.iter().map(Job::label).collect();
+        assert_eq!(names, ["seq-write-1m", "seq-read-1m", "rand-read-4k", "sync-write-4k"]);
+        assert!(plan.jobs.iter().all(|j| j.file == 0));
+        assert!(plan.jobs.iter().filter(|j| j.reads()).all(|j| j.direct));
+        assert!(plan.jobs.iter().filter(|j| j.writes()).all(Job::flushes_writes));
+        let synced = &plan.jobs[3];
+        assert_eq!((synced.sync, synced.xfer.largest()), (SyncFlag::Dsync, 4096));
+    }
 }

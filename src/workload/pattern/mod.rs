@@ -454,7 +454,8 @@ fn job_notes(job: &Job) -> Vec<String> {
         ));
     }
     if job.end_fsync && job.writes() {
-        notes.push("the file was fsynced when the job's I/O ended, inside its measured time".into());
+        notes
+            .push("the file was fsynced when the job's I/O ended, inside its measured time".into());
     }
     if job.verify {
         notes.push(
@@ -473,10 +474,20 @@ mod tests {
     /// file, under a 4 GiB dirty threshold.
     fn flags_after_256_mib(job: &Job) -> Vec<Flag> {
         let mib256 = 256 << 20;
-        let timing = PhaseTiming::new(std::time::Instant::now(), Duration::from_secs(2), Duration::ZERO);
+        let timing = PhaseTiming::new(
+            std::time::Instant::now(),
+            Duration::from_secs(2),
+            Duration::ZERO,
+        );
         Measured::over(&timing)
             .left_dirty_under(unsynced_bytes(job, mib256, mib256), Some(4 << 30))
-            .metric("mib_per_s", "MiB/s", crate::result::Direction::HigherIsBetter, 128.0, 1)
+            .metric(
+                "mib_per_s",
+                "MiB/s",
+                crate::result::Direction::HigherIsBetter,
+                128.0,
+                1,
+            )
             .flags
     }
 
@@ -488,10 +499,22 @@ mod tests {
         };
         assert_eq!(flags_after_256_mib(&write), [Flag::WritesCached]);
         let flushed = [
-            Job { sync: SyncFlag::Dsync, ..write.clone() },
-            Job { direct: true, ..write.clone() },
-            Job { end_fsync: true, ..write.clone() },
-            Job { fdatasync_every: 8, ..write.clone() },
+            Job {
+                sync: SyncFlag::Dsync,
+                ..write.clone()
+            },
+            Job {
+                direct: true,
+                ..write.clone()
+            },
+            Job {
+                end_fsync: true,
+                ..write.clone()
+            },
+            Job {
+                fdatasync_every: 8,
+                ..write.clone()
+            },
             job::tests::job(),
         ];
         for job in flushed {

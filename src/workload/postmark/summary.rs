@@ -112,7 +112,10 @@ impl RunSummary {
         // the ones that write data (never synced) may not reach the
         // storage: flagged when all it wrote fits under the dirty limit.
         let writes = |name: &str| {
-            matches!(name, "create" | "create_alone" | "create_mixed" | "append" | "data_written")
+            matches!(
+                name,
+                "create" | "create_alone" | "create_mixed" | "append" | "data_written"
+            )
         };
         let over = |phase: &PhaseTiming, name: &str| {
             Measured {

@@ -278,7 +278,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
             tarball::extract(tar, target.as_fd(), rep.log.as_ref())
         })?;
         drop(target);
-        self.record("untar", &tally, timing, Units::Both, true, Some(tally.bytes));
+        self.record(
+            "untar",
+            &tally,
+            timing,
+            Units::Both,
+            true,
+            Some(tally.bytes),
+        );
         self.remove_output("tree.tar")?;
         self.remove_output("untar")
     }
