@@ -119,6 +119,9 @@ pub enum Flag {
     TooShort,
     /// The data fits in RAM, so reads likely came from the page cache.
     FitsInPageCache,
+    /// The phase's writes were not synced and fewer than the kernel lets
+    /// stay dirty, so no write waited for the storage.
+    WritesCached,
 }
 
 impl Flag {
@@ -126,6 +129,9 @@ impl Flag {
         match self {
             Flag::TooShort => "ran under 0.5 s: measured, but less precise",
             Flag::FitsInPageCache => "data fits in RAM: likely served from the page cache",
+            Flag::WritesCached => {
+                "writes not synced and fewer than the page cache holds dirty: measured the page cache, not the storage"
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The one way a measured phase becomes metrics. A workload says what it
 //! measured over a phase (`Measured`: wall time, CPU %, whether its data
-//! may have come from the page cache) and which figures it reports over
+//! may have come from the page cache, whether its writes may have stayed
+//! there) and which figures it reports over
 //! it: counts as rates, the phase's time, or values it computed itself.
 //! Every metric is made by [`Measured::metric`], so what a phase adds to
 //! its metrics (the flags, CPU %, the timing's id) is decided here once,
@@ -20,6 +21,10 @@ pub struct Measured {
     /// The data the phase read fits in RAM, so it likely came from the
     /// page cache.
     pub fits_in_page_cache: bool,
+    /// The phase's writes were neither synced nor more than the kernel
+    /// lets stay dirty: they may all still be in the page cache
+    /// (`Measured::left_dirty`).
+    pub writes_cached: bool,
     /// The timing the phase was (`PhaseTiming::id`): how rank 0 of an MPI
     /// job finds its span. None for a phase no timing of this process
     /// covers (the job's aggregate).
@@ -62,7 +67,26 @@ impl Measured {
             elapsed_s: timing.elapsed.as_secs_f64(),
             cpu_percent: Some(timing.cpu_percent()),
             fits_in_page_cache: false,
+            writes_cached: false,
             phase: Some(timing.id()),
+        }
+    }
+
+    /// The phase wrote `unsynced` bytes through the page cache and did not
+    /// sync them (None: it wrote nothing, or synced, or bypassed the cache
+    /// with O_DIRECT). Fewer than the kernel's dirty threshold means no
+    /// write waited for the storage: the metrics are flagged. Without a
+    /// known threshold there is no evidence, and no flag.
+    pub fn left_dirty(self, unsynced: Option<u64>) -> Measured {
+        self.left_dirty_under(unsynced, crate::storage::env::dirty_limit_bytes())
+    }
+
+    /// `left_dirty` against a given dirty threshold.
+    pub fn left_dirty_under(self, unsynced: Option<u64>, limit: Option<u64>) -> Measured {
+        let cached = matches!((unsynced, limit), (Some(bytes), Some(limit)) if bytes < limit);
+        Measured {
+            writes_cached: self.writes_cached || cached,
+            ..self
         }
     }
 
@@ -109,7 +133,8 @@ impl Measured {
     }
 
     /// What a reader must know about the phase's figures: too short to
-    /// time precisely, and/or likely served from the page cache.
+    /// time precisely, likely served from the page cache, writes that may
+    /// not have reached the storage.
     fn flags(&self) -> Vec<Flag> {
         let mut flags = Vec::new();
         if self.elapsed_s < MIN_PRECISE_SECONDS {
@@ -117,6 +142,9 @@ impl Measured {
         }
         if self.fits_in_page_cache {
             flags.push(Flag::FitsInPageCache);
+        }
+        if self.writes_cached {
+            flags.push(Flag::WritesCached);
         }
         flags
     }
@@ -204,6 +232,21 @@ mod tests {
         };
         let metric = measured.rate("read", Rate::MIB_PER_S, 1);
         assert_eq!(metric.flags, [Flag::TooShort, Flag::FitsInPageCache]);
+    }
+
+    #[test]
+    fn unsynced_writes_under_the_dirty_threshold_are_flagged() {
+        let wrote = |unsynced, limit| {
+            Measured::over(&phase(1000, 0))
+                .left_dirty_under(unsynced, limit)
+                .rate("write", Rate::MIB_PER_S, 256 << 20)
+                .flags
+        };
+        let gib = 1 << 30;
+        assert_eq!(wrote(Some(256 << 20), Some(4 * gib)), [Flag::WritesCached]);
+        assert!(wrote(Some(8 * gib), Some(4 * gib)).is_empty(), "waited");
+        assert!(wrote(None, Some(4 * gib)).is_empty(), "synced");
+        assert!(wrote(Some(256 << 20), None).is_empty(), "no evidence");
     }
 
     #[test]

@@ -147,7 +147,7 @@ fn optional(value: Option<f64>) -> String {
     value.map_or(String::new(), |v| v.to_string())
 }
 
-/// Flags as in the JSON (`too_short;fits_in_page_cache`).
+/// Flags as in the JSON (`too_short;fits_in_page_cache;writes_cached`).
 fn flag_names(flags: &[Flag]) -> String {
     flags
         .iter()

@@ -50,6 +50,7 @@ pub fn tree_table(result: &WorkloadResult) -> String {
             .map(|f| match f {
                 crate::result::Flag::TooShort => "short",
                 crate::result::Flag::FitsInPageCache => "cached",
+                crate::result::Flag::WritesCached => "unsynced",
             })
             .collect();
         rows.push([

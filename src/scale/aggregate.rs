@@ -249,8 +249,8 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
         .with_detail(model.detail)
 }
 
-/// The phase all `parts` make, `elapsed_s` long: its data cached if any
-/// rank's was.
+/// The phase all `parts` make, `elapsed_s` long: its data cached, or its
+/// writes left in the page cache, if any rank's were.
 fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
     let cpu: Vec<f64> = parts.iter().filter_map(|p| p.metric.cpu_percent).collect();
     Measured {
@@ -261,6 +261,9 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
         fits_in_page_cache: parts
             .iter()
             .any(|p| p.metric.flags.contains(&Flag::FitsInPageCache)),
+        writes_cached: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::WritesCached)),
         // Over all ranks: no timing of this rank.
         phase: None,
     }

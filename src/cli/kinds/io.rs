@@ -43,6 +43,7 @@ Examples:
   fsbench io /mnt/test --suite patterns --duration 10s     seed 003's patterns, cached and O_DIRECT
   fsbench io --vdbench parmfile.txt                a vdbench parameter file (sd/wd/rd subset)
   fsbench io /mnt/test -b 4k --read 50 --verify    check every block read: offset and write generation
+  fsbench io /mnt/test -d 4s --job 'w:-b 1m --read 0 --seek 0' --job 'r:-b 4k'   two jobs, one file
 
 Output: vdbench's interval lines (one per --interval) and the avg_F-L line,
 which leaves out the warm-up (by default the first interval, as in vdbench).";
@@ -87,14 +88,45 @@ pub struct IoArgs {
     target: Option<String>,
     /// Run a vdbench parameter file (sd=/wd=/rd= subset; luns become files
     /// in the scratch directory).
-    #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "amount", "rate"])]
+    #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "amount", "rate"])]
     vdbench: Option<PathBuf>,
     /// Run a built-in suite.
-    #[arg(long, value_enum, conflicts_with_all = ["read", "seek", "direct", "amount"])]
+    #[arg(long, value_enum, conflicts_with_all = ["jobs", "read", "seek", "direct", "amount"])]
     suite: Option<SuiteName>,
+    /// A named job on the one data file, in order; repeat for several.
+    /// FLAGS are this command's job flags (-b, --read, --seek, --direct,
+    /// --sync, --end-fsync, --duration, ...) and override the ones given
+    /// outside any --job, which apply to every job. Results are named
+    /// after NAME.
+    #[arg(long = "job", id = "jobs", value_name = "NAME:FLAGS")]
+    jobs: Vec<String>,
     /// Size of the data file fsbench creates [default: 1g].
     #[arg(short = 's', long, value_name = "SIZE")]
     size: Option<String>,
+    #[command(flatten)]
+    job: JobFlags,
+    /// Seed of the random draws (default: from the clock; the result
+    /// records it).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Stamp every written block with its offset and write generation and
+    /// check them on every read (slower; finds lost writes).
+    #[arg(long)]
+    verify: bool,
+    /// With --verify: stop a run after N bad blocks (vdbench's
+    /// data_errors); all of them are reported [default: 50].
+    #[arg(long, value_name = "N", requires = "verify")]
+    verify_errors: Option<u32>,
+    #[command(flatten)]
+    run: RunFlags,
+}
+
+/// What one job does: the flags a command line gives its job (or a
+/// suite's template), and each `--job NAME:FLAGS` its own. Defaults are
+/// applied when the job is built, so a `--job` can tell what it set
+/// from what it inherits.
+#[derive(Debug, Clone, Default, Args)]
+pub struct JobFlags {
     /// Transfer size, or a mix like 4k:30,64k:70 (size:percent) [default: 4k].
     #[arg(short = 'b', long, value_name = "SIZE[:PCT,...]")]
     xfersize: Option<String>,
@@ -110,21 +142,25 @@ pub struct IoArgs {
     /// sync engine [default: 1; suite: 8].
     #[arg(short = 't', long, value_name = "N")]
     threads: Option<u32>,
-    /// I/O engine.
-    #[arg(long, value_enum, default_value = "sync")]
-    engine: EngineArg,
-    /// I/Os in flight per thread (io_uring engine).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    iodepth: u32,
+    /// I/O engine [default: sync].
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
+    /// I/Os in flight per thread (io_uring engine) [default: 1].
+    #[arg(long, value_name = "N")]
+    iodepth: Option<u32>,
     /// O_DIRECT: bypass the page cache (aligned buffers).
     #[arg(long)]
     direct: bool,
     /// Open with O_DSYNC or O_SYNC.
     #[arg(long, value_enum)]
     sync: Option<SyncArg>,
-    /// fdatasync after every N writes of each thread.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    fdatasync_every: u32,
+    /// fdatasync after every N writes of each thread [default: 0, never].
+    #[arg(long, value_name = "N")]
+    fdatasync_every: Option<u32>,
+    /// fsync the file when the job's I/O ends, inside its measured time
+    /// (fio's end_fsync): the write rate then includes the flush.
+    #[arg(long)]
+    end_fsync: bool,
     /// Measured time, after the warm-up [default: 30s; suite: 5s per run].
     #[arg(short = 'd', long, value_name = "TIME")]
     duration: Option<String>,
@@ -141,23 +177,61 @@ pub struct IoArgs {
     /// Total I/Os per second, or `max` [default: max].
     #[arg(long, value_name = "IOPS|max")]
     rate: Option<String>,
-    /// Spacing of the I/Os under --rate (vdbench's distribution=).
-    #[arg(long, value_enum, default_value = "exponential", requires = "rate")]
-    arrival: ArrivalArg,
-    /// Seed of the random draws (default: from the clock; the result
-    /// records it).
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// Stamp every written block with its offset and write generation and
-    /// check them on every read (slower; finds lost writes).
-    #[arg(long)]
-    verify: bool,
-    /// With --verify: stop a run after N bad blocks (vdbench's
-    /// data_errors); all of them are reported [default: 50].
-    #[arg(long, value_name = "N", requires = "verify")]
-    verify_errors: Option<u32>,
-    #[command(flatten)]
-    run: RunFlags,
+    /// Spacing of the I/Os under --rate (vdbench's distribution=)
+    /// [default: exponential].
+    #[arg(long, value_enum)]
+    arrival: Option<ArrivalArg>,
+}
+
+impl JobFlags {
+    /// These flags over `base`: what they set wins, the rest is `base`'s.
+    /// A duration or an amount replaces both (one says when the job stops).
+    fn over(self, base: &JobFlags) -> JobFlags {
+        let base = base.clone();
+        let (duration, amount) = match self.duration.is_some() || self.amount.is_some() {
+            true => (self.duration, self.amount),
+            false => (base.duration, base.amount),
+        };
+        JobFlags {
+            xfersize: self.xfersize.or(base.xfersize),
+            read: self.read.or(base.read),
+            seek: self.seek.or(base.seek),
+            threads: self.threads.or(base.threads),
+            engine: self.engine.or(base.engine),
+            iodepth: self.iodepth.or(base.iodepth),
+            direct: self.direct || base.direct,
+            sync: self.sync.or(base.sync),
+            fdatasync_every: self.fdatasync_every.or(base.fdatasync_every),
+            end_fsync: self.end_fsync || base.end_fsync,
+            duration,
+            amount,
+            warmup: self.warmup.or(base.warmup),
+            interval: self.interval.or(base.interval),
+            rate: self.rate.or(base.rate),
+            arrival: self.arrival.or(base.arrival),
+        }
+    }
+}
+
+/// `--job NAME:FLAGS`: the job's name and its flags (split at blanks, as
+/// a suite's `args` line), or a one-line reason it is malformed.
+fn parse_job(spec: &str) -> anyhow::Result<(String, JobFlags)> {
+    let Some((name, flags)) = spec.split_once(':') else {
+        return usage(format!(
+            "--job '{spec}': give NAME:FLAGS, e.g. --job 'seq-write:-b 1m --read 0 --seek 0'"
+        ));
+    };
+    let name = name.trim();
+    let fine = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    if name.is_empty() || !name.chars().all(fine) {
+        return usage(format!(
+            "--job '{spec}': the name '{name}' must be letters, digits, '-', '_' or '.'"
+        ));
+    }
+    let tokens: Vec<String> = flags.split_whitespace().map(str::to_string).collect();
+    let flags = parse_flags::<JobFlags>(&tokens)
+        .map_err(|e| crate::error::UsageError(format!("--job {name}: {e}")))?;
+    Ok((name.to_string(), flags))
 }
 
 /// File name of the data file in flag and suite mode.
@@ -180,12 +254,13 @@ impl IoArgs {
         Ok((self.flag_plan()?, Target::parse(target)?))
     }
 
-    /// The plan of the flags (and `--suite`): one data file.
+    /// The plan of the flags (and `--suite` or `--job`s): one data file
+    /// all jobs share, laid out once.
     fn flag_plan(&self) -> anyhow::Result<Plan> {
-        let template = self.job()?;
         let jobs = match self.suite {
-            Some(SuiteName::Patterns) => patterns::jobs(&template),
-            None => vec![template],
+            Some(SuiteName::Patterns) => patterns::jobs(&self.job("suite".into(), &self.job)?),
+            None if self.jobs.is_empty() => vec![self.job(FLAG_JOB.into(), &self.job)?],
+            None => self.named_jobs()?,
         };
         let size = match &self.size {
             Some(text) => parse_size(text, 1)?,
@@ -201,9 +276,9 @@ impl IoArgs {
     fn vdbench_plan(&self, path: &Path) -> anyhow::Result<(Plan, Target)> {
         let parsed = ParmFile::read(path)?;
         let overrides = Overrides {
-            elapsed: self.duration.as_deref().map(parse_time).transpose()?,
-            interval: self.interval.as_deref().map(parse_time).transpose()?,
-            warmup: self.warmup()?,
+            elapsed: self.job.duration.as_deref().map(parse_time).transpose()?,
+            interval: self.job.interval.as_deref().map(parse_time).transpose()?,
+            warmup: warmup(&self.job)?,
             verify: self.verify || parsed.validate,
             verify_errors: self
                 .verify_errors
@@ -219,60 +294,73 @@ impl IoArgs {
         Ok((plan, target))
     }
 
-    /// The job the flags describe (the template of a suite).
-    fn job(&self) -> anyhow::Result<Job> {
+    /// Every `--job`, its own flags over the shared ones, in order; a
+    /// name used twice would make two results of one name.
+    fn named_jobs(&self) -> anyhow::Result<Vec<Job>> {
+        let mut jobs: Vec<Job> = Vec::new();
+        for spec in &self.jobs {
+            let (name, flags) = parse_job(spec)?;
+            if jobs.iter().any(|j| j.name == name) {
+                return usage(format!("--job {name}: the name is used twice"));
+            }
+            let job = self
+                .job(name.clone(), &flags.over(&self.job))
+                .map_err(|e| crate::error::UsageError(format!("--job {name}: {e:#}")))?;
+            jobs.push(job);
+        }
+        Ok(jobs)
+    }
+
+    /// The job `flags` describe, named `name` ("suite": the template of
+    /// `--suite`), with the defaults for what they leave out.
+    fn job(&self, name: String, flags: &JobFlags) -> anyhow::Result<Job> {
         let suite = self.suite.is_some();
-        let duration = match &self.duration {
+        let duration = match &flags.duration {
             Some(text) => parse_time(text)?,
             None if suite => SUITE_DURATION,
             None => DEFAULT_DURATION,
         };
-        let seek = parse_seek(self.seek.as_deref().unwrap_or("random"))?;
+        let seek = parse_seek(flags.seek.as_deref().unwrap_or("random"))?;
         Ok(Job {
-            name: if suite {
-                "suite".into()
-            } else {
-                FLAG_JOB.into()
-            },
+            name,
             loops: Vec::new(),
             file: 0,
-            xfer: parse_xfer(self.xfersize.as_deref().unwrap_or("4k"))?,
-            read_pct: self.read.unwrap_or(100.0),
+            xfer: parse_xfer(flags.xfersize.as_deref().unwrap_or("4k"))?,
+            read_pct: flags.read.unwrap_or(100.0),
             seek,
-            threads: self
+            threads: flags
                 .threads
                 .unwrap_or(if suite { SUITE_THREADS } else { 1 }),
-            engine: match self.engine {
+            engine: match flags.engine.unwrap_or(EngineArg::Sync) {
                 EngineArg::Sync => Engine::Sync,
                 EngineArg::IoUring => Engine::IoUring,
             },
-            queue_depth: self.iodepth,
-            direct: self.direct,
-            sync: match self.sync {
+            queue_depth: flags.iodepth.unwrap_or(1),
+            direct: flags.direct,
+            sync: match flags.sync {
                 None => SyncFlag::None,
                 Some(SyncArg::Dsync) => SyncFlag::Dsync,
                 Some(SyncArg::Sync) => SyncFlag::Sync,
             },
-            fdatasync_every: self.fdatasync_every,
-            stop: match &self.amount {
+            fdatasync_every: flags.fdatasync_every.unwrap_or(0),
+            end_fsync: flags.end_fsync,
+            stop: match &flags.amount {
                 Some(text) => Stop::Amount(parse_size(text, 1)?),
                 None => Stop::Duration(duration),
             },
             // An amount or a single pass counts from the start unless a
             // warm-up is asked for; a timed run leaves out its first interval.
-            warmup: self
-                .warmup()?
-                .unwrap_or(if self.amount.is_some() || seek == Seek::Eof {
-                    Warmup::Time(Duration::ZERO)
-                } else {
-                    Warmup::FirstInterval
-                }),
-            interval: match &self.interval {
+            warmup: warmup(flags)?.unwrap_or(if flags.amount.is_some() || seek == Seek::Eof {
+                Warmup::Time(Duration::ZERO)
+            } else {
+                Warmup::FirstInterval
+            }),
+            interval: match &flags.interval {
                 Some(text) => parse_time(text)?,
                 None => Duration::from_secs(1),
             },
-            rate: parse_rate(self.rate.as_deref())?,
-            arrival: match self.arrival {
+            rate: parse_rate(flags.rate.as_deref())?,
+            arrival: match flags.arrival.unwrap_or(ArrivalArg::Exponential) {
                 ArrivalArg::Exponential => Arrival::Exponential,
                 ArrivalArg::Uniform => Arrival::Uniform,
                 ArrivalArg::Fixed => Arrival::Fixed,
@@ -283,15 +371,6 @@ impl IoArgs {
         })
     }
 
-    fn warmup(&self) -> anyhow::Result<Option<Warmup>> {
-        Ok(self
-            .warmup
-            .as_deref()
-            .map(parse_time)
-            .transpose()?
-            .map(Warmup::Time))
-    }
-
     fn seed(&self) -> u64 {
         self.seed.unwrap_or_else(|| {
             SystemTime::now()
@@ -300,6 +379,16 @@ impl IoArgs {
                 .unwrap_or(1)
         })
     }
+}
+
+/// `--warmup`, when given.
+fn warmup(flags: &JobFlags) -> anyhow::Result<Option<Warmup>> {
+    Ok(flags
+        .warmup
+        .as_deref()
+        .map(parse_time)
+        .transpose()?
+        .map(Warmup::Time))
 }
 
 /// The io workload of a suite entry (`fsbench run`): `args` are
@@ -377,5 +466,68 @@ mod tests {
             let err = suite(args).err().expect(args).to_string();
             assert!(err.contains(needle) && !err.contains('\n'), "{args}: {err}");
         }
+    }
+
+    #[test]
+    fn a_malformed_job_is_refused_in_one_line() {
+        let cases: [(&[&str], &str); 8] = [
+            (&["--job", "seq"], "--job 'seq': give NAME:FLAGS"),
+            (&["--job", ":-b 4k"], "the name '' must be"),
+            (&["--job", "a/b:-b 4k"], "the name 'a/b' must be"),
+            (&["--job", "w:--bogus"], "--job w: unexpected argument '--bogus'"),
+            (&["--job", "w:--size 1g"], "--job w: unexpected argument '--size'"),
+            (&["--job", "w:-b 1000"], "w: transfer size"),
+            (&["--job", "w:-b 4k", "--job", "w:-b 8k"], "--job w: the name is used twice"),
+            (&["--job", "w:-b 4k", "--suite", "patterns"], "cannot be used with"),
+        ];
+        for (args, needle) in cases {
+            let err = super::super::build_list_for_test("io", args).err().expect(needle);
+            let err = err.to_string();
+            assert!(err.contains(needle) && !err.contains('\n'), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn named_jobs_share_one_file_and_override_the_shared_flags() {
+        let args = [
+            "-s", "64m", "--duration", "2s", "--direct",
+            "--job", "w:-b 1m --read 0 --seek 0 --end-fsync",
+            "--job", "r:--duration 3s",
+        ];
+        let io = super::super::build_list_for_test("io", &args).unwrap();
+        assert_eq!((io.steps(), io.planned_files()), (2, 1));
+        let plan = plan_of(&args);
+        let [w, r] = &plan.jobs[..] else { panic!("{:?}", plan.jobs) };
+        assert_eq!((w.label(), r.label()), ("w".to_string(), "r".to_string()));
+        assert_eq!((w.xfer.largest(), w.read_pct, w.end_fsync), (1 << 20, 0.0, true));
+        assert_eq!((r.xfer.largest(), r.read_pct, r.end_fsync), (4096, 100.0, false));
+        assert!(w.direct && r.direct, "shared flags apply to every job");
+        assert_eq!(w.stop, Stop::Duration(Duration::from_secs(2)));
+        assert_eq!(r.stop, Stop::Duration(Duration::from_secs(3)));
+    }
+
+    fn plan_of(args: &[&str]) -> Plan {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        parse_flags::<IoArgs>(&args).unwrap().flag_plan().unwrap()
+    }
+
+    /// The quick suite's io jobs: one file, reads past the page cache, a
+    /// flushed streaming write and an O_DSYNC write (never flagged
+    /// writes_cached: `Job::flushes_writes`).
+    #[test]
+    fn the_quick_suite_runs_its_io_jobs_on_one_file_past_the_page_cache() {
+        let quick = crate::suite::Suite::load("quick").unwrap();
+        let entries: Vec<_> = quick.workloads.iter().filter(|w| w.kind == "io").collect();
+        assert_eq!(entries.len(), 1, "one io entry, so one layout");
+        let args = entries[0].scaled_args(1.0).unwrap();
+        let plan = parse_flags::<IoArgs>(&args).unwrap().flag_plan().unwrap();
+        assert_eq!(plan.files.len(), 1);
+        let names: Vec<String> = plan.jobs.iter().map(Job::label).collect();
+        assert_eq!(names, ["seq-write-1m", "seq-read-1m", "rand-read-4k", "sync-write-4k"]);
+        assert!(plan.jobs.iter().all(|j| j.file == 0));
+        assert!(plan.jobs.iter().filter(|j| j.reads()).all(|j| j.direct));
+        assert!(plan.jobs.iter().filter(|j| j.writes()).all(Job::flushes_writes));
+        let synced = &plan.jobs[3];
+        assert_eq!((synced.sync, synced.xfer.largest()), (SyncFlag::Dsync, 4096));
     }
 }

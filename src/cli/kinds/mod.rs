@@ -129,7 +129,14 @@ pub fn run_single(
 /// `fsbench run` builds it without `--allow-shell`.
 #[cfg(test)]
 pub fn build_for_test(kind: &str, args: &str) -> anyhow::Result<Box<dyn Workload>> {
-    let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+    let args: Vec<&str> = args.split_whitespace().collect();
+    build_list_for_test(kind, &args)
+}
+
+/// `build_for_test` with the flags as a list (a suite's `args = [...]`).
+#[cfg(test)]
+pub fn build_list_for_test(kind: &str, args: &[&str]) -> anyhow::Result<Box<dyn Workload>> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let policy = Policy {
         allow_shell: false,
         results_dir: crate::result::RESULTS_DIR.into(),

@@ -332,7 +332,7 @@ fn latency_line(tests: &[Test], result: &WorkloadResult) -> String {
 /// Notes for flagged figures and anything the workload reported.
 fn notes(result: &WorkloadResult) -> String {
     let mut out = String::new();
-    for flag in [Flag::TooShort, Flag::FitsInPageCache] {
+    for flag in [Flag::TooShort, Flag::FitsInPageCache, Flag::WritesCached] {
         let flagged: Vec<&str> = result
             .metrics
             .iter()

@@ -164,6 +164,7 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         direct: flags.direct,
         sync: flags.sync.unwrap_or(SyncFlag::None),
         fdatasync_every: 0,
+        end_fsync: false,
         stop: Stop::Duration(o.elapsed.or(rd.elapsed).unwrap_or(DEFAULT_ELAPSED)),
         warmup,
         interval: o.interval.or(rd.interval).unwrap_or(DEFAULT_INTERVAL),

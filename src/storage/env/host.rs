@@ -1,5 +1,8 @@
 //! The host: kernel and architecture (uname), distribution (os-release),
-//! CPU model and count, memory (/proc and /sys).
+//! CPU model and count, memory (/proc and /sys), and how much written data
+//! the kernel lets wait in the page cache.
+use std::sync::OnceLock;
+
 use super::{HostEnv, UNKNOWN};
 
 /// This machine's host name (uname's nodename).
@@ -120,11 +123,44 @@ fn count_cpu_list(list: &str) -> Option<usize> {
     })
 }
 
-/// MemTotal in bytes; /proc/meminfo states it in kB (really KiB).
+/// MemTotal in bytes.
 fn mem_total_from_meminfo(meminfo: &str) -> Option<u64> {
-    let line = meminfo
-        .lines()
-        .find_map(|line| line.strip_prefix("MemTotal:"))?;
+    meminfo_bytes(meminfo, "MemTotal")
+}
+
+/// How many bytes of written data may stay dirty in the page cache before
+/// a writer has to wait for the storage (the kernel's dirty threshold),
+/// probed once per process: a write phase that wrote less, unsynced, never
+/// waited for the device. None when /proc does not say.
+pub fn dirty_limit_bytes() -> Option<u64> {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let number = |path| read_text(path)?.trim().parse::<u64>().ok();
+        let available = read_text("/proc/meminfo").and_then(|m| meminfo_bytes(&m, "MemAvailable"));
+        dirty_limit(
+            number("/proc/sys/vm/dirty_bytes")?,
+            number("/proc/sys/vm/dirty_ratio")?,
+            available?,
+        )
+    })
+}
+
+/// The dirty threshold from `vm.dirty_bytes` when set (non-zero), else
+/// `vm.dirty_ratio` percent of the memory available for the page cache
+/// (MemAvailable: close to the kernel's "dirtyable" memory).
+fn dirty_limit(dirty_bytes: u64, dirty_ratio: u64, available: u64) -> Option<u64> {
+    if dirty_bytes > 0 {
+        return Some(dirty_bytes);
+    }
+    (dirty_ratio > 0).then(|| available / 100 * dirty_ratio.min(100))
+}
+
+/// A /proc/meminfo field in bytes; meminfo states them in kB (really KiB).
+fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
+    let line = meminfo.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name == key).then_some(value)
+    })?;
     let mut words = line.split_whitespace();
     let value: u64 = words.next()?.parse().ok()?;
     match words.next() {
@@ -181,11 +217,23 @@ mod tests {
             Some(24684084 * 1024)
         );
         assert_eq!(mem_total_from_meminfo("MemFree: 1 kB\n"), None);
+        assert_eq!(
+            meminfo_bytes("MemTotal: 8 kB\nMemAvailable:  2048 kB\n", "MemAvailable"),
+            Some(2048 * 1024)
+        );
 
         assert_eq!(count_cpu_list("0-3,5,7-8\n"), Some(7));
         assert_eq!(count_cpu_list("0"), Some(1));
         assert_eq!(count_cpu_list(""), None);
         assert_eq!(count_cpu_list("3-1"), None);
         assert_eq!(count_cpu_list("a-b"), None);
+    }
+
+    #[test]
+    fn the_dirty_threshold_is_dirty_bytes_or_the_ratio_of_available_memory() {
+        assert_eq!(dirty_limit(64 << 20, 20, 10 << 30), Some(64 << 20));
+        assert_eq!(dirty_limit(0, 20, 10_000), Some(2_000));
+        assert_eq!(dirty_limit(0, 0, 10_000), None);
+        assert!(dirty_limit_bytes().is_none_or(|limit| limit > 0));
     }
 }

@@ -16,10 +16,23 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use block::{block_device_number, probe_block_device};
-pub use host::{host_name, probe_host};
+pub use host::{dirty_limit_bytes, host_name, probe_host};
 use mounts::{MountEntry, read_mountinfo, select_mount};
 use risk::{Risk, risks_of};
 pub use text::render_text;
+
+/// Magic numbers of file systems that live in RAM (statfs f_type).
+const TMPFS_MAGIC: u32 = 0x0102_1994;
+const RAMFS_MAGIC: u32 = 0x8584_58f6;
+
+/// Whether the file system of `fd` lives in RAM (tmpfs, ramfs): its data
+/// is always in memory, so even O_DIRECT or a dropped cache reads RAM.
+pub fn in_memory(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    rustix::fs::fstatfs(fd).is_ok_and(|s| {
+        let kind = s.f_type as u32;
+        kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
+    })
+}
 
 /// Stands in for a text field the kernel left empty or we could not read.
 const UNKNOWN: &str = "unknown";

@@ -35,6 +35,10 @@ pub struct Job {
     pub sync: SyncFlag,
     /// fdatasync after every N writes of a thread; 0 = never.
     pub fdatasync_every: u32,
+    /// fsync the file when the job's I/O ends, inside its measured time
+    /// (fio's end_fsync): a write job's figures then include getting its
+    /// data to stable storage.
+    pub end_fsync: bool,
     pub stop: Stop,
     pub warmup: Warmup,
     #[serde(serialize_with = "as_seconds")]
@@ -267,6 +271,13 @@ impl Job {
 
     pub fn writes(&self) -> bool {
         self.read_pct < 100.0
+    }
+
+    /// Whether its writes reach the storage inside the measured time:
+    /// O_DIRECT, O_SYNC/O_DSYNC, fdatasync every N writes or an fsync at
+    /// the end. Otherwise they may all stay in the page cache.
+    pub fn flushes_writes(&self) -> bool {
+        self.direct || self.sync != SyncFlag::None || self.fdatasync_every > 0 || self.end_fsync
     }
 
     /// What reports call this run: the run's name with its loop values
@@ -520,6 +531,7 @@ pub(crate) mod tests {
             direct: false,
             sync: SyncFlag::None,
             fdatasync_every: 0,
+            end_fsync: false,
             stop: Stop::Duration(Duration::from_secs(1)),
             warmup: Warmup::FirstInterval,
             interval: Duration::from_millis(100),

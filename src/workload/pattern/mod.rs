@@ -214,14 +214,14 @@ impl Workload for IoWorkload {
                 Ok((outcome, average, timing))
             },
         )?;
-        let fits_in_ram = !job.direct && job.reads() && file.size < self.ram_bytes;
+        let measured = job_phase(&job, file, &outcome, timing, self.ram_bytes, ctx);
         notes.extend(job_notes(&job));
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
             label: job.label(),
             repetition: ctx.repetition,
             params: params(&job, file, &outcome),
-            metrics: metrics(&average, &outcome, timing, fits_in_ram),
+            metrics: metrics(&average, &outcome, &measured),
             notes,
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
@@ -255,6 +255,35 @@ fn usable<'a>(
     sink(Event::Warning(&warning))?;
     notes.push(warning);
     Ok(Cow::Owned(fallback))
+}
+
+/// What every metric of the job shares: its measured phase and CPU %
+/// (which the engine takes itself), whether its reads could come from RAM
+/// (the target lives there, or the file fits in RAM and is read through
+/// the page cache), and what its writes may have left in the page cache.
+fn job_phase(
+    job: &Job,
+    file: &FileSpec,
+    outcome: &JobOutcome,
+    timing: PhaseTiming,
+    ram_bytes: u64,
+    ctx: &RunContext<'_>,
+) -> Measured {
+    let in_memory = crate::storage::env::in_memory(ctx.scratch.dir());
+    let written = outcome.rows.iter().map(|r| r.counters.write.bytes).sum();
+    Measured {
+        cpu_percent: Some(outcome.cpu_percent),
+        fits_in_page_cache: job.reads() && (in_memory || !job.direct && file.size < ram_bytes),
+        ..Measured::over(&timing)
+    }
+    .left_dirty(unsynced_bytes(job, file.size, written))
+}
+
+/// Bytes a job may have left dirty in the page cache, unsynced: what it
+/// wrote (warm-up included), at most the file; None when it wrote nothing
+/// or its writes reached the storage inside its time.
+fn unsynced_bytes(job: &Job, file_size: u64, written: u64) -> Option<u64> {
+    (job.writes() && !job.flushes_writes()).then(|| written.min(file_size))
 }
 
 /// The measured part of a job (its intervals after the warm-up) as a
@@ -349,24 +378,13 @@ fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
 const LARGE_TRANSFER: u64 = 64 << 10;
 
 /// writes).
-fn metrics(
-    average: &Row,
-    outcome: &JobOutcome,
-    timing: PhaseTiming,
-    fits_in_ram: bool,
-) -> Vec<Metric> {
+fn metrics(average: &Row, outcome: &JobOutcome, measured: &Measured) -> Vec<Metric> {
     let f = &average.figures;
     let c = &average.counters;
     let mut all = LatencyRecorder::new();
     all.merge(&outcome.read_latency);
     all.merge(&outcome.write_latency);
     use crate::result::Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
-    // The CPU % of the measured intervals, which the engine takes itself.
-    let measured = Measured {
-        cpu_percent: Some(outcome.cpu_percent),
-        fits_in_page_cache: fits_in_ram,
-        ..Measured::over(&timing)
-    };
     let rate = |name, unit, value, samples| measured.metric(name, unit, Higher, value, samples);
     let response = |name, value, samples, how| {
         measured
@@ -435,10 +453,72 @@ fn job_notes(job: &Job) -> Vec<String> {
             job.fdatasync_every
         ));
     }
+    if job.end_fsync && job.writes() {
+        notes
+            .push("the file was fsynced when the job's I/O ended, inside its measured time".into());
+    }
     if job.verify {
         notes.push(
             "verified: every write first reads and checks the blocks it overwrites; its response time includes that read".into(),
         );
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Flag;
+
+    /// The flags of a job's write rate after it wrote 256 MiB of a 256 MiB
+    /// file, under a 4 GiB dirty threshold.
+    fn flags_after_256_mib(job: &Job) -> Vec<Flag> {
+        let mib256 = 256 << 20;
+        let timing = PhaseTiming::new(
+            std::time::Instant::now(),
+            Duration::from_secs(2),
+            Duration::ZERO,
+        );
+        Measured::over(&timing)
+            .left_dirty_under(unsynced_bytes(job, mib256, mib256), Some(4 << 30))
+            .metric(
+                "mib_per_s",
+                "MiB/s",
+                crate::result::Direction::HigherIsBetter,
+                128.0,
+                1,
+            )
+            .flags
+    }
+
+    #[test]
+    fn an_unsynced_write_under_the_dirty_threshold_is_flagged_cached() {
+        let write = Job {
+            read_pct: 0.0,
+            ..job::tests::job()
+        };
+        assert_eq!(flags_after_256_mib(&write), [Flag::WritesCached]);
+        let flushed = [
+            Job {
+                sync: SyncFlag::Dsync,
+                ..write.clone()
+            },
+            Job {
+                direct: true,
+                ..write.clone()
+            },
+            Job {
+                end_fsync: true,
+                ..write.clone()
+            },
+            Job {
+                fdatasync_every: 8,
+                ..write.clone()
+            },
+            job::tests::job(),
+        ];
+        for job in flushed {
+            assert!(flags_after_256_mib(&job).is_empty(), "{job:?}");
+        }
+    }
 }

@@ -17,19 +17,9 @@ use super::{
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
+use crate::storage::env::in_memory;
 use crate::workload::RunContext;
 use crate::workload::synclog::SyncLog;
-
-/// Magic numbers of file systems that live in RAM (statfs f_type).
-const TMPFS_MAGIC: u32 = 0x0102_1994;
-const RAMFS_MAGIC: u32 = 0x8584_58f6;
-
-fn in_memory(fd: BorrowedFd<'_>) -> bool {
-    rustix::fs::fstatfs(fd).is_ok_and(|s| {
-        let kind = s.f_type as u32;
-        kind == TMPFS_MAGIC || kind == RAMFS_MAGIC
-    })
-}
 
 /// Whether the page cache was emptied before each operation, and if not,
 /// why.
@@ -211,6 +201,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
         reads && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
+    /// An operation's metrics; `unsynced`: the bytes it wrote and left
+    /// unsynced in the page cache (None: it wrote none, or synced them).
     fn record(
         &mut self,
         name: &str,
@@ -218,11 +210,13 @@ impl<'w, 'c> Repetition<'w, 'c> {
         timing: PhaseTiming,
         units: Units,
         reads: bool,
+        unsynced: Option<u64>,
     ) {
         let measured = Measured {
             fits_in_page_cache: self.fits_in_page_cache(reads),
             ..Measured::over(&timing)
-        };
+        }
+        .left_dirty(unsynced);
         self.result
             .metrics
             .extend(metrics(name, tally, &measured, units));
@@ -239,7 +233,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (walked, timing) = self.timed(name, |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
         })?;
-        self.record(name, &walked, timing, Units::Entries, true);
+        self.record(name, &walked, timing, Units::Entries, true, None);
         Ok(())
     }
 
@@ -248,7 +242,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (read, timing) = self.timed("read", |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
         })?;
-        self.record("read", &read, timing, Units::Both, true);
+        self.record("read", &read, timing, Units::Both, true, None);
         Ok(())
     }
 
@@ -267,7 +261,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             );
         }
         drop(out);
-        self.record("concat", &tally, timing, Units::Both, true);
+        self.record("concat", &tally, timing, Units::Both, true, Some(size));
         self.remove_output("concat.out")
     }
 
@@ -284,7 +278,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
             tarball::extract(tar, target.as_fd(), rep.log.as_ref())
         })?;
         drop(target);
-        self.record("untar", &tally, timing, Units::Both, true);
+        self.record(
+            "untar",
+            &tally,
+            timing,
+            Units::Both,
+            true,
+            Some(tally.bytes),
+        );
         self.remove_output("tree.tar")?;
         self.remove_output("untar")
     }
@@ -307,7 +308,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
 
     fn copy(&mut self) -> anyhow::Result<()> {
         let (copied, timing) = self.copy_to_copy(true)?;
-        self.record("copy", &copied.tally, timing, Units::Both, true);
+        let written = Some(copied.tally.bytes);
+        self.record("copy", &copied.tally, timing, Units::Both, true, written);
         if copied.skipped > 0 {
             self.result.notes.push(format!(
                 "copy: {} special files (fifos, sockets, devices) skipped",
@@ -335,7 +337,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
                 bytes: self.work.description.bytes,
                 ..Default::default()
             };
-            self.record(&name, &tally, timing, Units::Both, true);
+            // What a command wrote, and whether it synced, is its own affair.
+            self.record(&name, &tally, timing, Units::Both, true, None);
             self.remove_output(&name)?;
         }
         Ok(())
@@ -354,7 +357,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             Ok(tally)
         })?;
         drop(out);
-        self.record("stream_write", &tally, timing, Units::Bytes, false);
+        self.record("stream_write", &tally, timing, Units::Bytes, false, None);
         let mut pump = ops::Pump::with_block(STREAM_BLOCK as usize);
         let (tally, timing) = self.timed("stream read", |rep| {
             let file = open_file(rep.dir.as_fd(), "stream.dat")?;
@@ -365,7 +368,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             })?;
             Ok(tally)
         })?;
-        self.record("stream_read", &tally, timing, Units::Bytes, true);
+        self.record("stream_read", &tally, timing, Units::Bytes, true, None);
         self.remove_output("stream.dat")
     }
 
@@ -383,7 +386,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             entries,
             ..Default::default()
         };
-        self.record("delete", &tally, timing, Units::Entries, false);
+        self.record("delete", &tally, timing, Units::Entries, false, None);
         Ok(())
     }
 
@@ -451,7 +454,7 @@ fn generate(
     let description = plan.describe();
     tally.entries = description.entries;
     tally.bytes = description.bytes;
-    let measured = Measured::over(&timing);
+    let measured = Measured::over(&timing).left_dirty(Some(tally.bytes));
     result
         .metrics
         .extend(metrics("generate", &tally, &measured, Units::Both));

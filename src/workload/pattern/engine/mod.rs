@@ -163,6 +163,10 @@ fn report_intervals(
             Some(at) if collected.done => at.min(boundary).max(begun),
             _ => boundary,
         };
+        let ended = match collected.done {
+            true => end_fsync(shared, ended)?,
+            false => ended,
+        };
         let seconds = (ended - begun).as_secs_f64();
         let cpu = cpu_before.zip(cpu_now).map(|(then, now)| now.since(&then));
         cpu_before = cpu_now;
@@ -191,6 +195,21 @@ fn report_intervals(
         }
     }
     unreachable!("the interval loop only ends by returning")
+}
+
+/// With `end_fsync`, once every worker is done: fsyncs the file, and the
+/// last interval lasts the fsync longer, so the job's time includes
+/// getting its writes to stable storage (fio's end_fsync). Returns when
+/// the last interval ends.
+fn end_fsync(shared: &Shared<'_>, ended: Instant) -> anyhow::Result<Instant> {
+    let job = shared.job;
+    if !(job.end_fsync && job.writes()) {
+        return Ok(ended);
+    }
+    let fsync = Instant::now();
+    rustix::fs::fsync(shared.fd)
+        .map_err(|e| anyhow::anyhow!("fsync at the end of the job failed: {e}"))?;
+    Ok(ended + fsync.elapsed())
 }
 
 /// A thread's view of the current interval: its private counters, handed
