@@ -12,6 +12,7 @@ pub mod live;
 pub mod markdown;
 pub mod output;
 pub mod placement;
+pub mod precision;
 pub mod scale_out;
 pub mod summary;
 pub mod terminal;

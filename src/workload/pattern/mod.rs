@@ -195,6 +195,13 @@ impl Workload for IoWorkload {
         self.plan.jobs.len() as u32
     }
 
+    /// A job bound by a duration runs its warm-up and duration (the data
+    /// file's layout before the first job comes on top).
+    fn planned_seconds(&self, step: u32) -> Option<f64> {
+        let job = self.plan.jobs.get(step as usize)?;
+        job.run_time().map(|time| time.as_secs_f64())
+    }
+
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         let step = ctx.step as usize;
         let index = self.plan.jobs[step].file;
