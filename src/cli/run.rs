@@ -59,7 +59,7 @@ pub struct RunArgs {
     /// within this much of its mean, or differs significantly from the
     /// baseline, e.g. 5%; tested after each repetition, from the --repeat-th
     /// (default 3) on.
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
     precision: Option<String>,
     /// With --precision, the most repetitions [default: 10].
     #[arg(long, value_name = "N")]
