@@ -59,7 +59,11 @@ impl std::fmt::Display for Stopping {
     /// ends with.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let plural = if self.repetitions == 1 { "" } else { "s" };
-        write!(f, "{} repetition{plural}: {}", self.repetitions, self.reason)
+        write!(
+            f,
+            "{} repetition{plural}: {}",
+            self.repetitions, self.reason
+        )
     }
 }
 

@@ -266,7 +266,10 @@ fn precision_flags_out_of_range() {
         (&["--precision", "150"], "below 100"),
         (&["--precision", "five"], "--precision five"),
         (&["--max-repeat", "5"], "needs --precision"),
-        (&["--precision", "5%", "--max-repeat", "2"], "--max-repeat 2"),
+        (
+            &["--precision", "5%", "--max-repeat", "2"],
+            "--max-repeat 2",
+        ),
         (
             &["--precision", "5%", "--repeat", "4", "--max-repeat", "3"],
             "below the 4 repetitions",
@@ -276,6 +279,9 @@ fn precision_flags_out_of_range() {
         let mut args = vec!["run", "--no-save", "-t", &target];
         args.extend(flags);
         run(&args).assert_error(2, &[needle]);
-        assert!(listing(dir.path()).is_empty(), "{flags:?} wrote to the target");
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{flags:?} wrote to the target"
+        );
     }
 }

@@ -157,7 +157,10 @@ impl Precision {
                         continue;
                     }
                     wide.push(Wide {
-                        name: format!("{}/{} {}", summary.targets[target], workload.name, metric.name),
+                        name: format!(
+                            "{}/{} {}",
+                            summary.targets[target], workload.name, metric.name
+                        ),
                         relative: relative_half_width(cell),
                     });
                 }
@@ -325,7 +328,9 @@ mod tests {
         assert_eq!(parse_percentage("5").unwrap(), 0.05);
         assert_eq!(parse_percentage("0.5%").unwrap(), 0.005);
         assert_eq!(parse_percentage(" 12 %").unwrap(), 0.12);
-        for bad in ["0", "0%", "-5%", "100%", "150", "abc", "", "%", "5%%", "NaN", "inf"] {
+        for bad in [
+            "0", "0%", "-5%", "100%", "150", "abc", "", "%", "5%%", "NaN", "inf",
+        ] {
             assert!(parse_percentage(bad).is_err(), "{bad}");
         }
         assert_eq!(percent(0.005), "0.5 %");

@@ -15,8 +15,9 @@ use crate::size::format_bytes_of;
 /// every call, but only every 1/256 of the phase costs more than a compare.
 const REPORTS_PER_PHASE: u64 = 256;
 
-/// The width of the bar, in characters.
-const BAR_WIDTH: usize = 30;
+/// The width of the bar, in characters: narrow enough that an 80-column
+/// terminal still shows the step and most of its phase.
+const BAR_WIDTH: usize = 20;
 
 pub struct Progress {
     display: Display,
@@ -126,11 +127,14 @@ impl Progress {
     /// of their time.
     pub fn plan(&self, schedule: Schedule) {
         if let Display::Bar(bar) = &self.display {
-            bar.bar.set_length(schedule.total_steps());
+            let steps = schedule.total_steps();
+            // The schedule first: a redraw between the two must not find a
+            // length without its times.
             *lock(&bar.schedule) = Timed {
                 schedule,
                 step_began: None,
             };
+            bar.bar.set_length(steps);
         }
     }
 
@@ -154,9 +158,7 @@ impl Progress {
         if let Display::Bar(bar) = &self.display {
             let mut timed = lock(&bar.schedule);
             if let Some((slot, began)) = timed.step_began.take() {
-                timed
-                    .schedule
-                    .finished(slot, began.elapsed().as_secs_f64());
+                timed.schedule.finished(slot, began.elapsed().as_secs_f64());
             }
             bar.bar.inc(1);
         }
@@ -178,7 +180,9 @@ fn shown() -> bool {
 /// A lock that a panic elsewhere does not make unusable: progress is
 /// display only.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Status {
@@ -196,7 +200,7 @@ impl Status {
     }
 }
 
-/// "00:01:23 [=====>     ] 4/30 ETA 00:02:10 1/3 ext4 bonnie: Rewriting...
+/// "00:01:23 [=====>     ] 4/30 ETA 2m10s 1/3 ext4 bonnie: Rewriting...
 /// 1.2/4.0 GiB": `{timebar}` and `{eta}` read the schedule at each redraw,
 /// so the bar moves and the ETA counts down within a step.
 fn bar_style(schedule: &Arc<Mutex<Timed>>) -> indicatif::ProgressStyle {
@@ -299,9 +303,13 @@ impl Schedule {
     }
 
     /// Seconds left, `in_step` seconds into the step running (the next
-    /// one to run); None while a step still to run has no known time.
+    /// one to run); None while a step still to run has no known time, and
+    /// before there is a plan.
     pub fn remaining(&self, in_step: f64) -> Option<f64> {
         let per_repetition = self.estimates.len() as u64;
+        if self.total_steps() == 0 {
+            return None;
+        }
         if self.done >= self.total_steps() {
             return Some(0.0);
         }
@@ -329,17 +337,21 @@ impl Schedule {
         }
     }
 
-    /// "ETA 00:02:10" ("ETA ≤00:02:10" when a stopping rule may end the run
+    /// "ETA 2m10s" ("ETA ≤2m10s" when a stopping rule may end the run
     /// sooner); None while it is not known.
     pub fn eta_text(&self, in_step: f64) -> Option<String> {
         let left = self.remaining(in_step)?.ceil() as u64;
         let bound = if self.open_ended { "≤" } else { "" };
-        Some(format!(
-            "ETA {bound}{:02}:{:02}:{:02}",
-            left / 3600,
-            left / 60 % 60,
-            left % 60
-        ))
+        Some(format!("ETA {bound}{}", short_duration(left)))
+    }
+}
+
+/// "45s", "2m05s", "3h01m": short, so the status keeps the room.
+fn short_duration(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, seconds / 60 % 60),
     }
 }
 
@@ -360,7 +372,7 @@ mod tests {
         // Repetition 2: both learnt.
         assert_eq!(schedule.remaining(0.0), Some(70.0));
         assert_eq!(schedule.remaining(20.0), Some(50.0));
-        assert_eq!(schedule.eta_text(20.0).unwrap(), "ETA 00:00:50");
+        assert_eq!(schedule.eta_text(20.0).unwrap(), "ETA 50s");
         // A step that overruns counts as ending now, never as negative.
         assert_eq!(schedule.remaining(100.0), Some(9.0));
         schedule.finished(0, 61.0);
@@ -372,7 +384,8 @@ mod tests {
     fn planned_times_give_an_eta_from_the_start() {
         let schedule = Schedule::new(vec![Some(30.0), Some(3600.0)], 3, true);
         assert_eq!(schedule.remaining(10.0), Some(20.0 + 3600.0 + 2.0 * 3630.0));
-        assert_eq!(schedule.eta_text(0.0).unwrap(), "ETA ≤03:01:30");
+        assert_eq!(schedule.eta_text(0.0).unwrap(), "ETA ≤3h01m");
+        assert_eq!(short_duration(125), "2m05s");
     }
 
     #[test]
@@ -383,7 +396,9 @@ mod tests {
         assert_eq!(schedule.fraction(90.0, 0.0), 0.5);
         let timed = Schedule::new(vec![Some(90.0), Some(10.0)], 1, false);
         assert_eq!(timed.fraction(45.0, 45.0), 0.45);
-        assert_eq!(Schedule::default().fraction(1.0, 0.0), 1.0);
+        // Before the plan: no ETA, an empty bar.
+        assert_eq!(Schedule::default().eta_text(0.0), None);
+        assert_eq!(Schedule::default().fraction(1.0, 0.0), 0.0);
         assert_eq!(bar_text(0.5, 10), "====>     ");
         assert_eq!(bar_text(0.0, 4), "    ");
         assert_eq!(bar_text(1.0, 4), "====");

@@ -13,8 +13,8 @@ use super::{BonnieConfig, MIB, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
-use crate::workload::{Progress, RunContext};
 use crate::workload::threads::{StartLine, spawn_all};
+use crate::workload::{Progress, RunContext};
 
 /// Every `UPDATE_EVERY`-th random value marks a seek that also rewrites.
 const UPDATE_EVERY: u32 = 10;
