@@ -30,6 +30,41 @@ pub struct RunResult {
     pub finished: Option<chrono::DateTime<chrono::Utc>>,
     pub host: HostEnv,
     pub targets: Vec<TargetResult>,
+    /// How many repetitions ran and why they stopped, when the run repeated
+    /// until its results were precise enough (`fsbench run --precision`);
+    /// results without it ran the repetitions they were asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<Stopping>,
+}
+
+/// Why a run that repeats until its results are precise enough stopped
+/// (`report::precision`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopping {
+    /// The repetitions that ran.
+    pub repetitions: u32,
+    /// The most it would have run.
+    pub max_repeat: u32,
+    /// The 95 % confidence interval's half-width asked for, as a fraction
+    /// of the mean (0.05 for `--precision 5%`).
+    pub precision: f64,
+    /// Why it stopped: every headline metric precise (or significantly
+    /// different from the baseline), or `--max-repeat` reached with the
+    /// metrics still too wide.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Stopping {
+    /// "4 repetitions: every headline metric ...", the line `fsbench run`
+    /// ends with.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.repetitions == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} repetition{plural}: {}",
+            self.repetitions, self.reason
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -318,4 +353,35 @@ pub struct Figure {
     pub elapsed_s: f64,
     /// Start of the part's phase, relative to the job's earliest start.
     pub start_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result written before runs could stop on precision.
+    const OLD: &str = include_str!("../tests/fixtures/run-two-targets.json");
+
+    #[test]
+    fn results_without_a_stopping_record_still_load_and_stay_without_one() {
+        let old: RunResult = serde_json::from_str(OLD).unwrap();
+        assert_eq!(old.stopping, None);
+        let written = serde_json::to_value(&old).unwrap();
+        assert!(written.get("stopping").is_none());
+    }
+
+    #[test]
+    fn a_stopping_record_round_trips() {
+        let mut run: RunResult = serde_json::from_str(OLD).unwrap();
+        run.stopping = Some(Stopping {
+            repetitions: 4,
+            max_repeat: 10,
+            precision: 0.05,
+            reason: "every headline metric within ±5 % (95 % CI)".into(),
+        });
+        let text = serde_json::to_string(&run).unwrap();
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.stopping, run.stopping);
+        assert_eq!(back.schema_version, SCHEMA_VERSION);
+    }
 }

@@ -54,18 +54,35 @@ fn suffix_multiplier(suffix: &str) -> Option<u64> {
 
 /// Formats bytes with a binary unit and one decimal: `1.5 GiB`, `512.0 KiB`.
 pub fn format_bytes(bytes: u64) -> String {
+    match binary_unit(bytes) {
+        (_, "B") => format!("{bytes} B"),
+        (size, unit) => format!("{:.1} {unit}", bytes as f64 / size),
+    }
+}
+
+/// Part of an amount in the amount's unit, for progress: `3.2/16.0 GiB`.
+pub fn format_bytes_of(done: u64, total: u64) -> String {
+    match binary_unit(total) {
+        (_, "B") => format!("{done}/{total} B"),
+        (size, unit) => format!(
+            "{:.1}/{:.1} {unit}",
+            done as f64 / size,
+            total as f64 / size
+        ),
+    }
+}
+
+/// The largest binary unit `bytes` has at least one of (B below 1 KiB),
+/// with its size in bytes.
+fn binary_unit(bytes: u64) -> (f64, &'static str) {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = bytes as f64;
+    let mut size = 1.0;
     let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
+    while bytes as f64 >= size * 1024.0 && unit + 1 < UNITS.len() {
+        size *= 1024.0;
         unit += 1;
     }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    (size, UNITS[unit])
 }
 
 #[cfg(test)]
@@ -79,6 +96,12 @@ mod tests {
         assert_eq!(parse_size("1.5GiB", 1).unwrap(), 3 << 29);
         assert_eq!(parse_size("300", 1 << 20).unwrap(), 300 << 20);
         assert_eq!(parse_size("4096B", 1 << 20).unwrap(), 4096);
+    }
+
+    #[test]
+    fn formats_a_part_in_the_unit_of_the_whole() {
+        assert_eq!(format_bytes_of(3435973837, 16 << 30), "3.2/16.0 GiB");
+        assert_eq!(format_bytes_of(0, 100), "0/100 B");
     }
 
     #[test]

@@ -251,3 +251,37 @@ fn env_on_a_missing_directory_exits_2() {
     let out = run(&["env", "/nonexistent/fsbench-target"]);
     out.assert_error(2, &["/nonexistent/fsbench-target"]);
 }
+
+/// `fsbench run --precision`/`--max-repeat` nonsense: a one-line usage
+/// error (exit 2) before the target is touched.
+#[test]
+fn precision_flags_out_of_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().display().to_string();
+    let cases: [(&[&str], &str); 9] = [
+        (&["--precision", "0"], "--precision 0"),
+        (&["--precision", "0%"], "above 0"),
+        (&["--precision", "-5%"], "--precision -5%"),
+        (&["--precision", "100%"], "below 100"),
+        (&["--precision", "150"], "below 100"),
+        (&["--precision", "five"], "--precision five"),
+        (&["--max-repeat", "5"], "needs --precision"),
+        (
+            &["--precision", "5%", "--max-repeat", "2"],
+            "--max-repeat 2",
+        ),
+        (
+            &["--precision", "5%", "--repeat", "4", "--max-repeat", "3"],
+            "below the 4 repetitions",
+        ),
+    ];
+    for (flags, needle) in cases {
+        let mut args = vec!["run", "--no-save", "-t", &target];
+        args.extend(flags);
+        run(&args).assert_error(2, &[needle]);
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{flags:?} wrote to the target"
+        );
+    }
+}

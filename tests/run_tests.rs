@@ -448,3 +448,52 @@ fn the_current_directory_is_recorded_by_its_absolute_path() {
     assert_eq!(record["targets"][0]["path"], mnt.arg());
     assert_eq!(record["targets"][0]["name"], ".");
 }
+
+/// `--precision`: the suite repeats from 3 repetitions on until every
+/// headline metric is precise enough (or --max-repeat), and the result says
+/// how many ran and why they stopped.
+#[test]
+fn precision_stops_between_the_minimum_and_max_repeat_and_says_why() {
+    let Some(targets) = two_targets() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(
+        dir.path(),
+        r#"
+description = "one io job"
+repeat = 1
+
+[[workload]]
+kind = "io"
+label = "rand-read"
+args = "-s 8m -b 4k --read 100 --duration 0.4s --interval 0.2s --warmup 0"
+"#,
+    );
+    let json = dir.path().join("run.json");
+    let mut args = run_args(&suite, &["--precision", "50%", "--max-repeat", "4"]);
+    args.extend(targets.args());
+    args.extend(["--json".into(), json.display().to_string()]);
+    let out = run(&args);
+    out.assert_success().assert_no_panic();
+    targets.assert_clean();
+
+    let record = read_json(&json);
+    let stopping = &record["stopping"];
+    let repetitions = stopping["repetitions"].as_u64().unwrap();
+    assert!((3..=4).contains(&repetitions), "{stopping}");
+    assert_eq!(stopping["max_repeat"], 4, "{stopping}");
+    assert_eq!(stopping["precision"], 0.5, "{stopping}");
+    let reason = stopping["reason"].as_str().unwrap();
+    let settled = reason.starts_with("every headline metric within ±50 % (95 % CI)");
+    let exhausted = reason.starts_with("--max-repeat 4 reached: ");
+    assert!(settled || (exhausted && repetitions == 4), "{reason}");
+    for target in record["targets"].as_array().unwrap() {
+        let results = target["workloads"].as_array().unwrap();
+        assert_eq!(results.len() as u64, repetitions, "{}", target["name"]);
+        let last = results.last().unwrap()["repetition"].as_u64().unwrap();
+        assert_eq!(last + 1, repetitions);
+    }
+    let line = format!("fsbench: {repetitions} repetitions: {reason}");
+    assert!(out.stderr.contains(&line), "{out}");
+}

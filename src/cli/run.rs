@@ -2,17 +2,19 @@
 //! then the side-by-side report. With no arguments: the quick suite on the
 //! current directory.
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
 
 use super::flags::{KeepFlag, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
+use crate::driver::StopRule;
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::output::{Stream, emit};
+use crate::report::precision::Precision;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
 use crate::result::{RESULTS_DIR, RunResult};
@@ -55,9 +57,20 @@ pub struct RunArgs {
     /// the baseline. Repeatable.
     #[arg(long = "reference", value_name = "[NAME=]PATH")]
     references: Vec<String>,
-    /// Repetitions of the whole suite on every target [default: the suite's].
+    /// Repetitions of the whole suite on every target [default: the
+    /// suite's]; with --precision, the repetitions before the precision is
+    /// first tested [default: 3].
     #[arg(short = 'r', long, value_name = "N")]
     repeat: Option<u32>,
+    /// Repeat until every headline metric's 95 % confidence interval is
+    /// within this much of its mean, or differs significantly from the
+    /// baseline, e.g. 5%; tested after each repetition, from the --repeat-th
+    /// (default 3) on.
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
+    precision: Option<String>,
+    /// With --precision, the most repetitions [default: 10].
+    #[arg(long, value_name = "N")]
+    max_repeat: Option<u32>,
     /// Multiplies the sizes and counts the suite marks as scalable.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
     scale: f64,
@@ -98,7 +111,6 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
-    let options = options(&args, &suite)?;
     let targets = targets(&args.targets, &args.references)?;
     let roles: Vec<(&str, bool)> = targets
         .iter()
@@ -107,6 +119,13 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         .collect();
     let baseline = super::report::baseline_index(&roles, args.baseline.as_deref())?;
     let references: Vec<usize> = (0..roles.len()).filter(|&t| roles[t].1).collect();
+    let precision = Precision::from_flags(
+        args.precision.as_deref(),
+        args.repeat,
+        args.max_repeat,
+        baseline,
+    )?;
+    let options = options(&args, &suite, precision)?;
     check_json_path(json)?;
     let save_path = (!args.no_save).then(|| save_path(&args.save_dir));
 
@@ -132,8 +151,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             target.reference = true;
         }
     }
-    let overhead = match outcome {
-        Ok(overhead) => overhead.plus_build(build_time),
+    let ran = match outcome {
+        Ok(ran) => ran,
         Err(e) => {
             if let Some(dir) = save_path.as_deref().and_then(Path::parent) {
                 // Where the partial record goes; a failure here is said by
@@ -149,6 +168,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         return Ok(());
     }
     record.finished = Some(chrono::Utc::now());
+    record.stopping = precision.map(|rule| rule.stopping(&record, ran.stopped));
+    let overhead = ran.overhead.plus_build(build_time);
 
     let report_clock = Instant::now();
     let summary = Summary::with_baseline(&record, baseline);
@@ -169,6 +190,9 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             &format!("fsbench: result saved to {}\n", path.display()),
         )?;
     }
+    if let Some(stopping) = &record.stopping {
+        emit(Stream::Stderr, &format!("fsbench: {stopping}\n"))?;
+    }
     if verbose {
         emit(
             Stream::Stderr,
@@ -178,7 +202,13 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
+/// How the suite runs; with `precision`, up to its most repetitions, until
+/// its rule stops them.
+fn options(
+    args: &RunArgs,
+    suite: &Suite,
+    precision: Option<Precision>,
+) -> anyhow::Result<SuiteOptions> {
     if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= MAX_SCALE) {
         return usage(format!(
             "--scale {}: must be above 0 and at most {MAX_SCALE}",
@@ -187,10 +217,13 @@ fn options(args: &RunArgs, suite: &Suite) -> anyhow::Result<SuiteOptions> {
     }
     let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
     Ok(SuiteOptions {
-        repeat,
+        repeat: precision.map_or(repeat, |rule| rule.max_repeat),
+        until: precision.map(|rule| {
+            Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
+        }),
         scale: args.scale,
         keep: args.keep.keep,
-        progress: Progress::with_bar(progress_bar()),
+        progress: Progress::bar(),
     })
 }
 
@@ -253,24 +286,6 @@ fn build_listed(
         host,
     };
     build_entry(&listed.kind, &input)
-}
-
-fn progress_bar() -> indicatif::ProgressBar {
-    if !crate::scale::is_root() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        None,
-        indicatif::ProgressDrawTarget::stderr_with_hz(4),
-    );
-    let style = indicatif::ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} {prefix}: {wide_msg}",
-    )
-    .expect("the template is valid")
-    .progress_chars("=> ");
-    bar.set_style(style);
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
 
 /// `DIR/<UTC timestamp>.json`, not yet existing.

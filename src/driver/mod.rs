@@ -10,6 +10,8 @@
 //! such as a warming device or a neighbour's load hits all targets alike).
 //! Each result is combined over the MPI ranks as it ends and added to the
 //! record at once, so a failure or an interrupt keeps what was measured.
+//! A plan may stop repeating early: its stopping rule reads the record
+//! after each whole repetition.
 //! Scratch directories are removed at the end, on errors and on signals.
 pub mod record;
 mod scratch;
@@ -21,8 +23,13 @@ use crate::scale;
 use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
 use crate::storage::env::{TargetEnv, probe_target};
+use crate::workload::progress::Schedule;
 use crate::workload::{Location, Progress, RunContext, Space, Workload};
 use scratch::TargetScratch;
+
+/// Read after each whole repetition with the record so far: the reason to
+/// stop repeating, or None to go on (`report::precision`'s rule).
+pub type StopRule<'w> = Box<dyn FnMut(&RunResult) -> Option<String> + 'w>;
 
 /// What to run, where, and how often.
 pub struct Plan<'w> {
@@ -32,6 +39,9 @@ pub struct Plan<'w> {
     /// The repetitions to run, by number: `0..N`, or for a later `run` of
     /// a PostMark session the next number of the session's count.
     pub repetitions: std::ops::Range<u32>,
+    /// Stops before the end of `repetitions` when it gives a reason; None:
+    /// every repetition runs.
+    pub until: Option<StopRule<'w>>,
     /// Keep the scratch directories instead of removing them.
     pub keep: bool,
     pub progress: Progress,
@@ -70,6 +80,15 @@ pub struct Part<'w> {
     pub label: Option<String>,
     /// One instance per target (`EachTarget`) or one (`AcrossTargets`).
     pub instances: Vec<Box<dyn Workload + 'w>>,
+}
+
+/// What `run` tells its caller: where the time went, and why the
+/// repetitions stopped early, if the plan's rule stopped them (on rank 0,
+/// which alone holds the results the rule reads).
+#[derive(Debug, Default)]
+pub struct Ran {
+    pub overhead: Overhead,
+    pub stopped: Option<String>,
 }
 
 /// Where the wall time of a run went, for `--verbose`: everything that is
@@ -164,19 +183,36 @@ impl Plan<'_> {
             .try_for_each(|w| w.check_outside())
     }
 
-    fn steps_per_repetition(&self) -> u64 {
-        let per_target: u64 = self
-            .parts
-            .iter()
-            .map(|p| u64::from(p.instances[0].steps()))
-            .sum();
-        per_target * self.running_targets() as u64
+    /// The steps of a repetition in the order they run, with the time
+    /// each workload plans for them, and how many repetitions there are:
+    /// what the progress bar's ETA starts from.
+    fn schedule(&self) -> Schedule {
+        let planned = (0..self.running_targets())
+            .flat_map(|target| {
+                (0..self.parts.len()).flat_map(move |part| {
+                    let (workload, _) = self.instance(part, target);
+                    (0..workload.steps()).map(move |step| workload.planned_seconds(step))
+                })
+            })
+            .collect();
+        Schedule::new(planned, self.repetitions.len() as u32, self.until.is_some())
+    }
+
+    /// "3", or "≤10" when a stopping rule may end the run sooner: the
+    /// repetitions a step's "2/3" counts against.
+    fn repetition_count_text(&self) -> String {
+        let end = self.repetitions.end;
+        match self.until {
+            Some(_) => format!("≤{end}"),
+            None => end.to_string(),
+        }
     }
 }
 
 /// Runs `plan`: every target gets its entry in `record` (with its
 /// environment), every result is added there as it ends and shown to
-/// `on_result` (with the target's name). Returns where the time went.
+/// `on_result` (with the target's name). Returns where the time went and
+/// why the repetitions stopped early, if they did.
 ///
 /// Under MPI every rank runs the same plan on the same targets in the
 /// same order, each in scratch directories of its own; the workloads'
@@ -186,7 +222,7 @@ pub fn run(
     mut plan: Plan<'_>,
     record: &mut RunResult,
     mut on_result: impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
-) -> anyhow::Result<Overhead> {
+) -> anyhow::Result<Ran> {
     let mut overhead = Overhead::default();
     let clock = Instant::now();
     plan.check()?;
@@ -229,16 +265,12 @@ pub fn run(
     overhead.scratch_setup = clock.elapsed();
 
     let clock = Instant::now();
-    let outcome = repeat(&mut plan, &scratches, &envs, |target, result| {
-        on_result(&record.targets[first + target].name, &result)?;
-        record.targets[first + target].workloads.push(result);
-        Ok(())
-    });
+    let outcome = repeat(&mut plan, &scratches, &envs, record, first, &mut on_result);
     overhead.workloads = clock.elapsed();
     plan.progress.finish();
     // The workloads' open files go before their directories do.
     drop(plan.parts);
-    outcome?;
+    let stopped = outcome?;
 
     let clock = Instant::now();
     for (index, scratch) in scratches.into_iter().enumerate() {
@@ -249,51 +281,95 @@ pub fn run(
         }
     }
     overhead.cleanup = clock.elapsed();
-    Ok(overhead)
+    Ok(Ran { overhead, stopped })
 }
 
-/// Every repetition of every part on every running target; `keep` gets
-/// each result (on rank 0) with the index of its target.
+/// Every repetition of the plan, until its stopping rule gives a reason
+/// (returned) or the repetitions run out; each result goes to `on_result`
+/// and into the record (targets from `first`) as it ends, so the rule sees
+/// every result of the repetitions so far.
 fn repeat(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
     envs: &[Option<TargetEnv>],
+    record: &mut RunResult,
+    first: usize,
+    on_result: &mut impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<String>> {
+    plan.progress.plan(plan.schedule());
+    for repetition in plan.repetitions.clone() {
+        run_repetition(plan, scratches, envs, repetition, |target, result| {
+            let target = &mut record.targets[first + target];
+            on_result(&target.name, &result)?;
+            target.workloads.push(result);
+            Ok(())
+        })?;
+        if let Some(reason) = stop_after_repetition(plan.until.as_mut(), record)? {
+            return Ok(Some(reason));
+        }
+    }
+    Ok(None)
+}
+
+/// The stopping rule's reason to stop, read on rank 0 (which alone holds
+/// the results) and agreed on by every rank, so all stop together.
+fn stop_after_repetition(
+    until: Option<&mut StopRule<'_>>,
+    record: &RunResult,
+) -> anyhow::Result<Option<String>> {
+    let Some(rule) = until else {
+        return Ok(None);
+    };
+    let reason = scale::is_root().then(|| rule(record)).flatten();
+    let stop = scale::root_decides(reason.is_some())?;
+    Ok(reason.filter(|_| stop))
+}
+
+/// One repetition: each running target in turn runs every part, each part
+/// its `steps()`; `keep` gets each result (on rank 0) with the index of
+/// its target.
+fn run_repetition(
+    plan: &mut Plan<'_>,
+    scratches: &[TargetScratch],
+    envs: &[Option<TargetEnv>],
+    repetition: u32,
     mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let progress = &plan.progress;
-    let count = plan.repetitions.len() as u64;
-    progress.set_total(plan.steps_per_repetition() * count);
-    for repetition in plan.repetitions.clone() {
-        let running = envs.iter().enumerate().take(plan.running_targets());
-        for (target, env) in running {
-            for (index, part) in plan.parts.iter_mut().enumerate() {
-                let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
-                let instance = &mut part.instances[plan.spread.placement(target).0];
-                let steps = instance.steps();
-                for step in 0..steps {
-                    progress.begin_step(format!(
-                        "{}/{} {} {}",
+    let of_count = plan.repetition_count_text();
+    let mut slot = 0;
+    let running = envs.iter().enumerate().take(plan.running_targets());
+    for (target, env) in running {
+        for (index, part) in plan.parts.iter_mut().enumerate() {
+            let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
+            let instance = &mut part.instances[plan.spread.placement(target).0];
+            let steps = instance.steps();
+            for step in 0..steps {
+                progress.begin_step(
+                    format!(
+                        "{}/{of_count} {} {}",
                         repetition + 1,
-                        plan.repetitions.end,
                         plan.targets[target].name,
                         part.label.as_deref().unwrap_or(instance.kind())
-                    ));
-                    let ctx = RunContext {
-                        scratch: locations[0].scratch,
-                        locations: &locations,
-                        repetition,
-                        step,
-                        progress,
-                        env: env.as_ref(),
-                    };
-                    // A rank's failure is agreed on here, before any rank
-                    // removes its scratch directories.
-                    let combined = scale::combine(instance.run(&ctx))?;
-                    progress.end_step();
-                    if let Some(mut result) = combined {
-                        name_result(&mut result, part.label.as_deref(), steps, repetition);
-                        keep(target, result)?;
-                    }
+                    ),
+                    slot,
+                );
+                slot += 1;
+                let ctx = RunContext {
+                    scratch: locations[0].scratch,
+                    locations: &locations,
+                    repetition,
+                    step,
+                    progress,
+                    env: env.as_ref(),
+                };
+                // A rank's failure is agreed on here, before any rank
+                // removes its scratch directories.
+                let combined = scale::combine(instance.run(&ctx))?;
+                progress.end_step();
+                if let Some(mut result) = combined {
+                    name_result(&mut result, part.label.as_deref(), steps, repetition);
+                    keep(target, result)?;
                 }
             }
         }

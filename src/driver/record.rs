@@ -32,6 +32,7 @@ pub fn new_run_result(run_id: &str) -> RunResult {
         finished: None,
         host: probe_host(),
         targets: Vec::new(),
+        stopping: None,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod names;
 pub mod output;
 pub mod placement;
+pub mod precision;
 pub mod scale_out;
 pub mod summary;
 pub mod terminal;

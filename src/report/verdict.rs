@@ -353,7 +353,7 @@ impl Verdict {
             lone: summary.targets.len() == 1,
             targets: judged,
             ceilings: ceilings(summary),
-            stopping: None,
+            stopping: run.stopping.as_ref().map(|s| s.to_string()),
         }
     }
 

@@ -108,6 +108,16 @@ pub fn agree<T>(outcome: anyhow::Result<T>) -> anyhow::Result<T> {
     }
 }
 
+/// Rank 0's decision on every rank: a rule that reads the results (which
+/// rank 0 alone holds) decides for the whole job, so the ranks stay in step.
+pub fn root_decides(decision: bool) -> anyhow::Result<bool> {
+    if !multi_rank() {
+        return Ok(decision);
+    }
+    let shared = with_team(|team| team.share_from_root(Ok(vec![u8::from(decision)])))?;
+    Ok(shared.first() == Some(&1))
+}
+
 /// The id of this rank's scratch directory: rank 0's run id, plus `-r<N>`
 /// in a multi-rank run (alone: the run id itself).
 pub fn scratch_id(run_id: &str) -> anyhow::Result<String> {

@@ -3,7 +3,7 @@
 //! state, such as an io data file, in its target's scratch directory), so
 //! a bad parameter is reported before any target is touched.
 use super::{Suite, SuiteWorkload};
-use crate::driver::{Part, Plan, Spread};
+use crate::driver::{Part, Plan, Spread, StopRule};
 use crate::error::UsageError;
 use crate::storage::Target;
 use crate::workload::{Progress, Workload};
@@ -14,7 +14,10 @@ pub type Builder<'a> = dyn Fn(&SuiteWorkload, f64) -> anyhow::Result<Box<dyn Wor
 
 /// How often, how large, what is kept, and how progress shows.
 pub struct SuiteOptions {
+    /// Repetitions: all of them, or the most when `until` may stop sooner.
     pub repeat: u32,
+    /// Stops the repetitions once it gives a reason (`--precision`).
+    pub until: Option<StopRule<'static>>,
     pub scale: f64,
     pub keep: bool,
     pub progress: Progress,
@@ -49,6 +52,7 @@ impl Suite {
             parts,
             spread: Spread::EachTarget,
             repetitions: 0..options.repeat,
+            until: options.until,
             keep: options.keep,
             progress: options.progress,
             scratch_id: None,

@@ -6,16 +6,16 @@ pub mod durability;
 pub mod meta;
 pub mod pattern;
 pub mod postmark;
+pub mod progress;
 pub mod synclog;
 pub mod threads;
 pub mod tree;
-
-use std::io::{IsTerminal, Write};
 
 use crate::result::WorkloadResult;
 use crate::storage::Target;
 use crate::storage::env::TargetEnv;
 use crate::storage::scratch::Scratch;
+pub use progress::Progress;
 
 pub trait Workload {
     /// Short kind name, e.g. "bonnie"; the `workload` field of results.
@@ -54,6 +54,14 @@ pub trait Workload {
     fn steps(&self) -> u32 {
         1
     }
+    /// How long step `step` of a repetition is planned to take, in
+    /// seconds, when the workload fixes it (an io job's warm-up and
+    /// duration): the progress bar's ETA before the step has been timed
+    /// once. None by default: the time is learnt as the first repetition
+    /// runs.
+    fn planned_seconds(&self, _step: u32) -> Option<f64> {
+        None
+    }
     /// Runs one step of a repetition inside the scratch directory.
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult>;
 }
@@ -89,6 +97,9 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     fn steps(&self) -> u32 {
         (**self).steps()
     }
+    fn planned_seconds(&self, step: u32) -> Option<f64> {
+        (**self).planned_seconds(step)
+    }
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         (**self).run(ctx)
     }
@@ -115,84 +126,4 @@ pub struct RunContext<'a> {
 pub struct Location<'a> {
     pub name: &'a str,
     pub scratch: &'a Scratch,
-}
-
-/// Phase-by-phase progress on stderr, only when stderr is a terminal (and
-/// the user did not ask for quiet): logs and pipes stay clean. A
-/// single-workload command prints one line per phase; `fsbench run` shows
-/// a progress bar and the phase as its message.
-pub struct Progress {
-    display: Display,
-}
-
-enum Display {
-    Off,
-    Lines,
-    Bar(indicatif::ProgressBar),
-}
-
-impl Progress {
-    pub fn new(quiet: bool) -> Self {
-        let shown = !quiet && crate::scale::is_root() && std::io::stderr().is_terminal();
-        let display = match shown {
-            true => Display::Lines,
-            false => Display::Off,
-        };
-        Progress { display }
-    }
-
-    /// Phases show as the message of `bar` (which hides itself when stderr
-    /// is not a terminal).
-    pub fn with_bar(bar: indicatif::ProgressBar) -> Self {
-        Progress {
-            display: Display::Bar(bar),
-        }
-    }
-
-    /// Announces a phase ("Writing intelligently...").
-    pub fn start(&self, what: &str) {
-        match &self.display {
-            Display::Off => {}
-            Display::Lines => {
-                eprint!("{what}...");
-                let _ = std::io::stderr().flush();
-            }
-            Display::Bar(bar) => bar.set_message(what.to_string()),
-        }
-    }
-
-    /// Ends the line started by `start`.
-    pub fn done(&self, seconds: f64) {
-        if let Display::Lines = self.display {
-            eprintln!("done ({seconds:.3} s)");
-        }
-    }
-
-    /// How many steps the whole run has (the bar's length).
-    pub fn set_total(&self, steps: u64) {
-        if let Display::Bar(bar) = &self.display {
-            bar.set_length(steps);
-        }
-    }
-
-    /// A step begins: what the bar shows before its phases
-    /// ("1/3 ext4 bonnie").
-    pub fn begin_step(&self, what: String) {
-        if let Display::Bar(bar) = &self.display {
-            bar.set_prefix(what);
-        }
-    }
-
-    pub fn end_step(&self) {
-        if let Display::Bar(bar) = &self.display {
-            bar.inc(1);
-        }
-    }
-
-    /// The run is over: the bar goes.
-    pub fn finish(&self) {
-        if let Display::Bar(bar) = &self.display {
-            bar.finish_and_clear();
-        }
-    }
 }

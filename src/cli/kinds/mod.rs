@@ -111,6 +111,7 @@ pub fn run_single(
         }],
         spread: Spread::EachTarget,
         repetitions: 0..how.repetitions,
+        until: None,
         keep: how.keep,
         progress: Progress::new(how.quiet),
         scratch_id: None,

@@ -46,6 +46,7 @@ impl Runner for DrivenRunner<'_> {
             spread: Spread::AcrossTargets,
             // A session's runs are its repetitions.
             repetitions: self.runs..self.runs + 1,
+            until: None,
             keep: self.keep,
             progress: Progress::new(true),
             // Later runs of a session get their own directories, so

@@ -13,8 +13,8 @@ use super::{BonnieConfig, MIB, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
-use crate::workload::RunContext;
 use crate::workload::threads::{StartLine, spawn_all};
+use crate::workload::{Progress, RunContext};
 
 /// Every `UPDATE_EVERY`-th random value marks a seek that also rewrites.
 const UPDATE_EVERY: u32 = 10;
@@ -23,6 +23,8 @@ struct DataFile<'a> {
     dir: BorrowedFd<'a>,
     name: String,
     config: &'a BonnieConfig,
+    /// Where a pass shows how much of the file it has done.
+    progress: &'a Progress,
 }
 
 impl DataFile<'_> {
@@ -39,7 +41,9 @@ impl DataFile<'_> {
     }
 
     /// Times `chunks` calls of `step` (one latency sample each), then fsync +
-    /// close, inside the measurement. Each call moves one chunk of data.
+    /// close, inside the measurement. Each call moves one chunk of data;
+    /// the progress bar shows how many bytes are done (a compare per chunk
+    /// when nothing is to be shown).
     fn timed_pass(
         &self,
         test: Test,
@@ -48,8 +52,13 @@ impl DataFile<'_> {
         mut step: impl FnMut(BorrowedFd<'_>, u64) -> anyhow::Result<()>,
     ) -> anyhow::Result<Outcome> {
         let mut latency = LatencyRecorder::new();
+        let chunk = self.config.chunk as u64;
+        let total = chunks * chunk;
         let clock = PhaseClock::start();
-        each_timed(0..chunks, &mut latency, |i| step(fd.as_fd(), i))?;
+        each_timed(0..chunks, &mut latency, |i| {
+            self.progress.advance_phase(i * chunk, total);
+            step(fd.as_fd(), i)
+        })?;
         self.sync_and_close(fd)?;
         Ok(Outcome::new(
             test,
@@ -135,6 +144,7 @@ fn run_phases(
         dir: ctx.scratch.dir(),
         name: format!("Bonnie.{}", std::process::id()),
         config,
+        progress: ctx.progress,
     };
     let per_char = file.char_bytes() > 0;
     if per_char && config.direct {

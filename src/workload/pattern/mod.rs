@@ -195,6 +195,13 @@ impl Workload for IoWorkload {
         self.plan.jobs.len() as u32
     }
 
+    /// A job bound by a duration runs its warm-up and duration (the data
+    /// file's layout before the first job comes on top).
+    fn planned_seconds(&self, step: u32) -> Option<f64> {
+        let job = self.plan.jobs.get(step as usize)?;
+        job.run_time().map(|time| time.as_secs_f64())
+    }
+
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         let step = ctx.step as usize;
         let index = self.plan.jobs[step].file;
@@ -221,7 +228,7 @@ impl Workload for IoWorkload {
             label: job.label(),
             repetition: ctx.repetition,
             params: params(&job, file, &outcome),
-            metrics: metrics(&average, &outcome, &measured),
+            metrics: metrics(&average, &outcome, &measured, job.rate.is_some()),
             notes,
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
@@ -371,14 +378,27 @@ fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
         .collect()
 }
 
-/// The average line as metrics (its figures as vdbench computed them);
-/// latency histograms on the response-time metrics (all I/Os, reads,
 /// From this average transfer size on, a job's throughput is told in
 /// MiB/s rather than IO/s.
 const LARGE_TRANSFER: u64 = 64 << 10;
 
+/// The average line as metrics (its figures as vdbench computed them);
+/// latency histograms on the response-time metrics (all I/Os, reads,
 /// writes).
-fn metrics(average: &Row, outcome: &JobOutcome, measured: &Measured) -> Vec<Metric> {
+///
+/// One job is one operation, with one headline metric. Running flat out,
+/// its throughput is the answer (IO/s for small transfers, MiB/s for large
+/// ones) and its mean response time is the same measurement seen from the
+/// other side (threads / rate, Little's law); under `--rate` the
+/// throughput is what was asked for and the response time is the answer.
+/// Every other figure, the maximum and the standard deviation included
+/// (too noisy to settle in a few repetitions), is a detail.
+fn metrics(
+    average: &Row,
+    outcome: &JobOutcome,
+    measured: &Measured,
+    rate_limited: bool,
+) -> Vec<Metric> {
     let f = &average.figures;
     let c = &average.counters;
     let mut all = LatencyRecorder::new();
@@ -394,17 +414,12 @@ fn metrics(average: &Row, outcome: &JobOutcome, measured: &Measured) -> Vec<Metr
     let mean_response = |name, value, samples, latency: &LatencyRecorder| {
         response(name, value, samples, AcrossRanks::Mean).with_latency(latency.summary_for_metric())
     };
-    // One job is one operation: its throughput is headline once, as IO/s
-    // for small transfers and MiB/s for large ones; the other is a detail.
     let large = c.ops() > 0 && c.bytes() / c.ops() >= LARGE_TRANSFER;
     let mut metrics = vec![
-        rate("io_rate", "IO/s", f.io_rate, c.ops()).with_detail(large),
-        rate("mib_per_s", "MiB/s", f.mib_per_s, c.bytes()).with_detail(!large),
-        mean_response("resp_ms", f.resp_ms, c.ops(), &all),
+        rate("io_rate", "IO/s", f.io_rate, c.ops()).with_detail(large || rate_limited),
+        rate("mib_per_s", "MiB/s", f.mib_per_s, c.bytes()).with_detail(!large || rate_limited),
+        mean_response("resp_ms", f.resp_ms, c.ops(), &all).with_detail(!rate_limited),
     ];
-    // A job that only reads or only writes has one response time: the
-    // direction's copy is a detail.
-    let one_direction = c.read.ops == 0 || c.write.ops == 0;
     let directions = [
         (
             "read_resp_ms",
@@ -421,22 +436,19 @@ fn metrics(average: &Row, outcome: &JobOutcome, measured: &Measured) -> Vec<Metr
     ];
     for (name, value, ops, latency) in directions {
         if ops > 0 {
-            let response = mean_response(name, value, ops, latency);
-            metrics.push(response.with_detail(one_direction));
+            metrics.push(mean_response(name, value, ops, latency).as_detail());
         }
     }
-    metrics.push(response(
-        "resp_max_ms",
-        f.resp_max_ms(),
-        c.ops(),
-        AcrossRanks::Max,
-    ));
-    metrics.push(response(
-        "resp_stddev_ms",
-        f.resp_stddev_ms,
-        c.ops(),
-        AcrossRanks::StdDevOf("resp_ms".into()),
-    ));
+    metrics.push(response("resp_max_ms", f.resp_max_ms(), c.ops(), AcrossRanks::Max).as_detail());
+    metrics.push(
+        response(
+            "resp_stddev_ms",
+            f.resp_stddev_ms,
+            c.ops(),
+            AcrossRanks::StdDevOf("resp_ms".into()),
+        )
+        .as_detail(),
+    );
     metrics
 }
 

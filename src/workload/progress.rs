@@ -1,0 +1,427 @@
+//! Progress on stderr, only when stderr is a terminal (and the user did not
+//! ask for quiet, and this is not an MPI rank other than 0): logs and pipes
+//! stay clean. A single-workload command prints one line per phase;
+//! `fsbench run` shows a bar weighted by time, an ETA when it is known, and
+//! the step and phase running, with how far a long phase has got.
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::size::format_bytes_of;
+
+/// How often a phase's amount may rewrite the status: a hot loop reports
+/// every call, but only every 1/256 of the phase costs more than a compare.
+const REPORTS_PER_PHASE: u64 = 256;
+
+/// The width of the bar, in characters: narrow enough that an 80-column
+/// terminal still shows the step and most of its phase.
+const BAR_WIDTH: usize = 20;
+
+pub struct Progress {
+    display: Display,
+}
+
+enum Display {
+    Off,
+    Lines,
+    Bar(Box<Bar>),
+}
+
+/// The bar of `fsbench run` and what it shows.
+struct Bar {
+    bar: indicatif::ProgressBar,
+    /// Shared with the bar's `{timebar}` and `{eta}` keys, which read it
+    /// at every redraw.
+    schedule: Arc<Mutex<Timed>>,
+    status: Mutex<Status>,
+    /// The amount at which a phase's progress next rewrites the status:
+    /// below it, `advance_phase` is a load and a compare.
+    next_report: AtomicU64,
+}
+
+/// The status text: "2/3 ext4 tree-photos: Writing intelligently...
+/// 3.2/16.0 GiB".
+#[derive(Default)]
+struct Status {
+    step: String,
+    phase: String,
+}
+
+impl Progress {
+    /// One line per phase, unless `quiet`.
+    pub fn new(quiet: bool) -> Self {
+        let display = match !quiet && shown() {
+            true => Display::Lines,
+            false => Display::Off,
+        };
+        Progress { display }
+    }
+
+    /// `fsbench run`'s bar (nothing where progress is not shown).
+    pub fn bar() -> Self {
+        if !shown() {
+            return Progress {
+                display: Display::Off,
+            };
+        }
+        let schedule = Arc::new(Mutex::new(Timed::default()));
+        let bar = indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::stderr_with_hz(4),
+        );
+        bar.set_style(bar_style(&schedule));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Progress {
+            display: Display::Bar(Box::new(Bar {
+                bar,
+                schedule,
+                status: Mutex::default(),
+                next_report: AtomicU64::new(0),
+            })),
+        }
+    }
+
+    /// Announces a phase ("Writing intelligently...").
+    pub fn start(&self, what: &str) {
+        match &self.display {
+            Display::Off => {}
+            Display::Lines => {
+                eprint!("{what}...");
+                let _ = std::io::stderr().flush();
+            }
+            Display::Bar(bar) => {
+                bar.next_report.store(0, Ordering::Relaxed);
+                let mut status = lock(&bar.status);
+                status.phase = format!("{what}...");
+                bar.bar.set_message(status.text(None));
+            }
+        }
+    }
+
+    /// How far the running phase has got, in bytes: called from hot loops,
+    /// so it only compares against the next amount worth showing (a 1/256
+    /// of the phase) before doing anything else.
+    pub fn advance_phase(&self, done: u64, total: u64) {
+        let Display::Bar(bar) = &self.display else {
+            return;
+        };
+        if done < bar.next_report.load(Ordering::Relaxed) {
+            return;
+        }
+        let step = (total / REPORTS_PER_PHASE).max(1);
+        bar.next_report.store(done + step, Ordering::Relaxed);
+        let amount = format_bytes_of(done.min(total), total);
+        bar.bar.set_message(lock(&bar.status).text(Some(&amount)));
+    }
+
+    /// Ends the line started by `start`.
+    pub fn done(&self, seconds: f64) {
+        if let Display::Lines = self.display {
+            eprintln!("done ({seconds:.3} s)");
+        }
+    }
+
+    /// The steps the run will take (the bar's length) and what is known
+    /// of their time.
+    pub fn plan(&self, schedule: Schedule) {
+        if let Display::Bar(bar) = &self.display {
+            let steps = schedule.total_steps();
+            // The schedule first: a redraw between the two must not find a
+            // length without its times.
+            *lock(&bar.schedule) = Timed {
+                schedule,
+                step_began: None,
+            };
+            bar.bar.set_length(steps);
+        }
+    }
+
+    /// Step `slot` of a repetition begins (its index among the steps of a
+    /// repetition, in the order they run): what the status shows before
+    /// its phases ("1/3 ext4 bonnie").
+    pub fn begin_step(&self, what: String, slot: usize) {
+        if let Display::Bar(bar) = &self.display {
+            let mut status = lock(&bar.status);
+            *status = Status {
+                step: what,
+                phase: String::new(),
+            };
+            bar.bar.set_message(status.text(None));
+            lock(&bar.schedule).step_began = Some((slot, Instant::now()));
+        }
+    }
+
+    /// The step begun last ended: its time is learnt for the ETA.
+    pub fn end_step(&self) {
+        if let Display::Bar(bar) = &self.display {
+            let mut timed = lock(&bar.schedule);
+            if let Some((slot, began)) = timed.step_began.take() {
+                timed.schedule.finished(slot, began.elapsed().as_secs_f64());
+            }
+            bar.bar.inc(1);
+        }
+    }
+
+    /// The run is over: the bar goes.
+    pub fn finish(&self) {
+        if let Display::Bar(bar) = &self.display {
+            bar.bar.finish_and_clear();
+        }
+    }
+}
+
+/// Whether progress shows at all: on a terminal, on rank 0.
+fn shown() -> bool {
+    crate::scale::is_root() && std::io::stderr().is_terminal()
+}
+
+/// A lock that a panic elsewhere does not make unusable: progress is
+/// display only.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Status {
+    /// The step, the phase and how far it has got, in one line that the
+    /// bar's `{wide_msg}` cuts to the terminal's width.
+    fn text(&self, amount: Option<&str>) -> String {
+        let mut text = self.step.clone();
+        if !self.phase.is_empty() {
+            let _ = write!(text, ": {}", self.phase);
+        }
+        if let Some(amount) = amount {
+            let _ = write!(text, " {amount}");
+        }
+        text
+    }
+}
+
+/// "00:01:23 [=====>     ] 4/30 ETA 2m10s 1/3 ext4 bonnie: Rewriting...
+/// 1.2/4.0 GiB": `{timebar}` and `{eta}` read the schedule at each redraw,
+/// so the bar moves and the ETA counts down within a step.
+fn bar_style(schedule: &Arc<Mutex<Timed>>) -> indicatif::ProgressStyle {
+    let for_bar = Arc::clone(schedule);
+    let for_eta = Arc::clone(schedule);
+    indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{timebar}] {pos}/{len}{eta} {wide_msg}",
+    )
+    .expect("the template is valid")
+    .with_key(
+        "timebar",
+        move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let timed = lock(&for_bar);
+            let fraction = timed
+                .schedule
+                .fraction(state.elapsed().as_secs_f64(), timed.in_step());
+            let _ = w.write_str(&bar_text(fraction, BAR_WIDTH));
+        },
+    )
+    .with_key(
+        "eta",
+        move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let timed = lock(&for_eta);
+            if let Some(text) = timed.schedule.eta_text(timed.in_step()) {
+                let _ = write!(w, " {text}");
+            }
+        },
+    )
+}
+
+/// "=====>    " for `fraction` of `width` characters.
+fn bar_text(fraction: f64, width: usize) -> String {
+    let filled = ((fraction.clamp(0.0, 1.0) * width as f64) as usize).min(width);
+    let head = usize::from(filled < width && filled > 0);
+    let full = filled.saturating_sub(head);
+    format!(
+        "{}{}{}",
+        "=".repeat(full),
+        ">".repeat(head),
+        " ".repeat(width - full - head)
+    )
+}
+
+/// The schedule, with the step running and since when.
+#[derive(Default)]
+struct Timed {
+    schedule: Schedule,
+    step_began: Option<(usize, Instant)>,
+}
+
+impl Timed {
+    /// Seconds into the step running (0 between steps).
+    fn in_step(&self) -> f64 {
+        self.step_began
+            .map_or(0.0, |(_, began)| began.elapsed().as_secs_f64())
+    }
+}
+
+/// What is known of the time a run's steps take, for the ETA: per step of
+/// a repetition, the time it took last (learnt as the first repetition
+/// runs), else the time its workload plans (an io job's warm-up and
+/// duration), else nothing. An ETA is given only when every step still to
+/// run has a time; steps differ too much (a minute-long io job beside a
+/// second of metadata) for a count of steps to say anything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schedule {
+    /// Per step of a repetition, in the order they run.
+    estimates: Vec<Option<f64>>,
+    repetitions: u32,
+    /// A stopping rule may end the run before its last repetition: the
+    /// ETA is then an upper bound.
+    open_ended: bool,
+    /// Steps finished, over all repetitions.
+    done: u64,
+}
+
+impl Schedule {
+    /// `planned`: per step of a repetition, in the order they run, the
+    /// time its workload plans for it, if it knows.
+    pub fn new(planned: Vec<Option<f64>>, repetitions: u32, open_ended: bool) -> Schedule {
+        Schedule {
+            estimates: planned,
+            repetitions,
+            open_ended,
+            done: 0,
+        }
+    }
+
+    pub fn total_steps(&self) -> u64 {
+        self.estimates.len() as u64 * u64::from(self.repetitions)
+    }
+
+    /// Step `slot` finished after `seconds`: later repetitions of it are
+    /// expected to take as long.
+    pub fn finished(&mut self, slot: usize, seconds: f64) {
+        if let Some(estimate) = self.estimates.get_mut(slot) {
+            *estimate = Some(seconds);
+        }
+        self.done += 1;
+    }
+
+    /// Seconds left, `in_step` seconds into the step running (the next
+    /// one to run); None while a step still to run has no known time, and
+    /// before there is a plan.
+    pub fn remaining(&self, in_step: f64) -> Option<f64> {
+        let per_repetition = self.estimates.len() as u64;
+        if self.total_steps() == 0 {
+            return None;
+        }
+        if self.done >= self.total_steps() {
+            return Some(0.0);
+        }
+        let current = (self.done % per_repetition) as usize;
+        let repetitions_after = u64::from(self.repetitions) - 1 - self.done / per_repetition;
+        let sum = |steps: &[Option<f64>]| steps.iter().copied().sum::<Option<f64>>();
+        // A step that overruns its estimate is taken to end now.
+        let this_step = (self.estimates[current]? - in_step).max(0.0);
+        let rest_of_repetition = sum(&self.estimates[current + 1..])?;
+        let later = match repetitions_after {
+            0 => 0.0,
+            n => n as f64 * sum(&self.estimates)?,
+        };
+        Some(this_step + rest_of_repetition + later)
+    }
+
+    /// How much of the run is done, by time when the rest is known (a long
+    /// step fills its share of the bar), else by steps.
+    pub fn fraction(&self, elapsed: f64, in_step: f64) -> f64 {
+        let total = self.total_steps();
+        match self.remaining(in_step) {
+            Some(left) if elapsed + left > 0.0 => elapsed / (elapsed + left),
+            _ if total == 0 => 0.0,
+            _ => self.done as f64 / total as f64,
+        }
+    }
+
+    /// "ETA 2m10s" ("ETA ≤2m10s" when a stopping rule may end the run
+    /// sooner); None while it is not known.
+    pub fn eta_text(&self, in_step: f64) -> Option<String> {
+        let left = self.remaining(in_step)?.ceil() as u64;
+        let bound = if self.open_ended { "≤" } else { "" };
+        Some(format!("ETA {bound}{}", short_duration(left)))
+    }
+}
+
+/// "45s", "2m05s", "3h01m": short, so the status keeps the room.
+fn short_duration(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, seconds / 60 % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_waits_for_every_step_still_to_run_to_have_a_time() {
+        // An io job that plans 60 s beside a tree that plans nothing, twice.
+        let mut schedule = Schedule::new(vec![Some(60.0), None], 2, false);
+        assert_eq!(schedule.total_steps(), 4);
+        assert_eq!(schedule.remaining(0.0), None);
+        assert_eq!(schedule.eta_text(0.0), None);
+        schedule.finished(0, 61.0);
+        assert_eq!(schedule.remaining(5.0), None, "the tree is not known yet");
+        schedule.finished(1, 9.0);
+        // Repetition 2: both learnt.
+        assert_eq!(schedule.remaining(0.0), Some(70.0));
+        assert_eq!(schedule.remaining(20.0), Some(50.0));
+        assert_eq!(schedule.eta_text(20.0).unwrap(), "ETA 50s");
+        // A step that overruns counts as ending now, never as negative.
+        assert_eq!(schedule.remaining(100.0), Some(9.0));
+        schedule.finished(0, 61.0);
+        schedule.finished(1, 9.0);
+        assert_eq!(schedule.remaining(0.0), Some(0.0));
+    }
+
+    #[test]
+    fn planned_times_give_an_eta_from_the_start() {
+        let schedule = Schedule::new(vec![Some(30.0), Some(3600.0)], 3, true);
+        assert_eq!(schedule.remaining(10.0), Some(20.0 + 3600.0 + 2.0 * 3630.0));
+        assert_eq!(schedule.eta_text(0.0).unwrap(), "ETA ≤3h01m");
+        assert_eq!(short_duration(125), "2m05s");
+    }
+
+    #[test]
+    fn the_bar_fills_by_time_when_known_else_by_steps() {
+        let mut schedule = Schedule::new(vec![Some(90.0), None], 1, false);
+        assert_eq!(schedule.fraction(10.0, 10.0), 0.0, "by steps: none done");
+        schedule.finished(0, 90.0);
+        assert_eq!(schedule.fraction(90.0, 0.0), 0.5);
+        let timed = Schedule::new(vec![Some(90.0), Some(10.0)], 1, false);
+        assert_eq!(timed.fraction(45.0, 45.0), 0.45);
+        // Before the plan: no ETA, an empty bar.
+        assert_eq!(Schedule::default().eta_text(0.0), None);
+        assert_eq!(Schedule::default().fraction(1.0, 0.0), 0.0);
+        assert_eq!(bar_text(0.5, 10), "====>     ");
+        assert_eq!(bar_text(0.0, 4), "    ");
+        assert_eq!(bar_text(1.0, 4), "====");
+    }
+
+    #[test]
+    fn the_status_is_one_line_of_step_phase_and_amount() {
+        let status = Status {
+            step: "2/3 ext4 bonnie".into(),
+            phase: "Writing intelligently...".into(),
+        };
+        assert_eq!(
+            status.text(Some("3.2/16.0 GiB")),
+            "2/3 ext4 bonnie: Writing intelligently... 3.2/16.0 GiB"
+        );
+        assert_eq!(Status::default().text(None), "");
+    }
+
+    #[test]
+    fn a_phase_reports_cost_nothing_where_progress_is_off() {
+        let progress = Progress::new(true);
+        for done in 0..1000 {
+            progress.advance_phase(done, 1000);
+        }
+    }
+}
