@@ -266,6 +266,7 @@ mod tests {
                 env: None,
                 workloads,
                 cleanup: None,
+                reference: false,
             });
         }
         record
