@@ -202,6 +202,27 @@ pub struct Metric {
     pub detail: bool,
 }
 
+#[cfg(test)]
+impl Metric {
+    /// A metric of one phase with only what a test looks at.
+    pub fn test(name: &str, unit: &str, direction: Direction, value: f64) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            direction,
+            samples: 1,
+            elapsed_s: 1.0,
+            cpu_percent: None,
+            latency: None,
+            flags: Vec::new(),
+            across_ranks: Default::default(),
+            phase: None,
+            detail: false,
+        }
+    }
+}
+
 impl Metric {
     /// The metric as a detail (see [`Metric::detail`]).
     pub fn as_detail(self) -> Metric {

@@ -115,7 +115,8 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
             );
         }
     }
-    // Interleaved: repetition 1 of a, then of b, then repetition 2 of each.
+    // Interleaved: repetition 1 of a, then of b; repetition 2 starts with
+    // b, so that neither always runs first.
     let order: Vec<&str> = out
         .stderr
         .lines()
@@ -126,8 +127,8 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
     let runs_of = |t: &str| std::iter::repeat_n(t.to_string(), 5);
     let expected: Vec<String> = runs_of("a")
         .chain(runs_of("b"))
-        .chain(runs_of("a"))
         .chain(runs_of("b"))
+        .chain(runs_of("a"))
         .collect();
     assert_eq!(order, expected, "{out}");
     // The table names both targets and every workload.

@@ -7,7 +7,8 @@
 //! written; each target's environment is probed; each gets a scratch
 //! directory (and, with several parts, one per part inside it); then, per
 //! repetition, each target in turn runs every part (interleaved, so drift
-//! such as a warming device or a neighbour's load hits all targets alike).
+//! such as a warming device or a neighbour's load hits all targets alike;
+//! each repetition starts with the next target, so order effects do too).
 //! Each result is combined over the MPI ranks as it ends and added to the
 //! record at once, so a failure or an interrupt keeps what was measured.
 //! A plan may stop repeating early: its stopping rule reads the record
@@ -183,7 +184,16 @@ impl Plan<'_> {
             .try_for_each(|w| w.check_outside())
     }
 
-    /// The steps of a repetition in the order they run, with the time
+    /// The slot of target `target`'s first step among the steps of a
+    /// repetition (targets in order, each its parts' steps).
+    fn first_slot(&self, target: usize) -> usize {
+        (0..target)
+            .flat_map(|t| (0..self.parts.len()).map(move |part| (t, part)))
+            .map(|(t, part)| self.instance(part, t).0.steps() as usize)
+            .sum()
+    }
+
+    /// The steps of a repetition, by slot (targets in order), with the time
     /// each workload plans for them, and how many repetitions there are:
     /// what the progress bar's ETA starts from.
     fn schedule(&self) -> Schedule {
@@ -335,11 +345,11 @@ fn run_repetition(
     repetition: u32,
     mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let progress = &plan.progress;
     let of_count = plan.repetition_count_text();
-    let mut slot = 0;
-    let running = envs.iter().enumerate().take(plan.running_targets());
-    for (target, env) in running {
+    for target in rotated(plan.running_targets(), repetition) {
+        let env = &envs[target];
+        let mut slot = plan.first_slot(target);
+        let progress = &plan.progress;
         for (index, part) in plan.parts.iter_mut().enumerate() {
             let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
             let instance = &mut part.instances[plan.spread.placement(target).0];
@@ -375,6 +385,17 @@ fn run_repetition(
         }
     }
     Ok(())
+}
+
+/// The targets in the order repetition `repetition` runs them: each
+/// repetition starts with the next one, so that no target always runs
+/// first. What a run leaves behind for the next (a page cache another
+/// target filled, a device warmed up, memory fragmented) then falls on
+/// each target in turn instead of always on the same one, where it would
+/// look like a difference between them.
+fn rotated(targets: usize, repetition: u32) -> impl Iterator<Item = usize> {
+    let first = repetition as usize % targets.max(1);
+    (0..targets).map(move |i| (first + i) % targets)
 }
 
 /// The scratch directories part `part` runs in on `target`: its own, or
@@ -413,6 +434,16 @@ fn name_result(result: &mut WorkloadResult, label: Option<&str>, steps: u32, rep
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_repetition_starts_with_the_next_target() {
+        let order = |repetition| rotated(3, repetition).collect::<Vec<_>>();
+        assert_eq!(order(0), [0, 1, 2]);
+        assert_eq!(order(1), [1, 2, 0]);
+        assert_eq!(order(2), [2, 0, 1]);
+        assert_eq!(order(3), [0, 1, 2]);
+        assert_eq!(rotated(1, 5).collect::<Vec<_>>(), [0]);
+    }
 
     fn named(own: &str, label: Option<&str>, steps: u32) -> String {
         let mut result = WorkloadResult {

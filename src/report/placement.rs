@@ -224,23 +224,11 @@ mod tests {
     use crate::result::{Direction, Metric, TargetResult};
 
     fn metric(name: &str, unit: &str, value: f64) -> Metric {
-        Metric {
-            name: name.into(),
-            value,
-            unit: unit.into(),
-            direction: match unit {
-                "s" => Direction::LowerIsBetter,
-                _ => Direction::HigherIsBetter,
-            },
-            samples: 1,
-            elapsed_s: 1.0,
-            cpu_percent: None,
-            latency: None,
-            flags: Vec::new(),
-            across_ranks: Default::default(),
-            phase: None,
-            detail: false,
-        }
+        let direction = match unit {
+            "s" => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        };
+        Metric::test(name, unit, direction, value)
     }
 
     /// A tree result with `copy_s` seconds and its sync log at `placement`.

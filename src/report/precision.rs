@@ -231,18 +231,8 @@ mod tests {
 
     fn metric(name: &str, value: f64) -> Metric {
         Metric {
-            name: name.into(),
-            value,
-            unit: "s".into(),
-            direction: Direction::LowerIsBetter,
-            samples: 1,
             elapsed_s: value,
-            cpu_percent: None,
-            latency: None,
-            flags: Vec::new(),
-            across_ranks: Default::default(),
-            phase: None,
-            detail: false,
+            ..Metric::test(name, "s", Direction::LowerIsBetter, value)
         }
     }
 

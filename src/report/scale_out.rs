@@ -147,18 +147,9 @@ mod tests {
         let result = WorkloadResult {
             workload: "bonnie".into(),
             metrics: vec![Metric {
-                name: "seq_create".into(),
-                value: 20_000.0,
-                unit: "files/s".into(),
-                direction: Direction::HigherIsBetter,
                 samples: 2048,
                 elapsed_s: 0.1024,
-                cpu_percent: None,
-                latency: None,
-                flags: Vec::new(),
-                across_ranks: Default::default(),
-                phase: None,
-                detail: false,
+                ..Metric::test("seq_create", "files/s", Direction::HigherIsBetter, 20_000.0)
             }],
             scale: Some(ScaleOut {
                 ranks: 2,

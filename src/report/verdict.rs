@@ -66,12 +66,13 @@ fn oriented(ratio: f64, direction: Direction) -> f64 {
     }
 }
 
-/// `7.6x`, `12x`, `0.97x`: about two significant digits, all a
-/// benchmark's ratio has.
+/// `7.6x`, `12x`, `1.03x`, `0.97x`: about two significant digits, all a
+/// benchmark's ratio has, and three near 1 so that a small difference does
+/// not read "1.0x slower".
 fn times(factor: f64) -> String {
     match factor {
         f if f >= 10.0 => format!("{f:.0}x"),
-        f if f >= 1.0 => format!("{f:.1}x"),
+        f if f >= 1.1 => format!("{f:.1}x"),
         f => format!("{f:.2}x"),
     }
 }

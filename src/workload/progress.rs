@@ -100,6 +100,15 @@ impl Progress {
         }
     }
 
+    /// Names the running phase on the bar only: for a phase that prints
+    /// lines of its own (an io job's intervals), which an announcement
+    /// would break.
+    pub fn show(&self, what: &str) {
+        if let Display::Bar(_) = &self.display {
+            self.start(what);
+        }
+    }
+
     /// How far the running phase has got, in bytes: called from hot loops,
     /// so it only compares against the next amount worth showing (a 1/256
     /// of the phase) before doing anything else.
@@ -139,8 +148,8 @@ impl Progress {
     }
 
     /// Step `slot` of a repetition begins (its index among the steps of a
-    /// repetition, in the order they run): what the status shows before
-    /// its phases ("1/3 ext4 bonnie").
+    /// repetition, whatever order they run in): what the status shows
+    /// before its phases ("1/3 ext4 bonnie").
     pub fn begin_step(&self, what: String, slot: usize) {
         if let Display::Bar(bar) = &self.display {
             let mut status = lock(&bar.status);
@@ -149,7 +158,9 @@ impl Progress {
                 phase: String::new(),
             };
             bar.bar.set_message(status.text(None));
-            lock(&bar.schedule).step_began = Some((slot, Instant::now()));
+            let mut timed = lock(&bar.schedule);
+            timed.schedule.begin(slot);
+            timed.step_began = Some((slot, Instant::now()));
         }
     }
 
@@ -267,8 +278,13 @@ impl Timed {
 /// second of metadata) for a count of steps to say anything.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Schedule {
-    /// Per step of a repetition, in the order they run.
+    /// Per step of a repetition (its slot), the time it is expected to take.
     estimates: Vec<Option<f64>>,
+    /// The slots of the current repetition still to run: repetitions may
+    /// run their steps in different orders (the driver rotates the targets).
+    pending: Vec<bool>,
+    /// The slot running now.
+    running: Option<usize>,
     repetitions: u32,
     /// A stopping rule may end the run before its last repetition: the
     /// ETA is then an upper bound.
@@ -278,10 +294,12 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// `planned`: per step of a repetition, in the order they run, the
-    /// time its workload plans for it, if it knows.
+    /// `planned`: per step of a repetition, by slot, the time its workload
+    /// plans for it, if it knows.
     pub fn new(planned: Vec<Option<f64>>, repetitions: u32, open_ended: bool) -> Schedule {
         Schedule {
+            pending: vec![true; planned.len()],
+            running: None,
             estimates: planned,
             repetitions,
             open_ended,
@@ -293,18 +311,28 @@ impl Schedule {
         self.estimates.len() as u64 * u64::from(self.repetitions)
     }
 
+    /// Step `slot` begins.
+    pub fn begin(&mut self, slot: usize) {
+        self.running = Some(slot);
+    }
+
     /// Step `slot` finished after `seconds`: later repetitions of it are
-    /// expected to take as long.
+    /// expected to take as long. When every slot has run, the next
+    /// repetition begins.
     pub fn finished(&mut self, slot: usize, seconds: f64) {
         if let Some(estimate) = self.estimates.get_mut(slot) {
             *estimate = Some(seconds);
+            self.pending[slot] = false;
         }
+        self.running = None;
         self.done += 1;
+        if self.pending.iter().all(|p| !p) {
+            self.pending.fill(true);
+        }
     }
 
-    /// Seconds left, `in_step` seconds into the step running (the next
-    /// one to run); None while a step still to run has no known time, and
-    /// before there is a plan.
+    /// Seconds left, `in_step` seconds into the step running; None while
+    /// a step still to run has no known time, and before there is a plan.
     pub fn remaining(&self, in_step: f64) -> Option<f64> {
         let per_repetition = self.estimates.len() as u64;
         if self.total_steps() == 0 {
@@ -313,15 +341,20 @@ impl Schedule {
         if self.done >= self.total_steps() {
             return Some(0.0);
         }
-        let current = (self.done % per_repetition) as usize;
         let repetitions_after = u64::from(self.repetitions) - 1 - self.done / per_repetition;
-        let sum = |steps: &[Option<f64>]| steps.iter().copied().sum::<Option<f64>>();
+        let sum = |steps: &mut dyn Iterator<Item = Option<f64>>| steps.sum::<Option<f64>>();
         // A step that overruns its estimate is taken to end now.
-        let this_step = (self.estimates[current]? - in_step).max(0.0);
-        let rest_of_repetition = sum(&self.estimates[current + 1..])?;
+        let this_step = match self.running {
+            Some(slot) => (self.estimates[slot]? - in_step).max(0.0),
+            None => 0.0,
+        };
+        let still_to_run = (0..self.estimates.len())
+            .filter(|&slot| self.pending[slot] && Some(slot) != self.running)
+            .map(|slot| self.estimates[slot]);
+        let rest_of_repetition = sum(&mut still_to_run.into_iter())?;
         let later = match repetitions_after {
             0 => 0.0,
-            n => n as f64 * sum(&self.estimates)?,
+            n => n as f64 * sum(&mut self.estimates.iter().copied())?,
         };
         Some(this_step + rest_of_repetition + later)
     }
@@ -366,23 +399,30 @@ mod tests {
         assert_eq!(schedule.total_steps(), 4);
         assert_eq!(schedule.remaining(0.0), None);
         assert_eq!(schedule.eta_text(0.0), None);
+        schedule.begin(0);
         schedule.finished(0, 61.0);
+        schedule.begin(1);
         assert_eq!(schedule.remaining(5.0), None, "the tree is not known yet");
         schedule.finished(1, 9.0);
-        // Repetition 2: both learnt.
+        // Repetition 2, in the other order (the driver rotates the
+        // targets): both are learnt.
         assert_eq!(schedule.remaining(0.0), Some(70.0));
-        assert_eq!(schedule.remaining(20.0), Some(50.0));
-        assert_eq!(schedule.eta_text(20.0).unwrap(), "ETA 50s");
+        schedule.begin(1);
+        assert_eq!(schedule.remaining(4.0), Some(5.0 + 61.0));
+        assert_eq!(schedule.eta_text(4.0).unwrap(), "ETA 1m06s");
         // A step that overruns counts as ending now, never as negative.
-        assert_eq!(schedule.remaining(100.0), Some(9.0));
-        schedule.finished(0, 61.0);
+        assert_eq!(schedule.remaining(100.0), Some(61.0));
         schedule.finished(1, 9.0);
+        schedule.begin(0);
+        assert_eq!(schedule.remaining(20.0), Some(41.0));
+        schedule.finished(0, 61.0);
         assert_eq!(schedule.remaining(0.0), Some(0.0));
     }
 
     #[test]
     fn planned_times_give_an_eta_from_the_start() {
-        let schedule = Schedule::new(vec![Some(30.0), Some(3600.0)], 3, true);
+        let mut schedule = Schedule::new(vec![Some(30.0), Some(3600.0)], 3, true);
+        schedule.begin(0);
         assert_eq!(schedule.remaining(10.0), Some(20.0 + 3600.0 + 2.0 * 3630.0));
         assert_eq!(schedule.eta_text(0.0).unwrap(), "ETA ≤3h01m");
         assert_eq!(short_duration(125), "2m05s");
@@ -394,7 +434,8 @@ mod tests {
         assert_eq!(schedule.fraction(10.0, 10.0), 0.0, "by steps: none done");
         schedule.finished(0, 90.0);
         assert_eq!(schedule.fraction(90.0, 0.0), 0.5);
-        let timed = Schedule::new(vec![Some(90.0), Some(10.0)], 1, false);
+        let mut timed = Schedule::new(vec![Some(90.0), Some(10.0)], 1, false);
+        timed.begin(0);
         assert_eq!(timed.fraction(45.0, 45.0), 0.45);
         // Before the plan: no ETA, an empty bar.
         assert_eq!(Schedule::default().eta_text(0.0), None);

@@ -13,6 +13,7 @@ use super::verify::KeyMap;
 use crate::error::usage;
 use crate::io::{AlignedBuf, DIRECT_ALIGN};
 use crate::rng::{Random, WyRand};
+use crate::workload::Progress;
 
 /// Bytes per write while laying out a file.
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -118,6 +119,7 @@ pub fn lay_out(
     size: u64,
     seed: u64,
     keys: Option<&KeyMap>,
+    progress: &Progress,
 ) -> anyhow::Result<()> {
     let fd = rustix::fs::openat(
         dir,
@@ -141,6 +143,7 @@ pub fn lay_out(
         };
         pwrite_full(fd.as_fd(), data, offset).with_context(|| format!("laying out {name}"))?;
         offset += len as u64;
+        progress.advance_phase(offset, size);
     }
     rustix::fs::fsync(&fd).with_context(|| format!("fsync of {name} failed"))
 }
@@ -255,7 +258,7 @@ mod tests {
             Mode::empty(),
         )
         .unwrap();
-        lay_out(dfd.as_fd(), "f", 3 << 20, 9, None).unwrap();
+        lay_out(dfd.as_fd(), "f", 3 << 20, 9, None, &Progress::new(true)).unwrap();
         let fd = rustix::fs::openat(&dfd, "f", OFlags::RDONLY, Mode::empty()).unwrap();
         let mut buf = vec![0u8; 4096];
         pread_full(fd.as_fd(), &mut buf, (2 << 20) + 4096).unwrap();

@@ -170,6 +170,7 @@ impl IoWorkload {
             file.size,
             self.plan.jobs[0].seed,
             keys.as_ref(),
+            ctx.progress,
         )?;
         ctx.progress.done(clock.elapsed().as_secs_f64());
         self.laid_out[index] = Some(LaidOut { keys });
@@ -210,6 +211,7 @@ impl Workload for IoWorkload {
         let keys = self.laid_out[index].as_ref().and_then(|f| f.keys.as_ref());
         let mut notes = Vec::new();
         let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?;
+        ctx.progress.show(&format!("Running {}", job.label()));
         let sink = &mut self.sink;
         // Under MPI the ranks run the job together, each on its own file;
         // the phase is the measured part (after the warm-up).
