@@ -6,10 +6,14 @@
 # x86_64-unknown-linux-gnu), not musl: rustup's x86_64-unknown-linux-musl
 # standard library is not installed here and cannot be downloaded, and Debian
 # packages no musl Rust standard library (libstd-rust-dev is the gnu target of
-# Debian's own rustc). glibc is fine for what fsbench calls: the one lookup
-# that static glibc warns about, getpwnam/getgrnam for bonnie's -u/-g, loads
-# the NSS modules of the machine it runs on (files works everywhere; LDAP/sssd
-# users need the host's glibc to be the same version, or a numeric -u UID).
+# Debian's own rustc). glibc is fine for what fsbench calls. ld warns about
+# one thing (rustc shows it with RUSTFLAGS=-Wlinker-messages): "Using
+# 'getpwnam'/'getgrnam' in statically linked applications requires at runtime
+# the shared libraries from the glibc version used for linking", for bonnie's
+# -u USER/-g GROUP. Local users and groups (/etc/passwd, /etc/group) are read
+# by glibc itself (2.34 and later) and work everywhere; users from LDAP or
+# sssd need the host to have the glibc it was built with, or numeric -u/-g.
+# io_uring needs no library (the io-uring crate makes the system calls).
 # With the musl target installed, FSBENCH_TARGET=x86_64-unknown-linux-musl
 # builds the same thing against musl.
 #

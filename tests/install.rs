@@ -46,7 +46,10 @@ fn zsh_and_fish_completions_know_the_subcommands() {
     assert!(fish.contains("complete -c fsbench"), "{fish}");
     for script in [&zsh, &fish] {
         for subcommand in ["run", "bonnie", "postmark", "compare", "completions"] {
-            assert!(script.contains(subcommand), "{subcommand} missing\n{script}");
+            assert!(
+                script.contains(subcommand),
+                "{subcommand} missing\n{script}"
+            );
         }
     }
 }
@@ -77,10 +80,18 @@ fn the_man_page_is_fsbench_1_with_its_subcommands_and_examples() {
     let lines = page_lines(&out.stdout);
     assert!(lines[0].starts_with(".TH fsbench 1 "), "{}", out.stdout);
     for section in ["NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXAMPLES"] {
-        assert!(lines.contains(&format!(".SH {section}").as_str()), "{section}\n{}", out.stdout);
+        assert!(
+            lines.contains(&format!(".SH {section}").as_str()),
+            "{section}\n{}",
+            out.stdout
+        );
     }
     assert!(out.stdout.contains("fsbench\\-bonnie(1)"), "{}", out.stdout);
-    assert_eq!(out.stdout.matches(".ds Aq").count(), 2, "the apostrophe is defined once");
+    assert_eq!(
+        out.stdout.matches(".ds Aq").count(),
+        2,
+        "the apostrophe is defined once"
+    );
 }
 
 #[test]
@@ -98,11 +109,23 @@ fn man_renders_the_page() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    man.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+    man.stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
     let out = man.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for needle in ["SYNOPSIS", "fsbench-run(1)", "fsbench bonnie -d . -s 1g -n 16"] {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "SYNOPSIS",
+        "fsbench-run(1)",
+        "fsbench bonnie -d . -s 1g -n 16",
+    ] {
         assert!(text.contains(needle), "{needle} missing\n{text}");
     }
 }
@@ -112,10 +135,18 @@ fn man_dir_writes_one_page_per_command() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(&["man", "--dir", dir.path().to_str().unwrap()]);
     out.assert_success();
-    for page in ["fsbench.1", "fsbench-run.1", "fsbench-bonnie.1", "fsbench-completions.1"] {
+    for page in [
+        "fsbench.1",
+        "fsbench-run.1",
+        "fsbench-bonnie.1",
+        "fsbench-completions.1",
+    ] {
         let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
         let name = page.trim_end_matches(".1");
-        assert!(page_lines(&text)[0].starts_with(&format!(".TH {name} 1 ")), "{text}");
+        assert!(
+            page_lines(&text)[0].starts_with(&format!(".TH {name} 1 ")),
+            "{text}"
+        );
     }
 }
 
@@ -123,4 +154,13 @@ fn man_dir_writes_one_page_per_command() {
 fn man_dir_that_is_not_a_directory_is_a_usage_error() {
     let out = run(&["man", "--dir", "/nonexistent/fsbench-man"]);
     out.assert_error(2, &["--dir", "not a directory"]);
+}
+
+#[test]
+fn json_is_refused_where_nothing_is_measured() {
+    for args in [["completions", "bash"].as_slice(), ["man"].as_slice()] {
+        let out = run(&[args, &["--json", "out.json"]].concat());
+        out.assert_error(2, &["--json", args[0]]);
+        assert_eq!(out.stdout, "", "{out}");
+    }
 }

@@ -14,7 +14,11 @@ use crate::error::usage;
 use crate::report::output::{Stream, emit};
 
 /// The shells fsbench writes completions for, by the name the user types.
-const SHELLS: [(&str, Shell); 3] = [("bash", Shell::Bash), ("zsh", Shell::Zsh), ("fish", Shell::Fish)];
+const SHELLS: [(&str, Shell); 3] = [
+    ("bash", Shell::Bash),
+    ("zsh", Shell::Zsh),
+    ("fish", Shell::Fish),
+];
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -34,7 +38,8 @@ pub struct ManArgs {
 }
 
 /// `fsbench completions SHELL`: the completion script on standard output.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
+pub fn completions(args: CompletionsArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    refuse_json("completions", json)?;
     let shell = shell_named(&args.shell)?;
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut super::command(), "fsbench", &mut script);
@@ -42,10 +47,20 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
 }
 
 /// `fsbench man`: fsbench(1) on standard output, or every page into `--dir`.
-pub fn man(args: ManArgs) -> anyhow::Result<()> {
+pub fn man(args: ManArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    refuse_json("man", json)?;
     match args.dir {
         Some(dir) => man_pages_into(&dir),
         None => emit(Stream::Stdout, &man_page()?),
+    }
+}
+
+/// `--json` is global to the command line, but these commands measure
+/// nothing: a result file asked for would silently not be written.
+fn refuse_json(command: &str, json: Option<&Path>) -> anyhow::Result<()> {
+    match json {
+        Some(_) => usage(format!("--json: fsbench {command} has no result to write")),
+        None => Ok(()),
     }
 }
 
@@ -86,7 +101,10 @@ const AQ_DEFINITION: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
 fn examples_section(command: &Command) -> Roff {
     let mut roff = Roff::new();
     roff.control("SH", ["EXAMPLES"]).control("nf", []);
-    let examples = command.get_after_help().map(ToString::to_string).unwrap_or_default();
+    let examples = command
+        .get_after_help()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     for line in examples.lines().skip_while(|line| line.ends_with(':')) {
         roff.text([roman(line)]);
     }
@@ -100,7 +118,10 @@ fn man_pages_into(dir: &Path) -> anyhow::Result<()> {
         return usage(format!("--dir {}: not a directory", dir.display()));
     }
     let written = || -> std::io::Result<()> {
-        std::fs::write(dir.join("fsbench.1"), man_page().map_err(std::io::Error::other)?)?;
+        std::fs::write(
+            dir.join("fsbench.1"),
+            man_page().map_err(std::io::Error::other)?,
+        )?;
         let mut command = super::command().disable_help_subcommand(true);
         command.build();
         for subcommand in command.get_subcommands() {
@@ -109,7 +130,10 @@ fn man_pages_into(dir: &Path) -> anyhow::Result<()> {
         Ok(())
     };
     written().with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
-    emit(Stream::Stdout, &format!("man pages written to {}\n", dir.display()))
+    emit(
+        Stream::Stdout,
+        &format!("man pages written to {}\n", dir.display()),
+    )
 }
 
 /// Takes any shell name, so that a wrong one is fsbench's one-line usage
@@ -121,11 +145,18 @@ struct ShellName;
 impl TypedValueParser for ShellName {
     type Value = String;
 
-    fn parse_ref(&self, _: &Command, _: Option<&Arg>, value: &OsStr) -> Result<String, clap::Error> {
+    fn parse_ref(
+        &self,
+        _: &Command,
+        _: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
         Ok(value.to_string_lossy().into_owned())
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(SHELLS.iter().map(|(name, _)| PossibleValue::new(*name))))
+        Some(Box::new(
+            SHELLS.iter().map(|(name, _)| PossibleValue::new(*name)),
+        ))
     }
 }

@@ -153,8 +153,8 @@ fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
         Tool::Clean(args) => clean::run(args, json),
         Tool::Report(args) => report::run(args, json),
         Tool::Compare(args) => compare::run(args, json),
-        Tool::Completions(args) => install::completions(args),
-        Tool::Man(args) => install::man(args),
+        Tool::Completions(args) => install::completions(args, json),
+        Tool::Man(args) => install::man(args, json),
     }
 }
 
