@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 # strace: counts the sync log's fdatasync/fsync calls (group commit).
 # libopenmpi-dev, openmpi-bin, libclang-dev: the build with the mpi feature
 # (mpicc and bindgen) and mpirun for the scale-out tests.
+# man-db: man renders fsbench's man page and finds the installed one.
 packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar
-  strace libopenmpi-dev openmpi-bin libclang-dev)
+  strace libopenmpi-dev openmpi-bin libclang-dev man-db)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do
@@ -30,8 +31,13 @@ else
   echo "not root: not installing ${packages[*]}; tests that mount file systems will skip" >&2
 fi
 
-# The default build (no MPI) must keep compiling on its own; the tests run
-# once, on the build with MPI, which also runs alone without mpirun.
-cargo check --release --locked
+# The default build (no MPI) must keep compiling on its own: the static
+# binary users copy is that build (scripts/build-static.sh, a second release
+# build: about 2.5 min on 2 cores). The tests run once, on the build with
+# MPI, which also runs alone without mpirun.
+./scripts/build-static.sh
 cargo build --release --locked --features mpi
 cargo test --release --locked --features mpi
+
+# What users install: the static binary and the .deb, each running a suite.
+./scripts/test-install.sh

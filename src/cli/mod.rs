@@ -4,6 +4,7 @@ mod clean;
 mod compare;
 mod env;
 mod flags;
+mod install;
 mod kinds;
 mod output;
 mod report;
@@ -74,6 +75,13 @@ enum Tool {
     /// confidence intervals and significance.
     #[command(display_order = 104)]
     Compare(compare::CompareArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    #[command(display_order = 105)]
+    Completions(install::CompletionsArgs),
+    /// Print the man page fsbench(1), or write one page per command into
+    /// a directory.
+    #[command(display_order = 106)]
+    Man(install::ManArgs),
 }
 
 /// The whole command line: the tools, and one subcommand per workload
@@ -145,6 +153,8 @@ fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
         Tool::Clean(args) => clean::run(args, json),
         Tool::Report(args) => report::run(args, json),
         Tool::Compare(args) => compare::run(args, json),
+        Tool::Completions(args) => install::completions(args, json),
+        Tool::Man(args) => install::man(args, json),
     }
 }
 
