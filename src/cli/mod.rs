@@ -7,6 +7,7 @@ mod flags;
 mod kinds;
 mod output;
 mod report;
+mod results;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -74,6 +75,9 @@ enum Tool {
     /// confidence intervals and significance.
     #[command(display_order = 104)]
     Compare(compare::CompareArgs),
+    /// List the saved runs, newest first: when, suite, targets, verdict.
+    #[command(display_order = 105)]
+    Results(results::ResultsArgs),
 }
 
 /// The whole command line: the tools, and one subcommand per workload
@@ -145,6 +149,7 @@ fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
         Tool::Clean(args) => clean::run(args, json),
         Tool::Report(args) => report::run(args, json),
         Tool::Compare(args) => compare::run(args, json),
+        Tool::Results(args) => results::run(args, json),
     }
 }
 
