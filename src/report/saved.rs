@@ -42,12 +42,18 @@ pub struct Listing {
 
 impl Listing {
     /// Reads every `*.json` file of `dir`; a missing directory is an empty
-    /// listing (nothing was saved yet), one that cannot be read an error.
+    /// listing (nothing was saved yet), one that cannot be read (not a
+    /// directory, not readable) a usage error.
     pub fn of(dir: &Path) -> anyhow::Result<Listing> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Listing::default()),
-            Err(e) => anyhow::bail!("cannot read the results directory {}: {e}", dir.display()),
+            Err(e) => {
+                let shown = dir.display();
+                return crate::error::usage(format!(
+                    "cannot read the results directory {shown}: {e}"
+                ));
+            }
         };
         let mut listing = Listing::default();
         for entry in entries.flatten() {
@@ -156,13 +162,20 @@ impl Saved {
         let file = self.path.file_name().unwrap_or_default();
         [
             started,
-            self.suite.clone().unwrap_or_default(),
+            self.suite.as_deref().map_or_else(String::new, suite_name),
             self.targets.join(", "),
             repetitions,
             self.verdict.clone(),
             file.to_string_lossy().into_owned(),
         ]
     }
+}
+
+/// A suite as the table names it: a built-in's name, a file's name (its
+/// path, in the JSON, would take the verdict's room).
+fn suite_name(suite: &str) -> String {
+    let name = Path::new(suite).file_name().unwrap_or(suite.as_ref());
+    name.to_string_lossy().into_owned()
 }
 
 /// The repetitions that ran: the stopping record's, or one more than the
@@ -224,10 +237,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut run: RunResult = serde_json::from_str(TWO_TARGETS).unwrap();
         run.suite = Some("quick".into());
-        let old = write(dir.path(), "old.json", &serde_json::to_string(&run).unwrap());
+        let old = write(
+            dir.path(),
+            "old.json",
+            &serde_json::to_string(&run).unwrap(),
+        );
         run.started += chrono::Duration::days(1);
         run.finished = None;
-        let partial = write(dir.path(), "new.json", &serde_json::to_string(&run).unwrap());
+        let partial = write(
+            dir.path(),
+            "new.json",
+            &serde_json::to_string(&run).unwrap(),
+        );
         write(dir.path(), "bad.json", "{ not json");
         write(dir.path(), "report.txt", "PostMark's report\n");
         let listing = Listing::of(dir.path()).unwrap();
@@ -258,6 +279,10 @@ mod tests {
         let missing = dir.path().join("none");
         let listing = Listing::of(&missing).unwrap();
         assert!(listing.runs.is_empty() && listing.last().is_none());
-        assert!(listing.table(&missing, 100).starts_with("no saved results in "));
+        assert!(
+            listing
+                .table(&missing, 100)
+                .starts_with("no saved results in ")
+        );
     }
 }
