@@ -62,8 +62,8 @@ pub fn results_dir(env: &ResultsEnv, measured: &[PathBuf]) -> anyhow::Result<Pat
         None => Ok(PathBuf::from(RESULTS_DIR)),
         Some(target) => crate::error::usage(format!(
             "neither XDG_DATA_HOME nor HOME is set, and the current directory is inside \
-             the target {}: give --save-dir DIR so the results are not written \
-             on the file system being measured",
+             the target {}: give --save-dir DIR (or set XDG_DATA_HOME) so the \
+             results are not written on the file system being measured",
             target.display()
         )),
     }

@@ -151,3 +151,16 @@ fn no_saved_results_is_said_not_failed() {
     );
     out.assert_error(2, &["cannot read the results directory"]);
 }
+
+#[test]
+fn a_run_refused_before_measuring_leaves_no_results_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("missing");
+    let out = fsbench_in(
+        home.path(),
+        &[("HOME", home.path())],
+        &["run", "-t", missing.to_str().unwrap()],
+    );
+    out.assert_error(2, &["does not exist"]);
+    assert_eq!(entries(home.path()), 0, "{out}");
+}

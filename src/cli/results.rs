@@ -9,7 +9,15 @@ use crate::report::saved::Listing;
 use crate::report::terminal::Terminal;
 use crate::result::{ResultsEnv, results_dir};
 
+const RESULTS_EXAMPLES: &str = "\
+Examples:
+  fsbench results                          the saved runs, newest first (times are local)
+  fsbench results --dir runs/              the runs saved with --save-dir runs/
+  fsbench results --json -                 the listing as JSON, one object per file
+  fsbench report \"$(fsbench results --last)\" --format markdown";
+
 #[derive(Debug, Args)]
+#[command(after_help = RESULTS_EXAMPLES)]
 pub struct ResultsArgs {
     /// The results directory [default: `fsbench run`'s,
     /// $XDG_DATA_HOME/fsbench/results].

@@ -158,9 +158,15 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let ran = match outcome {
         Ok(ran) => ran,
         Err(e) => {
-            if let Some(dir) = save_path.as_deref().and_then(Path::parent) {
-                // Where the partial record goes; a failure here is said by
-                // the write that follows.
+            let measured = record.targets.iter().any(|t| !t.workloads.is_empty());
+            if let Some(dir) = save_path
+                .as_deref()
+                .and_then(Path::parent)
+                .filter(|_| measured)
+            {
+                // Where the partial record goes (a run refused before it
+                // measured anything leaves no empty directory); a failure
+                // here is said by the write that follows.
                 let _ = std::fs::create_dir_all(dir);
             }
             let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
