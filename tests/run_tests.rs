@@ -158,8 +158,29 @@ fn a_suite_runs_on_two_targets_interleaved_and_cleans_up() {
     }
 }
 
+/// `fsbench run` with neither HOME nor XDG_DATA_HOME set, started in `cwd`.
+fn run_without_data_home(cwd: &Path, suite: &Path, target: &str) -> common::Output {
+    Running::spawn_command(
+        std::process::Command::new(common::FSBENCH)
+            .current_dir(cwd)
+            .env_remove("HOME")
+            .env_remove("XDG_DATA_HOME")
+            .args([
+                "run",
+                "--suite",
+                suite.to_str().unwrap(),
+                "--target",
+                target,
+            ]),
+        "fsbench run (without a data home)".into(),
+    )
+    .wait()
+}
+
+/// Without a data home the result goes to ./fsbench-results, unless the
+/// current directory is the target (see tests/results.rs for the default).
 #[test]
-fn the_result_is_saved_under_fsbench_results_by_default() {
+fn without_a_data_home_the_result_is_saved_under_fsbench_results() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
@@ -169,14 +190,7 @@ fn the_result_is_saved_under_fsbench_results_by_default() {
         cwd.path(),
         "[[workload]]\nkind = \"bonnie\"\nargs = \"-s 0 -n 1 -r 0\"\n",
     );
-    let out = Running::spawn_command(
-        std::process::Command::new(common::FSBENCH)
-            .current_dir(cwd.path())
-            .args(["run", "--suite", suite.to_str().unwrap(), "--target"])
-            .arg(mnt.arg()),
-        "fsbench run (in a temporary directory)".into(),
-    )
-    .wait();
+    let out = run_without_data_home(cwd.path(), &suite, &mnt.arg());
     out.assert_success();
     let saved: Vec<_> = std::fs::read_dir(cwd.path().join("fsbench-results"))
         .unwrap()
@@ -192,7 +206,11 @@ fn the_result_is_saved_under_fsbench_results_by_default() {
         )),
         "the saved path is printed\n{out}"
     );
+    // Measuring the current directory: nothing may be saved on it.
+    let out = run_without_data_home(mnt.path(), &suite, ".");
+    out.assert_error(2, &["--save-dir", "XDG_DATA_HOME"]);
     assert_no_scratch_left(mnt.path());
+    assert!(!mnt.join("fsbench-results").exists(), "{out}");
     sentinel.assert_intact();
 }
 

@@ -8,6 +8,7 @@ mod install;
 mod kinds;
 mod output;
 mod report;
+mod results;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -75,12 +76,15 @@ enum Tool {
     /// confidence intervals and significance.
     #[command(display_order = 104)]
     Compare(compare::CompareArgs),
-    /// Print a shell completion script (bash, zsh or fish).
+    /// List the saved runs, newest first: when, suite, targets, verdict.
     #[command(display_order = 105)]
+    Results(results::ResultsArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    #[command(display_order = 106)]
     Completions(install::CompletionsArgs),
     /// Print the man page fsbench(1), or write one page per command into
     /// a directory.
-    #[command(display_order = 106)]
+    #[command(display_order = 107)]
     Man(install::ManArgs),
 }
 
@@ -153,6 +157,7 @@ fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
         Tool::Clean(args) => clean::run(args, json),
         Tool::Report(args) => report::run(args, json),
         Tool::Compare(args) => compare::run(args, json),
+        Tool::Results(args) => results::run(args, json),
         Tool::Completions(args) => install::completions(args, json),
         Tool::Man(args) => install::man(args, json),
     }

@@ -17,7 +17,7 @@ use crate::report::output::{Stream, emit};
 use crate::report::precision::Precision;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
-use crate::result::{RESULTS_DIR, RunResult};
+use crate::result::{ResultsEnv, RunResult, comparable, results_dir};
 use crate::storage::Target;
 use crate::storage::env::HostEnv;
 use crate::suite::plan::SuiteOptions;
@@ -35,8 +35,9 @@ Examples:
 
 Built-in suites: quick (about a minute), seeds (the seed articles' battery,
 sized by --scale), metadata, throughput, synclog (seed 000's sync-log
-placements). The result is saved as JSON in
-./fsbench-results/ (re-render it with `fsbench report`).";
+placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
+(~/.local/share/fsbench/results/ by default; `fsbench results` lists them,
+`fsbench report` re-renders one).";
 
 /// The most a scale may grow the suites' sizes: more is surely a typo.
 const MAX_SCALE: f64 = 1000.0;
@@ -80,9 +81,10 @@ pub struct RunArgs {
     #[command(flatten)]
     keep: KeepFlag,
     /// Directory the result is saved in (and report files a suite's
-    /// PostMark commands name).
-    #[arg(long, value_name = "DIR", default_value = RESULTS_DIR)]
-    save_dir: PathBuf,
+    /// PostMark commands name) [default: $XDG_DATA_HOME/fsbench/results,
+    /// XDG_DATA_HOME defaulting to ~/.local/share].
+    #[arg(long, value_name = "DIR")]
+    save_dir: Option<PathBuf>,
     /// Do not save the result (only --json, if given).
     #[arg(long, conflicts_with = "save_dir")]
     no_save: bool,
@@ -127,13 +129,15 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     )?;
     let options = options(&args, &suite, precision)?;
     check_json_path(json)?;
-    let save_path = (!args.no_save).then(|| save_path(&args.save_dir));
+    let results_dir = save_dir(args.save_dir.as_deref(), &targets)?;
+    let save_path = (!args.no_save).then(|| save_path(&results_dir));
 
     let mut record = new_run_result(&new_run_id());
+    record.suite = Some(suite.name.clone());
     let verbose = args.verbose;
     let policy = Policy {
         allow_shell: args.allow_shell,
-        results_dir: args.save_dir.clone(),
+        results_dir,
     };
     let host = record.host.clone();
     let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
@@ -154,9 +158,15 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let ran = match outcome {
         Ok(ran) => ran,
         Err(e) => {
-            if let Some(dir) = save_path.as_deref().and_then(Path::parent) {
-                // Where the partial record goes; a failure here is said by
-                // the write that follows.
+            let measured = record.targets.iter().any(|t| !t.workloads.is_empty());
+            if let Some(dir) = save_path
+                .as_deref()
+                .and_then(Path::parent)
+                .filter(|_| measured)
+            {
+                // Where the partial record goes (a run refused before it
+                // measured anything leaves no empty directory); a failure
+                // here is said by the write that follows.
                 let _ = std::fs::create_dir_all(dir);
             }
             let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
@@ -286,6 +296,20 @@ fn build_listed(
         host,
     };
     build_entry(&listed.kind, &input)
+}
+
+/// The results directory: `--save-dir`, or the default away from the
+/// targets (`result::results_dir`).
+fn save_dir(given: Option<&Path>, targets: &[Target]) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let env = ResultsEnv::of_process();
+    let measured: Vec<PathBuf> = targets
+        .iter()
+        .map(|t| comparable(&t.path, &env.cwd))
+        .collect();
+    results_dir(&env, &measured)
 }
 
 /// `DIR/<UTC timestamp>.json`, not yet existing.

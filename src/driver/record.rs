@@ -28,6 +28,7 @@ pub fn new_run_result(run_id: &str) -> RunResult {
         fsbench_version: env!("CARGO_PKG_VERSION").into(),
         run_id: run_id.into(),
         command: std::env::args().collect(),
+        suite: None,
         started: chrono::Utc::now(),
         finished: None,
         host: probe_host(),

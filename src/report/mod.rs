@@ -14,6 +14,7 @@ pub mod names;
 pub mod output;
 pub mod placement;
 pub mod precision;
+pub mod saved;
 pub mod scale_out;
 pub mod summary;
 pub mod terminal;

@@ -1,0 +1,288 @@
+//! `fsbench results`: the runs saved in a results directory, newest first,
+//! each in one row (when it started, suite, targets, repetitions, the
+//! verdict's line), so a user finds "the run from last Tuesday" without
+//! opening files. A file that is not a whole fsbench result is still a row,
+//! saying why, so one bad file never hides the others.
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Local, Utc};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{ColumnConstraint, ContentArrangement, Table};
+use serde::Serialize;
+
+use super::Summary;
+use super::verdict::Verdict;
+use crate::result::RunResult;
+
+/// One file of the results directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Saved {
+    pub path: PathBuf,
+    /// When the run started; for an unreadable file, when it was last
+    /// written (so it still sorts among the runs).
+    pub started: Option<DateTime<Utc>>,
+    pub suite: Option<String>,
+    pub targets: Vec<String>,
+    pub repetitions: u32,
+    /// The verdict's line: the first compared target's sentence or counts,
+    /// "no comparison" for a lone target, or why the file is not a whole
+    /// result.
+    pub verdict: String,
+    /// A complete fsbench result: readable and finished (not interrupted).
+    pub complete: bool,
+}
+
+/// The results directory's saved runs, newest first, and how many of its
+/// files are not JSON (PostMark's report files, for one) and so not listed.
+#[derive(Debug, Default, Serialize)]
+pub struct Listing {
+    pub runs: Vec<Saved>,
+    pub other_files: usize,
+}
+
+impl Listing {
+    /// Reads every `*.json` file of `dir`; a missing directory is an empty
+    /// listing (nothing was saved yet), one that cannot be read (not a
+    /// directory, not readable) a usage error.
+    pub fn of(dir: &Path) -> anyhow::Result<Listing> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Listing::default()),
+            Err(e) => {
+                let shown = dir.display();
+                return crate::error::usage(format!(
+                    "cannot read the results directory {shown}: {e}"
+                ));
+            }
+        };
+        let mut listing = Listing::default();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match path.extension().is_some_and(|e| e == "json") && path.is_file() {
+                true => listing.runs.push(Saved::read(&path)),
+                false => listing.other_files += 1,
+            }
+        }
+        // Newest first; files without a time last, then by name.
+        listing
+            .runs
+            .sort_by(|a, b| b.started.cmp(&a.started).then(a.path.cmp(&b.path)));
+        Ok(listing)
+    }
+
+    /// The newest complete result, for `fsbench report $(fsbench results --last)`.
+    pub fn last(&self) -> Option<&Saved> {
+        self.runs.iter().find(|saved| saved.complete)
+    }
+
+    /// The table, at most `width` columns wide but for a word that is
+    /// wider, under a line naming the directory and the time zone.
+    pub fn table(&self, dir: &Path, width: usize) -> String {
+        if self.runs.is_empty() {
+            return format!("no saved results in {}{}\n", dir.display(), self.note());
+        }
+        let zone = Local::now().format("%:z");
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(u16::try_from(width).unwrap_or(u16::MAX))
+            .set_header(["started", "suite", "targets", "reps", "verdict", "file"]);
+        for saved in &self.runs {
+            table.add_row(saved.row());
+        }
+        // The time and the file name are looked up whole: never broken.
+        for column in [0, 5] {
+            if let Some(column) = table.column_mut(column) {
+                column.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+        format!(
+            "Saved runs in {}, newest first (local time, UTC{zone}):\n{table}\n{}",
+            dir.display(),
+            self.note().trim_start()
+        )
+    }
+
+    /// A line on the files not listed, when there are any.
+    fn note(&self) -> String {
+        match self.other_files {
+            0 => String::new(),
+            1 => "\n(1 other file, not JSON, not listed)\n".into(),
+            n => format!("\n({n} other files, not JSON, not listed)\n"),
+        }
+    }
+}
+
+impl Saved {
+    /// The file's row; a file that is not an fsbench result says why.
+    fn read(path: &Path) -> Saved {
+        match super::load(path) {
+            Ok(run) => Saved::of_run(path, &run),
+            Err(e) => {
+                let line = crate::error::error_line(&e);
+                // `load` names the file, which the row already shows.
+                let prefix = format!("{}: ", path.display());
+                let reason = line.strip_prefix(&prefix).unwrap_or(&line);
+                Saved {
+                    path: path.to_path_buf(),
+                    started: modified(path),
+                    suite: None,
+                    targets: Vec::new(),
+                    repetitions: 0,
+                    verdict: format!("unreadable: {reason}"),
+                    complete: false,
+                }
+            }
+        }
+    }
+
+    fn of_run(path: &Path, run: &RunResult) -> Saved {
+        Saved {
+            path: path.to_path_buf(),
+            started: Some(run.started),
+            suite: run.suite.clone(),
+            targets: run.targets.iter().map(|t| t.name.clone()).collect(),
+            repetitions: repetitions(run),
+            verdict: verdict_line(run),
+            complete: run.finished.is_some(),
+        }
+    }
+
+    fn row(&self) -> [String; 6] {
+        let started = self.started.map_or_else(String::new, |time| {
+            time.with_timezone(&Local)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
+        });
+        let repetitions = match self.repetitions {
+            0 => String::new(),
+            n => n.to_string(),
+        };
+        let file = self.path.file_name().unwrap_or_default();
+        [
+            started,
+            self.suite.as_deref().map_or_else(String::new, suite_name),
+            self.targets.join(", "),
+            repetitions,
+            self.verdict.clone(),
+            file.to_string_lossy().into_owned(),
+        ]
+    }
+}
+
+/// A suite as the table names it: a built-in's name, a file's name (its
+/// path, in the JSON, would take the verdict's room).
+fn suite_name(suite: &str) -> String {
+    let name = Path::new(suite).file_name().unwrap_or(suite.as_ref());
+    name.to_string_lossy().into_owned()
+}
+
+/// The repetitions that ran: the stopping record's, or one more than the
+/// highest repetition index measured.
+fn repetitions(run: &RunResult) -> u32 {
+    if let Some(stopping) = &run.stopping {
+        return stopping.repetitions;
+    }
+    let workloads = run.targets.iter().flat_map(|t| &t.workloads);
+    workloads.map(|w| w.repetition + 1).max().unwrap_or(0)
+}
+
+/// What the verdict says in one line: the first compared target's sentence,
+/// else its counts; a lone target has nothing to be compared with.
+fn verdict_line(run: &RunResult) -> String {
+    if run.finished.is_none() {
+        return "partial: interrupted or failed before the end".into();
+    }
+    let verdict = Verdict::of(run, &Summary::of(run));
+    if verdict.lone {
+        return "no comparison (one target)".into();
+    }
+    let Some(first) = verdict.targets.first() else {
+        return "no comparison".into();
+    };
+    let line = first.sentence.clone().unwrap_or_else(|| {
+        format!(
+            "{} vs {}: {}",
+            first.target,
+            verdict.baseline,
+            first.counts_text()
+        )
+    });
+    match verdict.targets.len() {
+        1 => line,
+        n => format!("{line} (+{} more targets)", n - 1),
+    }
+}
+
+fn modified(path: &Path) -> Option<DateTime<Utc>> {
+    let time = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(time.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_TARGETS: &str = include_str!("../../tests/fixtures/run-two-targets.json");
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn runs_are_listed_newest_first_and_bad_files_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run: RunResult = serde_json::from_str(TWO_TARGETS).unwrap();
+        run.suite = Some("quick".into());
+        let old = write(
+            dir.path(),
+            "old.json",
+            &serde_json::to_string(&run).unwrap(),
+        );
+        run.started += chrono::Duration::days(1);
+        run.finished = None;
+        let partial = write(
+            dir.path(),
+            "new.json",
+            &serde_json::to_string(&run).unwrap(),
+        );
+        write(dir.path(), "bad.json", "{ not json");
+        write(dir.path(), "report.txt", "PostMark's report\n");
+        let listing = Listing::of(dir.path()).unwrap();
+        assert_eq!(listing.other_files, 1);
+        let [bad, newer, older] = &listing.runs[..] else {
+            panic!("three rows: {listing:?}");
+        };
+        // The bad file was written just now, after both runs started.
+        assert!(bad.verdict.starts_with("unreadable: not JSON"), "{bad:?}");
+        assert!(!bad.complete);
+        assert_eq!(newer.path, partial);
+        assert!(newer.verdict.starts_with("partial"), "{newer:?}");
+        assert_eq!(older.path, old);
+        assert!(older.complete);
+        assert_eq!(older.suite.as_deref(), Some("quick"));
+        assert_eq!(older.targets.len(), 2);
+        assert!(older.repetitions >= 1);
+        assert_eq!(listing.last().map(|s| &s.path), Some(&old));
+        let table = listing.table(dir.path(), 100);
+        assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+        assert!(table.contains("old.json") && table.contains("unreadable"));
+        assert!(table.contains("1 other file"), "{table}");
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_empty_listing() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none");
+        let listing = Listing::of(&missing).unwrap();
+        assert!(listing.runs.is_empty() && listing.last().is_none());
+        assert!(
+            listing
+                .table(&missing, 100)
+                .starts_with("no saved results in ")
+        );
+    }
+}
