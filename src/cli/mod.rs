@@ -24,7 +24,7 @@ Examples:
   fsbench postmark postmark.cfg              a PostMark configuration file, run unchanged
   fsbench io /mnt/ssd --suite patterns       seed 003's I/O patterns, page cache and O_DIRECT
   fsbench tree /mnt/ssd --dataset photos     copy, rm -rf, untar, find, read a photo library
-  fsbench meta /mnt/ssd -n 100000 -t 4       create, rename, chmod, xattr, link, ls -l, unlink per second
+  fsbench meta /mnt/ssd -n 100000 -j 4       create, rename, chmod, xattr, link, ls -l, unlink per second
   fsbench durability /mnt/hdd                 what a durable 4 KiB write costs, and is it durable
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
   fsbench clean /mnt/ssd                     remove scratch data left by a killed run
