@@ -67,8 +67,10 @@ impl RunResult {
                     words.next();
                 }
                 Some(word) if word.starts_with('-') => {}
-                Some(word) => break word,
-                None => break "run",
+                // A subcommand is a lowercase word; anything else is a
+                // record put together from several command lines.
+                Some(word) if word.chars().all(|c| c.is_ascii_lowercase()) => break word,
+                _ => break "run",
             }
         };
         format!("fsbench {subcommand}")
@@ -420,6 +422,8 @@ mod tests {
             "fsbench io"
         );
         assert_eq!(made_by(&mut record, ""), "fsbench run");
+        record.command = vec!["/x/fsbench".into(), "/x/fsbench io /t".into()];
+        assert_eq!(record.made_by(), "fsbench run");
     }
 
     #[test]

@@ -162,16 +162,6 @@ fn bonnie_and_postmark_say_they_keep_their_tools_letters() {
 }
 
 #[test]
-fn env_without_targets_describes_the_current_directory() {
-    let out = run(&["env"]);
-    out.assert_success();
-    assert!(
-        out.stdout.lines().any(|l| l.starts_with("target ")),
-        "{out}"
-    );
-}
-
-#[test]
 fn a_bare_name_as_target_hints_at_name_equals_path() {
     for args in [
         &["env", "-t", "ext4"][..],

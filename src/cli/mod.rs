@@ -96,10 +96,7 @@ pub fn command() -> clap::Command {
 pub fn main() -> i32 {
     let matches = match command().try_get_matches() {
         Ok(matches) => matches,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(e) => return clap_error(&e),
     };
     if let Err(e) = crate::interrupt::install() {
         eprintln!("fsbench: error: cannot install signal handlers: {e}");
@@ -118,6 +115,24 @@ pub fn main() -> i32 {
     };
     crate::scale::finish();
     code
+}
+
+/// Prints clap's error (or the help it was asked for). A value our own
+/// parsers refused (a size, a time) is one line like every other bad
+/// input: the parser's message already says what is expected.
+fn clap_error(e: &clap::Error) -> i32 {
+    match e.kind() {
+        clap::error::ErrorKind::ValueValidation => {
+            eprintln!(
+                "fsbench: error: {}",
+                output::first_line(&e.render().to_string())
+            );
+        }
+        _ => {
+            let _ = e.print();
+        }
+    }
+    e.exit_code()
 }
 
 /// Runs the command; under MPI only the commands that run workloads on
