@@ -1,5 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of
-//! outcomes to exit codes (0 ok, 1 run failed, 2 bad usage, 128+N signal).
+//! outcomes to exit codes: 0 ok; 2 when the command line or a target cannot
+//! be used as given (found before anything runs); 1 when the run failed
+//! after it started; 128+N for signal N (the README's rule).
 mod clean;
 mod compare;
 mod env;
