@@ -99,7 +99,8 @@ impl OneTarget {
 /// `-t` ones, in the order given.
 #[derive(Debug, Args)]
 pub struct Targets {
-    /// Directories; `name=path` names one in reports.
+    /// Directories, here or with -t (these come first); `name=path` names
+    /// one in reports.
     #[arg(value_name = "[NAME=]PATH")]
     targets: Vec<String>,
     /// A directory, as a flag; repeat for several.
