@@ -2,7 +2,8 @@
 //! `anyhow::Error` and means "the run failed" (exit 1).
 use thiserror::Error;
 
-/// Bad command-line input or configuration: exit code 2.
+/// Bad command-line input or configuration, or a target that cannot be
+/// used as given (missing, read-only, too small): exit code 2.
 #[derive(Debug, Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);

@@ -25,4 +25,5 @@ pub mod scale;
 pub mod size;
 pub mod storage;
 pub mod suite;
+pub mod units;
 pub mod workload;

@@ -119,6 +119,29 @@ pub struct Stopping {
     pub reason: String,
 }
 
+impl RunResult {
+    /// What made the record, for report titles: `fsbench bonnie`, `fsbench
+    /// run`. It is the first word of the command line after the program
+    /// and its global flags (`--json FILE`); records without one were
+    /// made by `fsbench run`.
+    pub fn made_by(&self) -> String {
+        let mut words = self.command.iter().skip(1);
+        let subcommand = loop {
+            match words.next().map(String::as_str) {
+                Some("--json") => {
+                    words.next();
+                }
+                Some(word) if word.starts_with('-') => {}
+                // A subcommand is a lowercase word; anything else is a
+                // record put together from several command lines.
+                Some(word) if word.chars().all(|c| c.is_ascii_lowercase()) => break word,
+                _ => break "run",
+            }
+        };
+        format!("fsbench {subcommand}")
+    }
+}
+
 impl std::fmt::Display for Stopping {
     /// "4 repetitions: every headline metric ...", the line `fsbench run`
     /// ends with.
@@ -447,6 +470,26 @@ mod tests {
 
     /// A result written before runs could stop on precision.
     const OLD: &str = include_str!("../tests/fixtures/run-two-targets.json");
+
+    #[test]
+    fn a_record_is_titled_by_the_command_that_made_it() {
+        let mut record: RunResult = serde_json::from_str(OLD).unwrap();
+        let made_by = |record: &mut RunResult, line: &str| {
+            record.command = line.split_whitespace().map(String::from).collect();
+            record.made_by()
+        };
+        assert_eq!(
+            made_by(&mut record, "fsbench bonnie -d ."),
+            "fsbench bonnie"
+        );
+        assert_eq!(
+            made_by(&mut record, "/x/fsbench --json b.json io /t"),
+            "fsbench io"
+        );
+        assert_eq!(made_by(&mut record, ""), "fsbench run");
+        record.command = vec!["/x/fsbench".into(), "/x/fsbench io /t".into()];
+        assert_eq!(record.made_by(), "fsbench run");
+    }
 
     #[test]
     fn results_without_a_stopping_record_still_load_and_stay_without_one() {

@@ -220,7 +220,7 @@ fn thread_counts_over_the_cap_are_refused() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
         return;
     };
-    let io = io_args(&mnt, &["-s", "1m", "-t", "4096"]);
+    let io = io_args(&mnt, &["-s", "1m", "-j", "4096"]);
     refused_on(&mnt, &sentinel, &io, 2, &["4096 threads", "1024"]);
     vdbench_refused(
         "1m",
@@ -276,7 +276,7 @@ fn fails_to_start_threads(args_for: impl FnOnce(&TmpfsMount) -> Vec<String>) {
 
 #[test]
 fn io_threads_that_cannot_start_fail_cleanly() {
-    fails_to_start_threads(|mnt| io_args(mnt, &["-s", "1m", "-t", "64"]));
+    fails_to_start_threads(|mnt| io_args(mnt, &["-s", "1m", "-j", "64"]));
 }
 
 #[test]

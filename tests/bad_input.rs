@@ -86,18 +86,18 @@ bad_bonnie_flags! {
         ["-s", "1", "-n", "0", "-u", "nosuchuser"] => 2 ["nosuchuser"],
         ["-s", "1", "-n", "0", "-g", "nosuchgroup"] => 2 ["nosuchgroup"];
     not_enough_space on "size=16m":
-        ["-s", "64", "-n", "0", "-r", "0"] => 1 ["not enough space"];
+        ["-s", "64", "-n", "0", "-r", "0"] => 2 ["not enough space"];
     absurd_file_count_is_refused_for_memory:
         ["-n", "99999999"] => 2 ["-n 99999999", "memory"];
     // 1024 files + directory + data file + marker, but fewer inodes free.
     too_few_free_inodes on "size=64m,nr_inodes=1000":
-        ["-s", "0", "-n", "1", "-r", "0"] => 1 ["not enough free inodes"];
+        ["-s", "0", "-n", "1", "-r", "0"] => 2 ["not enough free inodes"];
     /// Bug: `total_files() * per_file` in `planned_bytes`
     /// (src/workload/bonnie/mod.rs:254) wraps to 0 for 1024 files of 16 PiB,
     /// so the space check passes and the run fills the file system until
     /// ENOSPC instead of being refused up front (debug build: panic).
     file_sizes_overflowing_the_space_plan_are_refused on "size=16m":
-        ["-s", "0", "-n", "1:16384t:16384t", "-r", "0"] => 1 ["not enough space"];
+        ["-s", "0", "-n", "1:16384t:16384t", "-r", "0"] => 2 ["not enough space"];
     /// Bug: a missing `-Z` file exits 1 ("run failed") while an empty one
     /// exits 2; both are bad flag values (exit 2). It is also read only after
     /// the scratch directory exists, once per `-x` repetition.

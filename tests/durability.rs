@@ -107,7 +107,7 @@ fn a_probe_that_cannot_fit_is_refused_before_it_writes() {
     // The append probes need 4 KiB per write; the check before the run
     // refuses what cannot fit.
     let out = run(&["durability", &mnt.arg(), "--writes", "100000"]);
-    out.assert_error(1, &["space"]);
+    out.assert_error(2, &["space"]);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }
@@ -118,10 +118,12 @@ fn bad_input_is_one_line_and_exit_2() {
     let path = dir.path().to_str().unwrap();
     let file = dir.path().join("f");
     std::fs::write(&file, b"x").unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["durability"], "TARGET"),
         (&["durability", path, "--writes", "0"], "--writes 0"),
-        (&["durability", path, "--seconds=-1"], "--seconds -1"),
+        (&["durability", path, "--duration=-1"], "'-1' is not a time"),
+        (&["durability", path, "--seconds", "0s"], "--duration 0s"),
+        (&["durability", path, "-d", "2h"], "--duration 7200s"),
         (&["durability", "/nonexistent/x"], "does not exist"),
         (&["durability", file.to_str().unwrap()], "not a directory"),
     ];

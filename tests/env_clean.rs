@@ -117,11 +117,15 @@ fn env_json_file_with_named_targets_and_text_on_stdout() {
 }
 
 #[test]
-fn env_without_targets_describes_the_host() {
+fn env_without_targets_describes_the_host_and_the_current_directory() {
+    // As `fsbench run` without targets: the current directory.
     let out = run(&["env"]);
     out.assert_success().assert_no_panic();
     assert!(out.stdout.contains(&hostname()), "{out}");
-    assert!(!out.stdout.contains("mount point"), "no target\n{out}");
+    assert!(
+        out.stdout.contains("mount point"),
+        "the current directory\n{out}"
+    );
 }
 
 /// A scratch directory as a killed run leaves it: marker with `pid`.

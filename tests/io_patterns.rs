@@ -178,7 +178,7 @@ fn an_amount_is_transferred_exactly_and_eof_makes_one_pass() {
     let job = &workloads(&result)[0];
     assert_eq!(metric(job, "mib_per_s")["samples"], 5 << 20);
     assert_eq!(observed(job, "wraps"), 0.0);
-    let (_, result) = io_json(&mnt, "-s 4m -b 64k --read 0 --seek eof --warmup 0 -t 3");
+    let (_, result) = io_json(&mnt, "-s 4m -b 64k --read 0 --seek eof --warmup 0 -j 3");
     let job = &workloads(&result)[0];
     assert_eq!(observed(job, "writes"), 64.0);
     assert_eq!(metric(job, "mib_per_s")["samples"], 4 << 20);
@@ -191,7 +191,7 @@ fn a_rate_limit_is_kept() {
     };
     let (_, result) = io_json(
         &mnt,
-        "-s 4m --rate 400 --arrival fixed -t 2 --duration 1s --warmup 0 --interval 0.25s",
+        "-s 4m --rate 400 --arrival fixed -j 2 --duration 1s --warmup 0 --interval 0.25s",
     );
     let job = &workloads(&result)[0];
     let rate = metric(job, "io_rate")["value"].as_f64().unwrap();
@@ -265,7 +265,7 @@ fn a_transfer_size_mix_and_sync_options_run() {
     };
     let (out, result) = io_json(
         &mnt,
-        "-s 8m -b 4k:50,16k:50 --read 50 --sync dsync --fdatasync-every 4 --duration 0.3s --interval 0.1s -t 2",
+        "-s 8m -b 4k:50,16k:50 --read 50 --sync dsync --fdatasync-every 4 --duration 0.3s --interval 0.1s -j 2",
     );
     let job = &workloads(&result)[0];
     let bytes_per_io = intervals(job)[1]["values"]["bytes_per_io"]
@@ -285,7 +285,7 @@ fn io_uring_keeps_the_mix_and_several_ios_in_flight() {
     };
     let (out, result) = io_json(
         &mnt,
-        "-s 8m --engine io_uring --iodepth 16 --read 50 --seek 50 -t 2 --direct --duration 0.4s --interval 0.1s",
+        "-s 8m --engine io_uring --iodepth 16 --read 50 --seek 50 -j 2 --direct --duration 0.4s --interval 0.1s",
     );
     let job = &workloads(&result)[0];
     let total = observed(job, "reads") + observed(job, "writes");

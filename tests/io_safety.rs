@@ -80,7 +80,7 @@ fn sigint_mid_run_exits_130_after_cleanup() {
 
 #[test]
 fn sigint_waits_for_the_io_uring_ios_in_flight_and_cleans_up() {
-    interrupted_mid_run("--engine io_uring --iodepth 32 -t 2");
+    interrupted_mid_run("--engine io_uring --iodepth 32 -j 2");
 }
 
 #[test]

@@ -47,7 +47,7 @@ fn a_refused_io_uring_falls_back_to_the_sync_engine_with_a_warning() {
         "io_uring",
         "--iodepth",
         "4",
-        "-t",
+        "-j",
         "2",
         "--duration",
         "0.2s",

@@ -224,7 +224,7 @@ fn an_untouched_run_verifies_cleanly_with_threads() {
     };
     let out = run(&io_args(
         &mnt,
-        "-s 1m -b 4k:50,8k:50 --read 50 --seek 50 --verify -t 4 --duration 0.4s --interval 0.1s",
+        "-s 1m -b 4k:50,8k:50 --read 50 --seek 50 --verify -j 4 --duration 0.4s --interval 0.1s",
     ));
     out.assert_success();
     assert!(out.stdout.contains(" verify"), "{out}");

@@ -40,7 +40,7 @@ fn every_operation_counts_every_file_on_ext4() {
     let sentinel = Sentinel::plant(fs.path());
     let json = tempfile::NamedTempFile::new().unwrap();
     let dir = fs.path().to_str().unwrap();
-    let (out, result) = meta(dir, &["-n", "600", "--dirs", "4", "-t", "2"], json.path());
+    let (out, result) = meta(dir, &["-n", "600", "--dirs", "4", "-j", "2"], json.path());
     let metrics = result["metrics"].as_array().unwrap();
     let names: Vec<&str> = metrics
         .iter()
@@ -133,7 +133,7 @@ fn bad_input_is_one_line_and_exit_2() {
     let cases: [(&[&str], &str); 6] = [
         (&["-n", "0"], "0 files"),
         (&["-n", "10", "--dirs", "11"], "directories"),
-        (&["-n", "10", "-t", "0"], "threads"),
+        (&["-n", "10", "-j", "0"], "threads"),
         (&["--ops", "rename,move"], "'move'"),
         (&["--size", "lots"], "lots"),
         (&["--repeat", "0"], "--repeat 0"),

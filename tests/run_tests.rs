@@ -357,7 +357,7 @@ fn a_full_second_target_is_refused_before_the_first_is_touched() {
         format!("b={}", b.arg()),
     ]);
     let out = run(&args);
-    out.assert_code(1);
+    out.assert_code(2);
     let line = out.assert_one_line_error();
     assert!(line.contains(&b.arg()), "{out}");
     assert!(scratch_dirs(a.path()).is_empty());

@@ -160,7 +160,7 @@ fn a_dataset_too_large_for_the_target_is_refused_up_front() {
         return;
     };
     let out = run(&["tree", &mnt.arg(), "--dataset", "images", "--scale", "0.1"]);
-    out.assert_error(1, &["not enough space"]);
+    out.assert_error(2, &["not enough space"]);
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();
 }

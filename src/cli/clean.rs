@@ -3,6 +3,7 @@ use clap::Args;
 
 use std::path::Path;
 
+use super::flags::Targets;
 use super::output::check_json_path;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::report::output::{Stream, emit};
@@ -12,9 +13,9 @@ use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
 
 #[derive(Debug, Args)]
 pub struct CleanArgs {
-    /// Directories that were benchmarked (the parents of fsbench-* dirs).
-    #[arg(value_name = "TARGET", required = true)]
-    targets: Vec<String>,
+    // Directories that were benchmarked (the parents of fsbench-* dirs).
+    #[command(flatten)]
+    targets: Targets,
     /// Also remove scratch directories of runs that are still alive (or
     /// that fsbench cannot tell are dead: a run on another host of a file
     /// system without locks).
@@ -26,7 +27,14 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
     let mut record = new_run_result(&new_run_id());
     let mut failures = 0;
-    for spec in &args.targets {
+    let specs = args.targets.specs();
+    if specs.is_empty() {
+        // Not the current directory by default: removing is not a look.
+        return crate::error::usage(
+            "give the directories that were benchmarked: fsbench clean TARGET...",
+        );
+    }
+    for spec in &specs {
         let target = Target::parse(spec)?;
         target.require_dir()?;
         let leftovers = find_leftovers(&target.path)?;

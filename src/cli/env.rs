@@ -1,9 +1,11 @@
-//! `fsbench env [TARGET...]`.
+//! `fsbench env [TARGET...]`: the current directory when none is given, as
+//! `fsbench run` would measure it.
 use std::path::Path;
 
 use anyhow::Context;
 use clap::Args;
 
+use super::flags::Targets;
 use super::output::json_to_stdout;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::report::output::{Stream, emit};
@@ -13,16 +15,15 @@ use crate::storage::env::{probe_target, render_text};
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
-    /// Directories to describe (`name=path` or a path).
-    #[arg(value_name = "TARGET")]
-    targets: Vec<String>,
+    #[command(flatten)]
+    targets: Targets,
 }
 
 pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
     super::output::check_json_path(json)?;
     let mut record = new_run_result(&new_run_id());
     let mut envs = Vec::new();
-    for spec in &args.targets {
+    for spec in &args.targets.specs_or_here() {
         let target = Target::parse(spec)?;
         target.require_dir()?;
         let env = probe_target(&target.path).with_context(|| format!("target {spec}"))?;

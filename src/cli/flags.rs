@@ -15,10 +15,12 @@ pub struct Single {
 }
 
 /// How a single-workload command runs (a suite decides these itself).
+/// The letters are the grammar's (README, "One grammar"): `-r` repeats,
+/// `-q` quiets, in `fsbench run` too.
 #[derive(Debug, Args)]
 pub struct RunFlags {
     /// Run everything N times.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 1)]
     pub repeat: u32,
     /// Print less: no progress (and no interval lines).
     #[arg(short = 'q', long)]
@@ -66,6 +68,62 @@ pub fn check_repeat(repeat: u32) -> anyhow::Result<u32> {
     match repeat {
         0 => usage("--repeat 0: nothing to run (use at least 1)"),
         n => Ok(n),
+    }
+}
+
+/// The one target of a single-workload command: positional, or `-t` as
+/// in `fsbench run` (not both).
+#[derive(Debug, Args)]
+pub struct OneTarget {
+    /// Directory to test; `name=path` names it in reports.
+    #[arg(value_name = "[NAME=]PATH")]
+    target: Option<String>,
+    /// The directory to test, as a flag (same as the positional one).
+    #[arg(
+        short = 't',
+        long = "target",
+        value_name = "[NAME=]PATH",
+        conflicts_with = "target"
+    )]
+    target_flag: Option<String>,
+}
+
+impl OneTarget {
+    /// The target as given, however it was given.
+    pub fn spec(&self) -> Option<&str> {
+        self.target.as_deref().or(self.target_flag.as_deref())
+    }
+}
+
+/// The targets of a command that takes several: positional ones, then
+/// `-t` ones, in the order given.
+#[derive(Debug, Args)]
+pub struct Targets {
+    /// Directories, here or with -t (these come first); `name=path` names
+    /// one in reports.
+    #[arg(value_name = "[NAME=]PATH")]
+    targets: Vec<String>,
+    /// A directory, as a flag; repeat for several.
+    #[arg(short = 't', long = "target", value_name = "[NAME=]PATH")]
+    target_flags: Vec<String>,
+}
+
+impl Targets {
+    /// Every target given, positional ones first.
+    pub fn specs(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .chain(&self.target_flags)
+            .cloned()
+            .collect()
+    }
+
+    /// The targets given, or the current directory when none is.
+    pub fn specs_or_here(&self) -> Vec<String> {
+        match self.specs() {
+            specs if specs.is_empty() => vec![".".to_string()],
+            specs => specs,
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of
-//! outcomes to exit codes (0 ok, 1 run failed, 2 bad usage, 128+N signal).
+//! outcomes to exit codes: 0 ok; 2 when the command line or a target cannot
+//! be used as given (found before anything runs); 1 when the run failed
+//! after it started; 128+N for signal N (the README's rule).
 mod clean;
 mod compare;
 mod env;
@@ -26,7 +28,7 @@ Examples:
   fsbench postmark postmark.cfg              a PostMark configuration file, run unchanged
   fsbench io /mnt/ssd --suite patterns       seed 003's I/O patterns, page cache and O_DIRECT
   fsbench tree /mnt/ssd --dataset photos     copy, rm -rf, untar, find, read a photo library
-  fsbench meta /mnt/ssd -n 100000 -t 4       create, rename, chmod, xattr, link, ls -l, unlink per second
+  fsbench meta /mnt/ssd -n 100000 -j 4       create, rename, chmod, xattr, link, ls -l, unlink per second
   fsbench durability /mnt/hdd                 what a durable 4 KiB write costs, and is it durable
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
   fsbench clean /mnt/ssd                     remove scratch data left by a killed run
@@ -108,10 +110,7 @@ pub fn command() -> clap::Command {
 pub fn main() -> i32 {
     let matches = match command().try_get_matches() {
         Ok(matches) => matches,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(e) => return clap_error(&e),
     };
     if let Err(e) = crate::interrupt::install() {
         eprintln!("fsbench: error: cannot install signal handlers: {e}");
@@ -130,6 +129,24 @@ pub fn main() -> i32 {
     };
     crate::scale::finish();
     code
+}
+
+/// Prints clap's error (or the help it was asked for). A value our own
+/// parsers refused (a size, a time) is one line like every other bad
+/// input: the parser's message already says what is expected.
+fn clap_error(e: &clap::Error) -> i32 {
+    match e.kind() {
+        clap::error::ErrorKind::ValueValidation => {
+            eprintln!(
+                "fsbench: error: {}",
+                output::first_line(&e.render().to_string())
+            );
+        }
+        _ => {
+            let _ = e.print();
+        }
+    }
+    e.exit_code()
 }
 
 /// Runs the command; under MPI only the commands that run workloads on

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::flags::{KeepFlag, check_repeat};
+use super::flags::{KeepFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
 use crate::driver::StopRule;
@@ -48,10 +48,10 @@ pub struct RunArgs {
     /// A built-in suite (quick, seeds, metadata, throughput) or a TOML file.
     #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
     suite: String,
-    /// A directory to benchmark, `name=path` to name it in reports;
-    /// repeat for side-by-side runs. The first is the baseline.
-    #[arg(short = 't', long = "target", value_name = "[NAME=]PATH")]
-    targets: Vec<String>,
+    // Directories to benchmark, positional or -t (repeat for side-by-side
+    // runs), `name=path` to name one in reports. The first is the baseline.
+    #[command(flatten)]
+    targets: Targets,
     /// A target measured as the ceiling: a tmpfs for the RAM ceiling, the
     /// local file system as the upper bound of a network one. The others
     /// are shown as a fraction of it; it is never rated, marked best or
@@ -80,6 +80,9 @@ pub struct RunArgs {
     baseline: Option<String>,
     #[command(flatten)]
     keep: KeepFlag,
+    /// Print less: no progress bar.
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Directory the result is saved in (and report files a suite's
     /// PostMark commands name) [default: $XDG_DATA_HOME/fsbench/results,
     /// XDG_DATA_HOME defaulting to ~/.local/share].
@@ -113,11 +116,12 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
-    let targets = targets(&args.targets, &args.references)?;
+    let specs = args.targets.specs();
+    let targets = targets(&specs, &args.references)?;
     let roles: Vec<(&str, bool)> = targets
         .iter()
         .enumerate()
-        .map(|(index, t)| (t.name.as_str(), index >= args.targets.len().max(1)))
+        .map(|(index, t)| (t.name.as_str(), index >= specs.len().max(1)))
         .collect();
     let baseline = super::report::baseline_index(&roles, args.baseline.as_deref())?;
     let references: Vec<usize> = (0..roles.len()).filter(|&t| roles[t].1).collect();
@@ -233,7 +237,10 @@ fn options(
         }),
         scale: args.scale,
         keep: args.keep.keep,
-        progress: Progress::bar(),
+        progress: match args.quiet {
+            true => Progress::new(true),
+            false => Progress::bar(),
+        },
     })
 }
 

@@ -15,7 +15,7 @@ pub struct Markdown;
 
 impl Reporter for Markdown {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
-        let mut out = format!("# fsbench run {}\n\n", escape(&run.run_id));
+        let mut out = format!("# {} {}\n\n", escape(&run.made_by()), escape(&run.run_id));
         out.push_str(&verdict_section(&Verdict::of(run, summary)));
         out.push('\n');
         out.push_str(&introduction(run, summary));

@@ -53,7 +53,7 @@ impl Reporter for Terminal {
     /// so another (a verdict after the heading) goes in with one more entry.
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let parts = [
-            self.heading(summary),
+            self.heading(run, summary),
             self.verdict(run, summary),
             self.risks(summary),
             self.workloads(summary),
@@ -80,9 +80,10 @@ impl Terminal {
     }
 
     /// The run, its targets and baseline.
-    fn heading(&self, summary: &Summary) -> String {
+    fn heading(&self, run: &RunResult, summary: &Summary) -> String {
         format!(
-            "fsbench run {} · {} target(s) · baseline {}\n",
+            "{} {} · {} target(s) · baseline {}\n",
+            run.made_by(),
             summary.run_id,
             summary.targets.len(),
             summary

@@ -140,7 +140,7 @@ fn require_dir(role: &str, path: &Path) -> anyhow::Result<()> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return usage(format!("{role} {shown} does not exist"));
+            return usage(format!("{role} {shown} does not exist{}", name_hint(path)));
         }
         Err(e) => return usage(format!("{role} {shown}: {e}")),
     };
@@ -148,6 +148,17 @@ fn require_dir(role: &str, path: &Path) -> anyhow::Result<()> {
         return usage(format!("{role} {shown} is not a directory"));
     }
     Ok(())
+}
+
+/// A missing target written as a bare word (`--target ext4`) was most
+/// likely meant as a name: say how to give one.
+fn name_hint(path: &Path) -> String {
+    let word = path.to_string_lossy();
+    let bare = !word.contains('/') && !word.starts_with('.');
+    match bare {
+        true => format!("; to name a target, use NAME=PATH (e.g. {word}=/mnt/{word})"),
+        false => String::new(),
+    }
 }
 
 fn check_is_writable_dir(role: &str, path: &Path) -> anyhow::Result<()> {
@@ -162,6 +173,9 @@ fn check_is_writable_dir(role: &str, path: &Path) -> anyhow::Result<()> {
     })?;
     Ok(())
 }
+
+// Not enough space or inodes is a usage error (exit 2), like a missing
+// target: the target cannot be used as asked, found before anything runs.
 
 /// Space kept free beyond the plan: 5 % of it, at least 1 MiB, so a run
 /// never fills a file system to the last block.
@@ -179,24 +193,24 @@ fn check_free_space(
         .with_context(|| format!("cannot query free space of {}", path.display()))?;
     // File systems without an inode limit (btrfs, many network ones) report 0.
     if stat.f_files > 0 && stat.f_favail < planned_files {
-        anyhow::bail!(
+        return usage(format!(
             "not enough free inodes on {role} {}: the run creates {planned_files} files but only {} are free",
             path.display(),
             stat.f_favail
-        );
+        ));
     }
     let free = stat.f_bavail.saturating_mul(stat.f_frsize);
     let needed = planned_bytes.saturating_add(space_margin(planned_bytes));
     // Neither has one without a size limit (ramfs, some FUSE ones): 0
     // blocks in all, so nothing to check against.
     if stat.f_blocks > 0 && free < needed {
-        anyhow::bail!(
+        return usage(format!(
             "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
             path.display(),
             format_bytes(planned_bytes),
             format_bytes(space_margin(planned_bytes)),
             format_bytes(free)
-        );
+        ));
     }
     Ok(())
 }

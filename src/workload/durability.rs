@@ -89,7 +89,7 @@ impl Limits {
         }
         if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
             return crate::error::usage(format!(
-                "--seconds {seconds}: must be above 0 and at most 3600"
+                "--duration {seconds}s: must be above 0 and at most 1h"
             ));
         }
         Ok(Limits { writes, seconds })

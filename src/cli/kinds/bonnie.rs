@@ -26,6 +26,10 @@ Examples:
   fsbench bonnie -d /mnt/test -s 2g -f -D          block tests with O_DIRECT, no per-char tests
   fsbench bonnie -d /mnt/test -x 5 -q > runs.csv   five runs, CSV only (feed it to bon_csv2html)
 
+Compatibility mode: the flags are bonnie++'s letters with bonnie++'s
+meanings (-d the directory, -s and -r in MiB when bare, -q CSV only, -n in
+units of 1024), not fsbench's common grammar (see fsbench --help).
+
 Differences from bonnie++: no \"+++++\" (every figure is measured; phases under
 0.5 s get a note), no refusal of sizes under 2×RAM (reads are flagged as
 page-cache results instead), no need for -u as root, -D also covers rewrite,

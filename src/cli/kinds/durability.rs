@@ -6,12 +6,13 @@ use std::path::Path;
 use clap::{Args, FromArgMatches};
 
 use super::{EntryInput, Kind, new_record, run_single};
-use crate::cli::flags::{RunFlags, parse_flags, refuse_in_suite};
+use crate::cli::flags::{OneTarget, RunFlags, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::durability_table;
 use crate::report::output::emit;
 use crate::storage::Target;
+use crate::units::{parse_time, time_arg};
 use crate::workload::Workload;
 use crate::workload::durability::{Durability, Limits};
 
@@ -30,7 +31,7 @@ a verdict on whether the stack really makes them durable",
 const DURABILITY_EXAMPLES: &str = "\
 Examples:
   fsbench durability /mnt/hdd                  six probes of up to 1000 writes or 5 s each
-  fsbench durability /srv/db --writes 200 --seconds 2
+  fsbench durability /srv/db --writes 200 -d 2s
 
 Each probe writes 4 KiB blocks to its own file: an overwrite or an append
 followed by fsync or fdatasync, or a write to a file opened O_SYNC/O_DSYNC.
@@ -41,26 +42,25 @@ durable, and why.";
 #[derive(Debug, Args)]
 #[command(after_help = DURABILITY_EXAMPLES)]
 pub struct DurabilityArgs {
-    /// Directory to test; `name=path` names it in reports.
-    #[arg(value_name = "TARGET")]
-    target: Option<String>,
+    #[command(flatten)]
+    target: OneTarget,
     /// Most writes per probe.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     writes: u64,
-    /// Most seconds per probe.
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
-    seconds: f64,
+    /// Longest time per probe (a bare number is seconds).
+    #[arg(short = 'd', long, alias = "seconds", value_name = "TIME", default_value = "5s", value_parser = time_arg)]
+    duration: String,
     #[command(flatten)]
     run: RunFlags,
 }
 
 impl DurabilityArgs {
     fn limits(&self) -> anyhow::Result<Limits> {
-        Limits::new(self.writes, self.seconds)
+        Limits::new(self.writes, parse_time(&self.duration)?.as_secs_f64())
     }
 
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
-        let Some(spec) = &self.target else {
+        let Some(spec) = self.target.spec() else {
             return usage("give the directory to test: fsbench durability TARGET");
         };
         let target = Target::parse(spec)?;
@@ -78,7 +78,7 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
     let args: DurabilityArgs = parse_flags(input.args)?;
     refuse_in_suite(
         "TARGET",
-        args.target.is_some(),
+        args.target.spec().is_some(),
         "the targets are fsbench run's --target",
     )?;
     args.run.refuse_in_suite()?;

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, FromArgMatches, ValueEnum};
 
 use super::{EntryInput, Kind, new_record, run_single};
-use crate::cli::flags::{RunFlags, parse_flags, refuse_in_suite};
+use crate::cli::flags::{OneTarget, RunFlags, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
@@ -17,6 +17,7 @@ use crate::error::usage;
 use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
+use crate::units::{size_arg, time_arg};
 use crate::workload::Workload;
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
 use crate::workload::pattern::text::{parse_rate, parse_seek, parse_xfer};
@@ -39,7 +40,7 @@ const IO_EXAMPLES: &str = "\
 Examples:
   fsbench io /mnt/test                             30 s of 4k random reads, 1 thread, on a 1 GiB file
   fsbench io /mnt/test -b 1m --seek 0 --read 0     sequential 1 MiB writes
-  fsbench io /mnt/test -b 4k --read 70 --seek 50 -t 8 --direct --duration 60s --warmup 5s
+  fsbench io /mnt/test -b 4k --read 70 --seek 50 -j 8 --direct --duration 60s --warmup 5s
   fsbench io /mnt/test --suite patterns --duration 10s     seed 003's patterns, cached and O_DIRECT
   fsbench io --vdbench parmfile.txt                a vdbench parameter file (sd/wd/rd subset)
   fsbench io /mnt/test -b 4k --read 50 --verify    check every block read: offset and write generation
@@ -82,10 +83,9 @@ enum SyncArg {
 #[derive(Debug, Args)]
 #[command(after_help = IO_EXAMPLES)]
 pub struct IoArgs {
-    /// Directory to test; `name=path` names it in reports. With --vdbench,
-    /// defaults to the directory of the luns.
-    #[arg(value_name = "TARGET")]
-    target: Option<String>,
+    // With --vdbench, the target defaults to the directory of the luns.
+    #[command(flatten)]
+    target: OneTarget,
     /// Run a vdbench parameter file (sd=/wd=/rd= subset; luns become files
     /// in the scratch directory).
     #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "amount", "rate"])]
@@ -101,7 +101,7 @@ pub struct IoArgs {
     #[arg(long = "job", id = "jobs", value_name = "NAME:FLAGS")]
     jobs: Vec<String>,
     /// Size of the data file fsbench creates [default: 1g].
-    #[arg(short = 's', long, value_name = "SIZE")]
+    #[arg(short = 's', long, value_name = "SIZE", value_parser = size_arg)]
     size: Option<String>,
     #[command(flatten)]
     job: JobFlags,
@@ -128,10 +128,10 @@ pub struct IoArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct JobFlags {
     /// Transfer size, or a mix like 4k:30,64k:70 (size:percent) [default: 4k].
-    #[arg(short = 'b', long, value_name = "SIZE[:PCT,...]")]
+    #[arg(short = 'b', long, value_name = "SIZE[:PCT,...]", value_parser = xfer_arg)]
     xfersize: Option<String>,
     /// Percent of I/Os that are reads [default: 100].
-    #[arg(short = 'r', long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT")]
     read: Option<f64>,
     /// Percent of I/Os that seek to a random block: 0/seq = sequential,
     /// 100/random, eof = one sequential pass [default: random].
@@ -140,7 +140,7 @@ pub struct JobFlags {
     /// Threads, all sharing one sequential position; at most 1024, and
     /// threads × --iodepth at most 1024 when io_uring falls back to the
     /// sync engine [default: 1; suite: 8].
-    #[arg(short = 't', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N")]
     threads: Option<u32>,
     /// I/O engine [default: sync].
     #[arg(long, value_enum)]
@@ -162,17 +162,17 @@ pub struct JobFlags {
     #[arg(long)]
     end_fsync: bool,
     /// Measured time, after the warm-up [default: 30s; suite: 5s per run].
-    #[arg(short = 'd', long, value_name = "TIME")]
+    #[arg(short = 'd', long, value_name = "TIME", value_parser = time_arg)]
     duration: Option<String>,
     /// Transfer this many bytes after the warm-up instead of a duration.
-    #[arg(long, value_name = "SIZE", conflicts_with = "duration")]
+    #[arg(long, value_name = "SIZE", conflicts_with = "duration", value_parser = size_arg)]
     amount: Option<String>,
     /// Time before the measurement, shown but left out of the averages;
     /// without it the first interval is left out (vdbench's rule).
-    #[arg(short = 'w', long, value_name = "TIME")]
+    #[arg(short = 'w', long, value_name = "TIME", value_parser = time_arg)]
     warmup: Option<String>,
     /// Reporting interval [default: 1s].
-    #[arg(short = 'i', long, value_name = "TIME")]
+    #[arg(short = 'i', long, value_name = "TIME", value_parser = time_arg)]
     interval: Option<String>,
     /// Total I/Os per second, or `max` [default: max].
     #[arg(long, value_name = "IOPS|max")]
@@ -213,6 +213,13 @@ impl JobFlags {
     }
 }
 
+/// Clap's check of `-b`: one size or a mix, parsed as the job will parse it.
+fn xfer_arg(text: &str) -> Result<String, String> {
+    parse_xfer(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
 /// `--job NAME:FLAGS`: the job's name and its flags (split at blanks, as
 /// a suite's `args` line), or a one-line reason it is malformed.
 fn parse_job(spec: &str) -> anyhow::Result<(String, JobFlags)> {
@@ -248,7 +255,7 @@ impl IoArgs {
         if let Some(path) = &self.vdbench {
             return self.vdbench_plan(path);
         }
-        let Some(target) = &self.target else {
+        let Some(target) = self.target.spec() else {
             return usage("give the directory to test (fsbench io DIR ...)");
         };
         Ok((self.flag_plan()?, Target::parse(target)?))
@@ -287,7 +294,7 @@ impl IoArgs {
             seed: self.seed(),
         };
         let (plan, lun_dir) = parsed.plan(&overrides)?;
-        let target = match &self.target {
+        let target = match self.target.spec() {
             Some(spec) => Target::parse(spec)?,
             None => Target::parse(&lun_dir.display().to_string())?,
         };
@@ -400,7 +407,7 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
     let io: IoArgs = parse_flags(input.args)?;
     refuse_in_suite(
         "TARGET",
-        io.target.is_some(),
+        io.target.spec().is_some(),
         "the targets are fsbench run's --target",
     )?;
     refuse_in_suite("--vdbench", io.vdbench.is_some(), "give the flags instead")?;

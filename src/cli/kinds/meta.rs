@@ -7,13 +7,14 @@ use std::path::Path;
 use clap::{Args, FromArgMatches};
 
 use super::{EntryInput, Kind, new_record, run_single};
-use crate::cli::flags::{RunFlags, parse_flags};
+use crate::cli::flags::{OneTarget, RunFlags, parse_flags};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::{Columns, latency_table};
 use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
+use crate::units::size_arg;
 use crate::workload::Workload;
 use crate::workload::meta::{Meta, MetaConfig, MetaOp};
 
@@ -39,7 +40,7 @@ const TABLE: Columns = Columns {
 const META_EXAMPLES: &str = "\
 Examples:
   fsbench meta /mnt/x                                 10000 empty files, every operation
-  fsbench meta /mnt/x -n 100000 --dirs 100 -t 4       100k files in 100 directories, 4 threads
+  fsbench meta /mnt/x -n 100000 --dirs 100 -j 4       100k files in 100 directories, 4 threads
   fsbench meta /mnt/x --ops create,readdir_stat,unlink --size 4k
   mpirun -np 8 fsbench meta /mnt/shared -n 20000      8 clients on a shared file system
 
@@ -60,10 +61,10 @@ pub struct MetaOptions {
     #[arg(long, value_name = "N", default_value_t = 1)]
     dirs: u32,
     /// Bytes written into each file when it is created.
-    #[arg(short = 's', long, value_name = "SIZE", default_value = "0")]
+    #[arg(short = 's', long, value_name = "SIZE", default_value = "0", value_parser = size_arg)]
     size: String,
     /// Threads, each in directories of its own.
-    #[arg(short = 't', long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
     threads: u32,
     /// Operations to time, comma-separated, or all.
     #[arg(long, value_name = "LIST", default_value = "all")]
@@ -80,9 +81,8 @@ pub struct MetaOptions {
 #[derive(Debug, Args)]
 #[command(after_help = META_EXAMPLES)]
 pub struct MetaArgs {
-    /// Directory to test; `name=path` names it in reports.
-    #[arg(value_name = "TARGET")]
-    target: String,
+    #[command(flatten)]
+    target: OneTarget,
     #[command(flatten)]
     options: MetaOptions,
     #[command(flatten)]
@@ -122,7 +122,10 @@ fn parse_ops(list: &str) -> anyhow::Result<Vec<MetaOp>> {
 impl MetaArgs {
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
         let how = self.run.single()?;
-        let target = Target::parse(&self.target)?;
+        let Some(spec) = self.target.spec() else {
+            return usage("give the directory to test: fsbench meta TARGET");
+        };
+        let target = Target::parse(spec)?;
         let mut workload = Meta::new(self.options.config()?)?;
         check_json_path(json)?;
         let to = tables_stream(json);

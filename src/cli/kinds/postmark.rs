@@ -40,6 +40,8 @@ Same workload as PostMark 1.53 for any configuration and seed (same files,
 sizes, operations and system calls), timed with ns clocks. Files live in
 <location>/fsbench-<run-id>/, removed at the end. fsbench extension:
 `set threads N` runs N independent instances (seeds seed..seed+N-1).
+Compatibility mode: PostMark's commands and their units (sizes in bytes,
+`set location`s as targets), not fsbench's common grammar.
 Unlike PostMark, bad commands and values are errors (exit 2), not \"Eh?\".";
 
 /// PostMark's startup file when no CONFIG is given.

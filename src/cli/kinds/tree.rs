@@ -7,12 +7,13 @@ use clap::{Args, FromArgMatches};
 
 use super::synclog::SyncLogArgs;
 use super::{EntryInput, Kind, new_record, run_single};
-use crate::cli::flags::{RunFlags, parse_flags};
+use crate::cli::flags::{OneTarget, RunFlags, parse_flags};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::report::live::{tree_heading, tree_table};
 use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
+use crate::units::size_arg;
 use crate::workload::Workload;
 use crate::workload::threads::MAX_THREADS;
 use crate::workload::tree::command::CommandTemplate;
@@ -76,11 +77,11 @@ pub struct TreeOptions {
     commands: Vec<String>,
     /// Size of the stream test's file [default: the dataset's size, at
     /// least 16 MiB].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     stream_size: Option<String>,
     /// Threads of find, stat, read, copy and delete (concat, untar and stream
     /// stay sequential); at most 1024.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
     threads: u16,
     /// Do not sync and drop caches between operations (results that fit in
     /// RAM are then flagged).
@@ -93,9 +94,8 @@ pub struct TreeOptions {
 #[derive(Debug, Args)]
 #[command(after_help = TREE_EXAMPLES, after_long_help = format!("Datasets (at scale 1):\n{}\n\n{TREE_EXAMPLES}", DatasetKind::help()))]
 pub struct TreeArgs {
-    /// Directory to test; `name=path` names it in reports.
-    #[arg(value_name = "TARGET")]
-    target: String,
+    #[command(flatten)]
+    target: OneTarget,
     #[command(flatten)]
     options: TreeOptions,
     #[command(flatten)]
@@ -141,7 +141,10 @@ impl TreeOptions {
 impl TreeArgs {
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
         let how = self.run.single()?;
-        let target = Target::parse(&self.target)?;
+        let Some(spec) = self.target.spec() else {
+            return crate::error::usage("give the directory to test: fsbench tree TARGET");
+        };
+        let target = Target::parse(spec)?;
         // The outputs go with the scratch data when it is kept.
         let config = self.options.config(how.keep)?;
         target.require_dir()?;

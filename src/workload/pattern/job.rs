@@ -483,34 +483,9 @@ fn is_multiple(time: Duration, interval: Duration) -> bool {
     time.as_nanos().is_multiple_of(interval.as_nanos())
 }
 
-/// Parses a time: `30` or `30s` (seconds), `500ms`, `10m` (minutes, as in
-/// vdbench), `1h`; decimals allowed (`0.5s`).
-pub fn parse_time(text: &str) -> anyhow::Result<Duration> {
-    let trimmed = text.trim().to_ascii_lowercase();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(split);
-    let scale = match unit {
-        "" | "s" | "sec" => 1.0,
-        "ms" => 1e-3,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return usage(format!(
-                "'{text}' is not a time (use e.g. 30, 30s, 500ms, 10m, 1h)"
-            ));
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| crate::error::UsageError(format!("'{text}' is not a time (use e.g. 30s)")))?;
-    let seconds = value * scale;
-    if !seconds.is_finite() || seconds > 1e9 {
-        return usage(format!("'{text}' is too long"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
+/// The one duration parser (a bare number is seconds), shared by every
+/// native duration flag.
+pub use crate::units::parse_time;
 
 #[cfg(test)]
 pub(crate) mod tests {
