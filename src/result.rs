@@ -14,9 +14,8 @@ use crate::storage::env::{HostEnv, TargetEnv};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The results directory relative to the current directory: where
-/// `fsbench run` saves when there is no data home (see [`results_dir`]),
-/// and where `fsbench postmark` writes the report files its configuration
-/// file names (PostMark writes them in the current directory).
+/// `fsbench run` saves, and `fsbench postmark` writes the report files its
+/// configuration file names, when there is no data home (see [`results_dir`]).
 pub const RESULTS_DIR: &str = "fsbench-results";
 
 /// What [`results_dir`] depends on, passed in so that it can be tested

@@ -180,11 +180,15 @@ fn write_file(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
-/// Runs fsbench with `args` in the directory `cwd` (where the results
-/// directory is), stdin closed.
+/// Runs fsbench with `args` in the directory `cwd`, stdin closed, its data
+/// home (which holds the results directory) `cwd/data`, not the real one.
 fn run_in(cwd: &Path, args: &[String]) -> Output {
     let mut command = std::process::Command::new(common::FSBENCH);
-    command.args(args).current_dir(cwd);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd)
+        .env("XDG_DATA_HOME", cwd.join("data"));
     common::Running::spawn_command(&mut command, format!("fsbench {}", args.join(" "))).wait()
 }
 
@@ -318,7 +322,8 @@ fn a_report_file_named_in_a_configuration_file_stays_in_the_results_directory() 
         &postmark_config(&mnt, "show report.txt"),
     );
     run_in(cwd.path(), &strings(&["postmark", &config])).assert_success();
-    let report = std::fs::read_to_string(cwd.path().join("fsbench-results/report.txt")).unwrap();
+    let report = cwd.path().join("data/fsbench/results/report.txt");
+    let report = std::fs::read_to_string(report).unwrap();
     assert!(
         report.starts_with("Current configuration is:\n"),
         "{report}"

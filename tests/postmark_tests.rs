@@ -23,6 +23,9 @@ fn postmark_in(dir: &Path, args: &[&str], stdin: &str) -> Output {
         .arg("postmark")
         .args(args)
         .current_dir(dir)
+        // Report files go to the data home: the test's directory, not the real one.
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -304,12 +307,14 @@ fn pmrc_then_stdin_commands() {
     );
 }
 
-/// A configuration file names report files inside the results directory.
+/// A configuration file names report files inside the results directory,
+/// where `fsbench run` saves (`$XDG_DATA_HOME/fsbench/results`), not in
+/// the current directory.
 #[test]
 fn report_and_show_go_to_files() {
     let dir = tempfile::tempdir().unwrap();
     let w = subdir(dir.path(), "w");
-    let report = dir.path().join("fsbench-results/report.txt");
+    let report = dir.path().join("data/fsbench/results/report.txt");
     let (out, _) = run_config(
         dir.path(),
         &[&location(&w), "run report.txt", "show report.txt"],
@@ -322,6 +327,7 @@ fn report_and_show_go_to_files() {
     assert!(text.starts_with("Time:\n"), "{text}");
     assert!(text.contains("Current configuration is:\n"));
     assert!(text.contains(&format!("\t{} (weight=1)\n", w.display())));
+    assert!(!dir.path().join("fsbench-results").exists());
 }
 
 /// Bad input: one line on stderr, exit 2, nothing run or written.

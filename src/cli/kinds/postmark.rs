@@ -14,7 +14,7 @@ use crate::compat::postmark::session::config_of;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::error::usage;
 use crate::policy::Policy;
-use crate::result::RESULTS_DIR;
+use crate::result::{ResultsEnv, results_dir};
 use crate::workload::Workload;
 use crate::workload::postmark::Postmark;
 
@@ -73,9 +73,13 @@ impl PostmarkArgs {
             json,
             runs: 0,
         };
+        // Report files named in a file go where `fsbench run` saves. The
+        // locations are not known yet (they come from the commands), and
+        // without a data home PostMark's own place, the current directory,
+        // is kept: its `fsbench-results`.
         let policy = Policy {
             allow_shell: self.allow_shell,
-            results_dir: RESULTS_DIR.into(),
+            results_dir: results_dir(&ResultsEnv::of_process(), &[])?,
         };
         let startup = self.config.or_else(|| {
             let pmrc = PathBuf::from(STARTUP_FILE);
