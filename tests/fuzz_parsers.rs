@@ -645,7 +645,7 @@ fn result_property(text: String, dir: &Path, reference: &Path) -> Result<(), Tes
             },
         ];
         let comparisons = Comparisons::of(&inputs);
-        comparisons.render_text();
+        comparisons.render_text(fsbench::report::terminal::DEFAULT_WIDTH);
         one_line(fsbench::report::charts::relative_change(
             &comparisons.chart_title(),
             &comparisons.rows(),

@@ -133,12 +133,17 @@ fn compare_lists_missing_metrics() {
         "sequential read (MiB/s) ↑",
         "random seeks (seeks/s) ↑",
     ] {
-        let row = text
-            .lines()
-            .find(|l| l.contains(&format!(" {common} ")) && l.contains('%'))
+        // A row is two lines: the workload over the metric, the change
+        // and the CI's lower bound on the first.
+        let lines: Vec<&str> = text.lines().collect();
+        let at = (1..lines.len())
+            .find(|&i| lines[i].contains(&format!(" {common} ")))
             .unwrap_or_else(|| panic!("no row for {common}\n{out}"));
-        assert!(row.contains("bonnie"), "{row}");
+        let first = lines[at - 1];
+        assert!(first.contains("bonnie") && first.contains('%'), "{first}");
     }
+    // The list of what is missing is wrapped to the width.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         text.contains(
             "tmpfs · bonnie: sequential create (files/s), sequential stat (files/s), \
@@ -241,4 +246,42 @@ fn compare_says_first_what_a_configuration_can_now_lose() {
     assert!(risk < first_number, "the risk comes first\n{}", out.stdout);
     assert!(out.stdout.contains("data=writeback"), "{}", out.stdout);
     assert!(out.stdout.contains("barrier"), "{}", out.stdout);
+}
+
+/// `compare`'s output, tables included, fits 100 columns when stdout is
+/// not a terminal: two runs of two targets under long file names, the
+/// later one faster (stars, verdicts, wide intervals).
+#[test]
+fn compare_fits_100_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("run-two-targets.json")).unwrap();
+    let before = file(dir.path(), "two-targets-before-the-change.json", &text);
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for target in json["targets"].as_array_mut().unwrap() {
+        for workload in target["workloads"].as_array_mut().unwrap() {
+            for metric in workload["metrics"].as_array_mut().unwrap() {
+                let value = metric["value"].as_f64().unwrap();
+                metric["value"] = serde_json::json!(value * 1.5);
+            }
+        }
+    }
+    let after = file(
+        dir.path(),
+        "two-targets-after-the-change.json",
+        &json.to_string(),
+    );
+    let out = run(&[
+        "compare",
+        &before.display().to_string(),
+        &after.display().to_string(),
+    ]);
+    out.assert_success();
+    assert!(out.stdout.contains("better"), "{out}");
+    for line in out.stdout.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} chars: {line}\n{out}",
+            line.chars().count()
+        );
+    }
 }

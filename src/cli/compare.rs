@@ -9,6 +9,7 @@ use crate::error::usage;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
 use crate::report::output::{Stream, emit};
+use crate::report::terminal::Terminal;
 use crate::report::{load, save};
 
 #[derive(Debug, Args)]
@@ -44,7 +45,8 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
             &relative_change(&comparisons.chart_title(), &comparisons.rows())?,
         )?;
     }
-    emit(Stream::Stdout, &comparisons.render_text())
+    let width = Terminal::for_stdout().width;
+    emit(Stream::Stdout, &comparisons.render_text(width))
 }
 
 /// What tables call each run: its file name, or the path as given when two

@@ -9,7 +9,7 @@ use super::charts::change_title;
 use super::config_diff;
 use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify};
 use super::verdict::{self, Finding, TargetVerdict, Verdict};
-use super::{UNBOUNDED, UNBOUNDED_REASON, mean_ci, names, number};
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, names, terminal};
 use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 
@@ -244,7 +244,7 @@ impl Comparisons {
     /// The bars of the relative-change chart: every change with a ratio,
     /// labelled with the later run's name when there are several.
     pub fn rows(&self) -> Vec<ChangeRow> {
-        let with_target = !self.by_position && self.targets.iter().any(|(_, t)| t.len() > 1);
+        let with_target = self.with_target();
         let mut rows = Vec::new();
         for versus in &self.versus {
             for change in &versus.changes {
@@ -261,6 +261,11 @@ impl Comparisons {
         rows
     }
 
+    /// Whether changes name their target: some run has several.
+    fn with_target(&self) -> bool {
+        !self.by_position && self.targets.iter().any(|(_, t)| t.len() > 1)
+    }
+
     /// The title of the chart of `rows`: the later runs against the first.
     pub fn chart_title(&self) -> String {
         let later: Vec<&str> = self.versus.iter().map(|v| v.after.as_str()).collect();
@@ -269,8 +274,9 @@ impl Comparisons {
     }
 
     /// The terminal text: a header naming the runs, one table per later
-    /// run, the missing metrics, and how to read it.
-    pub fn render_text(&self) -> String {
+    /// run, the missing metrics, and how to read it; no line wider than
+    /// `width` (but for a word that is).
+    pub fn render_text(&self, width: usize) -> String {
         let mut out = String::new();
         for (name, targets) in &self.targets {
             out.push_str(&format!("{name}: {}\n", targets.join(", ")));
@@ -283,13 +289,18 @@ impl Comparisons {
             out.push_str(&self.configuration);
         }
         for versus in &self.versus {
-            out.push_str(&format!("\n{}: {}", versus.after, versus.verdict.text()));
+            let verdict = format!("{}: {}", versus.after, versus.verdict.text());
+            out.push('\n');
+            out.push_str(&terminal::wrap_lines(&verdict, width));
         }
         for versus in &self.versus {
             out.push_str(&format!("\n{} against {}\n", versus.after, versus.before));
             match versus.changes.is_empty() {
                 true => out.push_str("no metric in common\n"),
-                false => out.push_str(&format!("{}\n", change_table(versus))),
+                false => out.push_str(&format!(
+                    "{}\n",
+                    change_table(versus, self.with_target(), width)
+                )),
             }
         }
         if !self.missing.is_empty() {
@@ -297,23 +308,26 @@ impl Comparisons {
             for group in self.missing.chunk_by(|a, b| a.same_group(b)) {
                 let metrics: Vec<&str> = group.iter().map(|m| m.shown.as_str()).collect();
                 let first = &group[0];
-                out.push_str(&format!(
-                    "  {} · {}: {}: in {}; missing in {}\n",
+                let line = format!(
+                    "  {} · {}: {}: in {}; missing in {}",
                     first.key.target,
                     first.key.workload,
                     metrics.join(", "),
                     first.present_in.join(", "),
                     first.absent_from.join(", ")
-                ));
+                );
+                out.push_str(&terminal::wrap(&line, width, "    "));
             }
         }
-        out.push_str(&format!(
-            "\nchange = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
-             * = significant (Welch's t-test, p < 0.05); {}\n",
+        let legend = format!(
+            "change = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
+             * = significant (Welch's t-test, p < 0.05); {}",
             names::ARROWS
-        ));
+        );
+        out.push('\n');
+        out.push_str(&terminal::wrap(&legend, width, ""));
         if self.any_unbounded() {
-            out.push_str(&format!("{UNBOUNDED_REASON}\n"));
+            out.push_str(&terminal::wrap(UNBOUNDED_REASON, width, ""));
         }
         out
     }
@@ -327,41 +341,120 @@ impl Comparisons {
     }
 }
 
-fn change_table(versus: &Versus) -> Table {
+/// How a change table sets out its rows, widest first: `fsbench compare`
+/// takes the first that fits the width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Layout {
+    /// A column each for the target (when there are several), workload,
+    /// metric, the two runs, change, CI, p and verdict, on one line.
+    OneLine,
+    /// Two lines a row: the workload (after its target) over the metric,
+    /// mean over ± CI, change over verdict, and the CI's bounds.
+    Stacked,
+    /// `Stacked`, the runs' columns headed `before` and `after` (the
+    /// line above the table names them).
+    StackedShortHeads,
+}
+
+/// The table of `versus`'s changes in the first layout that fits `width`;
+/// the narrowest, wrapped between words, when none does.
+fn change_table(versus: &Versus, with_target: bool, width: usize) -> String {
+    let roomy = [Layout::OneLine, Layout::Stacked]
+        .into_iter()
+        .map(|layout| layout_table(versus, with_target, layout))
+        .find(|table| terminal::fits(table, width));
+    match roomy {
+        Some(table) => table.to_string(),
+        None => terminal::fitted(
+            layout_table(versus, with_target, Layout::StackedShortHeads),
+            width,
+        ),
+    }
+}
+
+fn layout_table(versus: &Versus, with_target: bool, layout: Layout) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
-    table.set_header([
-        "target",
-        "workload",
-        "metric",
-        versus.before.as_str(),
-        versus.after.as_str(),
-        "change",
-        "95 % CI",
-        "p",
-        "",
-    ]);
+    let (before, after) = match layout {
+        Layout::StackedShortHeads => ("before", "after"),
+        _ => (versus.before.as_str(), versus.after.as_str()),
+    };
+    let mut header: Vec<&str> = Vec::new();
+    if layout == Layout::OneLine {
+        if with_target {
+            header.push("target");
+        }
+        header.extend(["workload", "metric"]);
+    } else {
+        header.push("metric");
+    }
+    header.extend([before, after, "change", "95 % CI", "p"]);
+    if layout == Layout::OneLine {
+        header.push("");
+    }
+    let first_number = header.iter().position(|h| *h == before).unwrap_or(0);
+    table.set_header(header);
     for change in &versus.changes {
         let c = change.comparison.as_ref();
-        let row = [
-            change.key.target.clone(),
-            change.key.workload.clone(),
-            change.shown(),
-            mean_ci(&change.before.stats),
-            mean_ci(&change.after.stats),
-            c.map_or("–".into(), change_text),
-            c.and_then(|c| c.ci95).map_or("–".into(), change_ci_text),
-            c.and_then(|c| c.p_value).map_or("–".into(), number),
-            change.verdict().to_string(),
-        ];
+        let change_cell = c.map_or("–".into(), change_text);
+        let ci = c.and_then(|c| c.ci95);
+        let p = c.and_then(|c| c.p_value).map_or("–".into(), p_text);
+        let mut row: Vec<String> = Vec::new();
+        if layout == Layout::OneLine {
+            if with_target {
+                row.push(change.key.target.clone());
+            }
+            row.extend([
+                change.key.workload.clone(),
+                change.shown(),
+                mean_ci(&change.before.stats),
+                mean_ci(&change.after.stats),
+                change_cell,
+                ci.map_or("–".into(), change_ci_text),
+                p,
+                change.verdict().to_string(),
+            ]);
+        } else {
+            let place = match with_target {
+                true => format!("{} · {}", change.key.target, change.key.workload),
+                false => change.key.workload.clone(),
+            };
+            row.extend([
+                format!("{place}\n{}", change.shown()),
+                stacked_mean_ci(&change.before.stats),
+                stacked_mean_ci(&change.after.stats),
+                format!("{change_cell}\n{}", change.verdict()),
+                ci.map_or("–".into(), |ci| change_ci_text(ci).replace(" … ", " …\n")),
+                p,
+            ]);
+        }
         table.add_row(row);
     }
-    for index in 3..8 {
+    for index in first_number..first_number + 5 {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
     table
+}
+
+/// The mean over `± half-width` (none for a single repetition).
+fn stacked_mean_ci(stats: &crate::measure::stats::Stats) -> String {
+    match mean_and_half(stats) {
+        (mean, Some(half)) => format!("{mean}\n± {half}"),
+        (mean, None) => mean,
+    }
+}
+
+/// A p-value in two significant digits, `<0.001` below that.
+fn p_text(p: f64) -> String {
+    match p {
+        p if !p.is_finite() => "–".to_string(),
+        p if p < 0.001 => "<0.001".to_string(),
+        p if p >= 0.1 => format!("{p:.2}"),
+        p if p >= 0.01 => format!("{p:.3}"),
+        p => format!("{p:.4}"),
+    }
 }
 
 /// `+5.0% … +19.0%`, or `unbounded`.

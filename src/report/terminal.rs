@@ -70,13 +70,7 @@ impl Terminal {
     /// The verdict's block, each line wrapped to the width under its own
     /// indentation.
     fn verdict(&self, run: &RunResult, summary: &Summary) -> String {
-        let text = Verdict::of(run, summary).text();
-        text.lines()
-            .map(|line| {
-                let lead = line.len() - line.trim_start().len();
-                wrap(line, self.width, &format!("{}  ", &line[..lead]))
-            })
-            .collect()
+        wrap_lines(&Verdict::of(run, summary).text(), self.width)
     }
 
     /// The run, its targets and baseline.
@@ -149,18 +143,8 @@ impl Terminal {
     /// words: a column is never narrower than its longest word, so a name
     /// or a number is never cut in two (a table of long words may stay
     /// wider than the width).
-    fn fitted(&self, mut table: Table) -> String {
-        if !fits(&table, self.width) {
-            let floors: Vec<ColumnConstraint> = (0..table.column_count())
-                .map(|c| ColumnConstraint::LowerBoundary(Width::Fixed(longest_word(&table, c))))
-                .collect();
-            let width = u16::try_from(self.width).unwrap_or(u16::MAX);
-            table
-                .set_constraints(floors)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(width);
-        }
-        table.to_string()
+    fn fitted(&self, table: Table) -> String {
+        fitted(table, self.width)
     }
 
     /// The sync-log placement tables, with their introduction.
@@ -297,9 +281,36 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
     lines.join(separator)
 }
 
+/// `table` as it is when it fits `width`, else wrapped to it between words
+/// (see `Terminal::fitted`).
+pub(super) fn fitted(mut table: Table, width: usize) -> String {
+    if !fits(&table, width) {
+        let floors: Vec<ColumnConstraint> = (0..table.column_count())
+            .map(|c| ColumnConstraint::LowerBoundary(Width::Fixed(longest_word(&table, c))))
+            .collect();
+        let width = u16::try_from(width).unwrap_or(u16::MAX);
+        table
+            .set_constraints(floors)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(width);
+    }
+    table.to_string()
+}
+
+/// Each line of `text` wrapped to `width`, under its own indentation and
+/// two more spaces.
+pub(super) fn wrap_lines(text: &str, width: usize) -> String {
+    text.lines()
+        .map(|line| {
+            let lead = line.len() - line.trim_start().len();
+            wrap(line, width, &format!("{}  ", &line[..lead]))
+        })
+        .collect()
+}
+
 /// Whether every line of `table`, without the escape codes a terminal
 /// gets, is at most `width` characters.
-fn fits(table: &Table, width: usize) -> bool {
+pub(super) fn fits(table: &Table, width: usize) -> bool {
     let mut plain = table.clone();
     plain.force_no_tty();
     plain.lines().all(|line| line.chars().count() <= width)
@@ -325,7 +336,7 @@ const CELL_PADDING: usize = 2;
 /// `text` broken at spaces into lines of at most `width` characters (a
 /// longer word keeps a line of its own); its leading spaces start the first
 /// line, `indent` the others. Each line ends with a newline.
-fn wrap(text: &str, width: usize, indent: &str) -> String {
+pub(super) fn wrap(text: &str, width: usize, indent: &str) -> String {
     let lead = &text[..text.len() - text.trim_start().len()];
     let mut lines = vec![lead.to_string()];
     for word in text.split_whitespace() {
