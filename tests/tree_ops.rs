@@ -298,16 +298,17 @@ fn every_operation_reports_its_metrics_and_the_cache_policy() {
     ]);
     out.assert_success().assert_no_panic();
     assert_eq!(out.stderr, "", "{out}");
+    // Each row named as every view names the operation.
     for op in [
-        "generate",
+        "dataset generation",
         "find",
         "stat",
         "read",
         "concat",
         "untar",
         "copy",
-        "cmd1",
-        "stream_write",
+        "command 1",
+        "stream write",
         "delete",
     ] {
         assert!(

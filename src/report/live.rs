@@ -1,10 +1,12 @@
 //! What a single-workload command prints as each repetition ends, where
 //! no compatibility format (bonnie++'s, vdbench's, PostMark's) applies:
 //! the tree table of seed 000, and latency tables such as the durability
-//! probes' (with their verdict).
+//! probes' (with their verdict). Rows name their operation as every view
+//! does (`report::names`); the unit is the column's.
 use std::fmt::Write as _;
 
 use crate::report::markdown::padded_table;
+use crate::report::names;
 use crate::result::{Flag, MIN_PRECISE_SECONDS, WorkloadResult};
 use crate::workload::tree::{Source, TreeConfig, TreeWorkload};
 
@@ -38,7 +40,9 @@ pub fn tree_table(result: &WorkloadResult) -> String {
         "flags".into(),
     ]];
     for elapsed in result.metrics.iter().filter(|m| m.unit == "s") {
-        let op = elapsed.name.trim_end_matches("_s");
+        let Some(op) = elapsed.name.strip_suffix("_s") else {
+            continue;
+        };
         let rate = |suffix: &str, decimals: usize| {
             result
                 .metric(&format!("{op}_{suffix}"))
@@ -54,7 +58,7 @@ pub fn tree_table(result: &WorkloadResult) -> String {
             })
             .collect();
         rows.push([
-            op.to_string(),
+            names::words(&elapsed.name),
             format!("{:.3}", elapsed.value),
             rate("mb_s", 3),
             rate("entries_s", 0),
@@ -107,18 +111,16 @@ pub fn durability_table(result: &WorkloadResult) -> String {
         what: "probe (4 KiB)",
         count: "writes",
         rate: "writes/s",
-        suffix: "",
     };
     latency_table(result, &columns)
 }
 
-/// The headings of a latency table, and what its row names drop from the
-/// metric names.
+/// The headings of a latency table (its rows are named by
+/// `names::words`, without the unit the rate's heading gives).
 pub struct Columns {
     pub what: &'static str,
     pub count: &'static str,
     pub rate: &'static str,
-    pub suffix: &'static str,
 }
 
 /// One row per metric with latencies: how many, how many per second, and
@@ -137,10 +139,7 @@ pub fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
         let _ = writeln!(
             text,
             "{:<20} {:>8} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-            metric
-                .name
-                .strip_suffix(columns.suffix)
-                .unwrap_or(&metric.name),
+            names::words(&metric.name),
             metric.samples,
             metric.value,
             ms(l.p50_ns),
@@ -150,11 +149,11 @@ pub fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
         );
     }
     text.push('\n');
-    let short: Vec<&str> = result
+    let short: Vec<String> = result
         .metrics
         .iter()
         .filter(|m| m.flags.contains(&Flag::TooShort))
-        .map(|m| m.name.strip_suffix(columns.suffix).unwrap_or(&m.name))
+        .map(|m| names::words(&m.name))
         .collect();
     if !short.is_empty() {
         let _ = writeln!(
@@ -167,4 +166,74 @@ pub fn latency_table(result: &WorkloadResult, columns: &Columns) -> String {
         let _ = writeln!(text, "{line}");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Direction, LatencySummary, Metric};
+
+    fn latency() -> LatencySummary {
+        LatencySummary {
+            count: 1,
+            min_ns: 1000,
+            mean_ns: 1000.0,
+            p50_ns: 1000,
+            p90_ns: 1000,
+            p99_ns: 1000,
+            p999_ns: 1000,
+            p9999_ns: 1000,
+            max_ns: 1000,
+            histogram: None,
+        }
+    }
+
+    fn result(metrics: Vec<Metric>) -> WorkloadResult {
+        WorkloadResult {
+            workload: "test".into(),
+            metrics,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tree_rows_are_named_as_every_view_names_them() {
+        let ops = ["generate_s", "cmd1_s", "stream_write_s"];
+        let metrics = ops
+            .iter()
+            .map(|op| Metric::test(op, "s", Direction::LowerIsBetter, 1.0))
+            .collect();
+        let table = tree_table(&result(metrics));
+        for row in ["| dataset generation ", "| command 1 ", "| stream write "] {
+            assert!(table.contains(row), "{row}\n{table}");
+        }
+        assert!(
+            !table.contains("cmd1") && !table.contains("stream_write"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn latency_rows_are_named_as_every_view_names_them() {
+        let mut metric = Metric::test(
+            "readdir_stat_ops_s",
+            "ops/s",
+            Direction::HigherIsBetter,
+            9.0,
+        )
+        .with_latency(Some(latency()));
+        metric.flags.push(Flag::TooShort);
+        let osync = Metric::test("osync_write", "writes/s", Direction::HigherIsBetter, 9.0)
+            .with_latency(Some(latency()));
+        let columns = Columns {
+            what: "operation",
+            count: "ops",
+            rate: "ops/s",
+        };
+        let table = latency_table(&result(vec![metric, osync]), &columns);
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(rows[1].starts_with("readdir stat "), "{table}");
+        assert!(rows[2].starts_with("O_SYNC write "), "{table}");
+        assert!(table.contains("readdir stat: under 0.5 s"), "{table}");
+    }
 }

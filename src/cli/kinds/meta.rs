@@ -34,7 +34,6 @@ const TABLE: Columns = Columns {
     what: "operation",
     count: "ops",
     rate: "ops/s",
-    suffix: "_ops_s",
 };
 
 const META_EXAMPLES: &str = "\
