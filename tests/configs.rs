@@ -328,3 +328,58 @@ fn kill_9_then_clean_unmounts_detaches_and_removes_everything() {
     assert!(out.stdout.contains("detached"), "{out}");
     assert_all_gone(mnt.path(), &sentinel, &images);
 }
+
+#[test]
+fn a_configuration_that_fails_to_mount_takes_down_what_was_built() {
+    let Some(mnt) = TmpfsMount::new("256m") else {
+        return;
+    };
+    if !have_mkfs_ext4() {
+        return;
+    }
+    let sentinel = Sentinel::plant(mnt.path());
+    let _cleaner = Cleaner(mnt.path().to_path_buf());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite(dir.path(), "0.3s");
+    let configs = write(
+        dir.path(),
+        "configs.toml",
+        "[[config]]\nname = \"good\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\n\
+         [[config]]\nname = \"bad\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\
+         options = \"no_such_option\"\ntype = \"ext4\"\n",
+    );
+    let out = run(&run_args(&suite, &configs, mnt.path(), &[]));
+    out.assert_error(1, &["configuration bad", "mount -t ext4 -o no_such_option"]);
+    assert_all_gone(mnt.path(), &sentinel, &[]);
+}
+
+#[test]
+fn sigterm_while_building_takes_down_what_was_built() {
+    let Some(mnt) = TmpfsMount::new("512m") else {
+        return;
+    };
+    if !have_mkfs_ext4() {
+        return;
+    }
+    let sentinel = Sentinel::plant(mnt.path());
+    let _cleaner = Cleaner(mnt.path().to_path_buf());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite(dir.path(), "60s");
+    let configs = write(
+        dir.path(),
+        "configs.toml",
+        "matrix = { n = [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\"] }\n\
+         [[config]]\nname = \"ext4-{n}\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n",
+    );
+    let mut fsbench = Running::spawn(&run_args(&suite, &configs, mnt.path(), &[]));
+    wait_until(Duration::from_secs(60), "the first image", || {
+        assert!(fsbench.is_running(), "the run ended too early");
+        scratch_dirs(mnt.path()).first().is_some_and(|top| {
+            std::fs::read_dir(top.join("img")).is_ok_and(|mut d| d.next().is_some())
+        })
+    });
+    fsbench.signal(libc::SIGTERM);
+    let out = fsbench.wait();
+    out.assert_code(143).assert_no_panic();
+    assert_all_gone(mnt.path(), &sentinel, &[]);
+}

@@ -264,6 +264,12 @@ fn build_configs(args: &RunArgs, run_id: &str) -> anyhow::Result<Option<Builds>>
         return usage("--configs does not run under MPI");
     }
     let configs = crate::configs::load(file)?;
+    if args.keep.keep {
+        return usage("--keep cannot go with --configs: the images are always taken down");
+    }
+    if !rustix::process::geteuid().is_root() {
+        return usage("--configs needs root: it attaches loop devices, runs mkfs and mounts");
+    }
     let size = crate::size::parse_size(&args.image_size, 1)?;
     Builds::create(&configs, images, size, run_id).map(Some)
 }

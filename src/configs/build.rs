@@ -212,7 +212,11 @@ fn run_command(words: &[String]) -> anyhow::Result<String> {
     let text = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
-        let last: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let last: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
         let tail = last[last.len().saturating_sub(3)..].join(" / ");
         anyhow::bail!("{}: {tail}", output.status);
     }
