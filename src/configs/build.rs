@@ -175,6 +175,11 @@ impl Fs {
         mount.extend([device, self.mount_point.display().to_string()]);
         self.run(&mount)?;
         self.mounted = true;
+        self.record.fs_info = fs_info(
+            &config.mkfs[0],
+            &mount[mount.len() - 2],
+            &mount[mount.len() - 1],
+        );
         Ok(())
     }
 
@@ -221,6 +226,33 @@ fn run_command(words: &[String]) -> anyhow::Result<String> {
         anyhow::bail!("{}: {tail}", output.status);
     }
     Ok(text)
+}
+
+/// The resulting parameters of the file system mkfs `program` made on
+/// `device`, mounted on `point`, after the command line that asked; empty
+/// where no command is known or it fails (it is information, not a step).
+fn fs_info(program: &str, device: &str, point: &str) -> String {
+    let base = Path::new(program)
+        .file_name()
+        .map(|b| b.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let words: Vec<String> = match base.as_str() {
+        "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" => {
+            vec!["dumpe2fs".into(), "-h".into(), device.into()]
+        }
+        "mkfs.xfs" => vec!["xfs_info".into(), point.into()],
+        "mkfs.btrfs" => vec![
+            "btrfs".into(),
+            "filesystem".into(),
+            "show".into(),
+            device.into(),
+        ],
+        _ => return String::new(),
+    };
+    match run_command(&words) {
+        Ok(text) => format!("$ {}\n{text}", shown(&words)),
+        Err(_) => String::new(),
+    }
 }
 
 /// `umount`, lazily if the file system is busy.

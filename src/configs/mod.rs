@@ -33,6 +33,12 @@ pub struct Built {
     /// What mkfs printed (stdout then stderr).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub mkfs_output: String,
+    /// What the file system says of the parameters mkfs gave it, after
+    /// the command that asked (`dumpe2fs -h`, `xfs_info`, `btrfs
+    /// filesystem show`); empty where fsbench knows no such command or it
+    /// failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fs_info: String,
 }
 
 /// One configuration, its sweep parameters substituted.
