@@ -372,11 +372,10 @@ fn sigterm_while_building_takes_down_what_was_built() {
          [[config]]\nname = \"ext4-{n}\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n",
     );
     let mut fsbench = Running::spawn(&run_args(&suite, &configs, mnt.path(), &[]));
-    wait_until(Duration::from_secs(60), "the first image", || {
+    // The first loop device is attached: mkfs or mount is under way.
+    wait_until(Duration::from_secs(60), "the first loop device", || {
         assert!(fsbench.is_running(), "the run ended too early");
-        scratch_dirs(mnt.path()).first().is_some_and(|top| {
-            std::fs::read_dir(top.join("img")).is_ok_and(|mut d| d.next().is_some())
-        })
+        !loops_under(mnt.path()).is_empty()
     });
     fsbench.signal(libc::SIGTERM);
     let out = fsbench.wait();

@@ -113,7 +113,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", requires = "configs")]
     images: Option<PathBuf>,
     /// With --configs: each image's size (sparse).
-    #[arg(long, value_name = "SIZE", default_value = "4g", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "4g", value_parser = crate::units::size_arg, requires = "configs")]
     image_size: String,
     /// List the built-in suites and exit.
     #[arg(long)]

@@ -108,6 +108,13 @@ impl Builds {
             fs.teardown();
         }
         if let Some(scratch) = self.scratch.take() {
+            // Any loop device still on an image in here (one attached as a
+            // signal came) is detached before the images go.
+            for device in loops_inside(scratch.path()) {
+                if let Err(e) = run_command(&["losetup".into(), "-d".into(), device.clone()]) {
+                    eprintln!("fsbench: cannot detach {device}: {e:#}");
+                }
+            }
             let _ = scratch.finish();
         }
     }
@@ -187,7 +194,14 @@ impl Fs {
     fn run(&mut self, words: &[String]) -> anyhow::Result<String> {
         let line = shown(words);
         self.record.commands.push(line.clone());
-        run_command(words).with_context(|| format!("`{line}` failed"))
+        let result = run_command(words);
+        if result.is_err() {
+            // A Ctrl-C reaches mkfs or mount too: the run was interrupted,
+            // it did not fail. (A command that succeeded is taken in hand
+            // first: the caller checks for a signal next.)
+            crate::interrupt::check()?;
+        }
+        result.with_context(|| format!("`{line}` failed"))
     }
 
     fn teardown(&mut self) {
