@@ -57,7 +57,7 @@ impl Builds {
         };
         let root = scratch.path().to_path_buf();
         builds.scratch = Some(scratch);
-        for sub in ["img", "mnt"] {
+        for sub in ["img", "mnt", "cwd"] {
             std::fs::create_dir(root.join(sub))
                 .with_context(|| format!("cannot create {}", root.join(sub).display()))?;
         }
@@ -78,7 +78,7 @@ impl Builds {
             };
             builds.built.push(fs);
             let fs = builds.built.last_mut().expect("just pushed");
-            fs.build(config, &root.join("img"), size)
+            fs.build(config, &root, size)
                 .with_context(|| format!("configuration {}", config.name))?;
         }
         Ok(builds)
@@ -127,8 +127,9 @@ impl Drop for Builds {
 }
 
 impl Fs {
-    fn build(&mut self, config: &Config, images: &Path, size: u64) -> anyhow::Result<()> {
-        let image = images.join(format!("{}.img", config.name));
+    /// Makes `config` in the scratch directory `root`.
+    fn build(&mut self, config: &Config, root: &Path, size: u64) -> anyhow::Result<()> {
+        let image = root.join("img").join(format!("{}.img", config.name));
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -168,7 +169,9 @@ impl Fs {
                 w => w.to_string(),
             })
             .collect();
-        self.record.mkfs_output = self.run(&mkfs)?;
+        // In an empty directory: a bare file name in mkfs's arguments
+        // finds nothing to write to.
+        self.record.mkfs_output = self.run_in(&mkfs, Some(&root.join("cwd")))?;
         crate::interrupt::check()?;
         std::fs::create_dir(&self.mount_point)
             .with_context(|| format!("cannot create {}", self.mount_point.display()))?;
@@ -192,9 +195,14 @@ impl Fs {
 
     /// Runs `words`, recording it; its output, or an error with it.
     fn run(&mut self, words: &[String]) -> anyhow::Result<String> {
+        self.run_in(words, None)
+    }
+
+    /// `run` in directory `dir` (the current one if None).
+    fn run_in(&mut self, words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
         let line = shown(words);
         self.record.commands.push(line.clone());
-        let result = run_command(words);
+        let result = command_output(words, dir);
         if result.is_err() {
             // A Ctrl-C reaches mkfs or mount too: the run was interrupted,
             // it did not fail. (A command that succeeded is taken in hand
@@ -223,7 +231,16 @@ impl Fs {
 /// Runs a command with no input; stdout then stderr, or an error that
 /// carries the last lines of what it printed.
 fn run_command(words: &[String]) -> anyhow::Result<String> {
-    let output = Command::new(&words[0])
+    command_output(words, None)
+}
+
+/// `run_command` in directory `dir` (the current one if None).
+fn command_output(words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
+    let mut command = Command::new(&words[0]);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let output = command
         .args(&words[1..])
         .stdin(Stdio::null())
         .output()

@@ -263,9 +263,17 @@ fn check_mkfs(name: &str, words: &[String]) -> anyhow::Result<()> {
             "{name}: mkfs must end with {DEV}, the device fsbench makes, and name it once"
         );
     }
-    if let Some(other) = words.iter().find(|w| w.contains("/dev/")) {
+    // Some mkfs take several devices or files (mkfs.btrfs), or a journal
+    // or data section elsewhere (-J device=, -d name=): no argument may
+    // name a path or a device by label or UUID. (mkfs also runs in an
+    // empty directory of fsbench's, so a bare name finds nothing.)
+    let names_one = |w: &&String| {
+        let upper = w.to_uppercase();
+        w.contains('/') || upper.contains("UUID=") || upper.contains("LABEL=")
+    };
+    if let Some(other) = words[1..].iter().find(names_one) {
         anyhow::bail!(
-            "{name}: mkfs names {other:?}: only {DEV}, the image fsbench makes, is allowed"
+            "{name}: mkfs names {other:?}: no path or device but {DEV}, the image fsbench makes, is allowed"
         );
     }
     Ok(())
@@ -362,6 +370,10 @@ mod tests {
         assert!(one("mkfs.ext4 /dev/sda", "a").is_err());
         assert!(one("mkfs.ext4 /dev/sda {dev}", "a").is_err());
         assert!(one("mkfs.ext4 {dev} -q", "a").is_err());
+        assert!(one("mkfs.btrfs -f other.img/x {dev}", "a").is_err());
+        assert!(one("mkfs.ext4 -J device=UUID=1234 {dev}", "a").is_err());
+        assert!(one("mkfs.xfs -d name=/etc/passwd {dev}", "a").is_err());
+        assert!(one("mkfs.xfs -f -s size=4096 {dev}", "a").is_ok());
         assert!(
             one("mkfs.ext4 {dev}", "a-{journal}")
                 .unwrap_err()
