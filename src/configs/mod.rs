@@ -389,6 +389,17 @@ mod tests {
     }
 
     #[test]
+    fn a_result_from_before_built_loads() {
+        let target: crate::result::TargetResult = serde_json::from_str(
+            r#"{"name":"a","path":"/a","env":null,"workloads":[],"cleanup":null}"#,
+        )
+        .unwrap();
+        assert_eq!(target.built, None);
+        let text = serde_json::to_string(&target).unwrap();
+        assert!(!text.contains("built"), "{text}");
+    }
+
+    #[test]
     fn quotes_group_words() {
         assert_eq!(
             split_words("mkfs.xfs -L 'my label' \"\" {dev}").unwrap(),
