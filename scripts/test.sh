@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # bonnie++: the real bon_csv2html/bon_csv2txt that must accept our CSV.
 # postmark: the reference binary whose counts fsbench must equal.
 # e2fsprogs: mkfs.ext4 for loop-mounted test file systems. time: peak RSS.
+# xfsprogs, btrfs-progs: mkfs.xfs and mkfs.btrfs for `run --configs`.
 # python3-fusepy, fuse: a FUSE file system whose readdir skips entries after
 # unlinks, as NFS/SMB/AFP do (tests/fixtures/skipfs.py).
 # chromium: the HTML report is loaded in a real headless browser.
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 # libopenmpi-dev, openmpi-bin, libclang-dev: the build with the mpi feature
 # (mpicc and bindgen) and mpirun for the scale-out tests.
 # man-db: man renders fsbench's man page and finds the installed one.
-packages=(bonnie++ postmark e2fsprogs time util-linux python3-fusepy fuse chromium rsync tar
+packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
   strace libopenmpi-dev openmpi-bin libclang-dev man-db)
 if [ "$(id -u)" = 0 ]; then
   missing=()

@@ -11,6 +11,7 @@
 //! dispatch). docs/architecture.md is the map.
 pub mod cli;
 pub mod compat;
+pub mod configs;
 pub mod driver;
 pub mod error;
 pub mod input;

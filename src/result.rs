@@ -166,6 +166,10 @@ pub struct TargetResult {
     /// (`--reference`), not compared or rated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
+    /// How fsbench built the target (`fsbench run --configs`): the
+    /// commands it ran, the sweep's parameters, mkfs's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built: Option<crate::configs::Built>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -54,6 +54,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     workloads: Vec::new(),
                     cleanup: Some(report),
                     reference: false,
+                    built: None,
                 }),
                 Outcome::Failed(e) => {
                     failures += 1;
@@ -97,6 +98,16 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
             found.marker.pid, found.marker.host
         ))?;
         return Ok(Outcome::Skipped);
+    }
+    // A killed `run --configs` left its file systems mounted on loop
+    // devices backed by images in here: released first.
+    match crate::configs::build::release_leftovers(&leftover.path) {
+        Ok(done) => {
+            for line in done {
+                say(format!("{shown}: {line}"))?;
+            }
+        }
+        Err(e) => return Ok(Outcome::Failed(e)),
     }
     Ok(match leftover.remove() {
         Ok(report) => {

@@ -34,6 +34,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
             workloads: Vec::new(),
             cleanup: None,
             reference: false,
+            built: None,
         });
         envs.push(env);
     }

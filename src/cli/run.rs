@@ -9,6 +9,7 @@ use clap::Args;
 use super::flags::{KeepFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
+use crate::configs::build::Builds;
 use crate::driver::StopRule;
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::error::usage;
@@ -32,6 +33,8 @@ Examples:
   fsbench run --suite my-suite.toml --target /mnt/nas
   fsbench run -t ext4=/mnt/ext4 -t xfs=/mnt/xfs --reference ram=/dev/shm   tmpfs as the RAM ceiling
   fsbench run --show-suite quick > my-suite.toml  start a suite of your own
+  fsbench run --configs configs/seed003.toml --images /mnt/disk --image-size 8g
+                                                  build ext4 twice on loop images, compare
 
 Built-in suites: quick (about a minute), seeds (the seed articles' battery,
 sized by --scale), metadata, throughput, synclog (seed 000's sync-log
@@ -98,6 +101,20 @@ pub struct RunArgs {
     /// Print each result as it is measured, and where the time went.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Configurations to build and measure, a TOML file: per [[config]]
+    /// a name, a mkfs command line ending in {dev}, mount options; each is
+    /// made on a loop image in --images and is a target (see
+    /// configs/*.toml).
+    #[arg(long, value_name = "FILE", requires = "images")]
+    configs: Option<PathBuf>,
+    /// With --configs: the directory the images go in (in a marked scratch
+    /// directory fsbench makes and removes): a directory on the disk under
+    /// test.
+    #[arg(long, value_name = "DIR", requires = "configs")]
+    images: Option<PathBuf>,
+    /// With --configs: each image's size (sparse).
+    #[arg(long, value_name = "SIZE", default_value = "4g", value_parser = crate::units::size_arg, requires = "configs")]
+    image_size: String,
     /// List the built-in suites and exit.
     #[arg(long)]
     list_suites: bool,
@@ -116,7 +133,16 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
-    let specs = args.targets.specs();
+    let run_id = new_run_id();
+    let builds = build_configs(&args, &run_id)?;
+    let specs = match &builds {
+        Some(builds) => builds
+            .targets()
+            .iter()
+            .map(|(name, path)| format!("{name}={}", path.display()))
+            .collect(),
+        None => args.targets.specs(),
+    };
     let targets = targets(&specs, &args.references)?;
     let roles: Vec<(&str, bool)> = targets
         .iter()
@@ -136,7 +162,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let results_dir = save_dir(args.save_dir.as_deref(), &targets)?;
     let save_path = (!args.no_save).then(|| save_path(&results_dir));
 
-    let mut record = new_run_result(&new_run_id());
+    let mut record = new_run_result(&run_id);
     record.suite = Some(suite.name.clone());
     let verbose = args.verbose;
     let policy = Policy {
@@ -159,6 +185,11 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             target.reference = true;
         }
     }
+    if let Some(builds) = &builds {
+        for target in &mut record.targets {
+            target.built = builds.record(&target.name).cloned();
+        }
+    }
     let ran = match outcome {
         Ok(ran) => ran,
         Err(e) => {
@@ -177,6 +208,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             return Err(keep_partial(&record, &files, e));
         }
     };
+    // Unmounted, detached and removed before the report.
+    drop(builds);
     // Under MPI rank 0 holds the combined results and alone reports them.
     if !crate::scale::is_root() {
         return Ok(());
@@ -214,6 +247,31 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// With --configs: the configurations read, checked and built (mounted,
+/// ready to be targets); they are taken down when the value is dropped.
+fn build_configs(args: &RunArgs, run_id: &str) -> anyhow::Result<Option<Builds>> {
+    let (Some(file), Some(images)) = (&args.configs, &args.images) else {
+        return Ok(None);
+    };
+    if !args.targets.specs().is_empty() {
+        return usage(
+            "--configs: the configurations are the targets; give no other (--reference may add one)",
+        );
+    }
+    if crate::scale::size() > 1 {
+        return usage("--configs does not run under MPI");
+    }
+    let configs = crate::configs::load(file)?;
+    if args.keep.keep {
+        return usage("--keep cannot go with --configs: the images are always taken down");
+    }
+    if !rustix::process::geteuid().is_root() {
+        return usage("--configs needs root: it attaches loop devices, runs mkfs and mounts");
+    }
+    let size = crate::size::parse_size(&args.image_size, 1)?;
+    Builds::create(&configs, images, size, run_id).map(Some)
 }
 
 /// How the suite runs; with `precision`, up to its most repetitions, until

@@ -260,6 +260,7 @@ pub fn run(
             workloads: Vec::new(),
             cleanup: None,
             reference: false,
+            built: None,
         });
     record.targets.extend(results);
     overhead.probe = clock.elapsed();

@@ -102,6 +102,7 @@ mod tests {
             workloads: Vec::new(),
             cleanup: None,
             reference: false,
+            built: None,
         });
         run
     }

@@ -261,6 +261,7 @@ mod tests {
             workloads,
             cleanup: None,
             reference: false,
+            built: None,
         });
         run
     }

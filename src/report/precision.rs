@@ -257,6 +257,7 @@ mod tests {
                 workloads,
                 cleanup: None,
                 reference: false,
+                built: None,
             });
         }
         record

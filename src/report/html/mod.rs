@@ -417,7 +417,41 @@ fn environment_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
             .collect();
         env_row(name, values)
     });
-    std::iter::once(path).chain(fields).collect()
+    let mut rows: Vec<EnvRow> = std::iter::once(path).chain(fields).collect();
+    if targets.iter().any(|t| t.built.is_some()) {
+        rows.extend(built_rows(targets));
+    }
+    rows
+}
+
+/// How fsbench built the targets (`fsbench run --configs`).
+fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
+    type BuiltField = fn(&crate::configs::Built) -> String;
+    let fields: [(&'static str, BuiltField); 3] = [
+        ("built by mkfs", |b| b.mkfs.clone()),
+        ("built mount options", |b| match b.options.as_str() {
+            "" => "(defaults)".to_string(),
+            options => options.to_string(),
+        }),
+        ("sweep parameters", |b| {
+            b.parameters
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+    ];
+    fields
+        .iter()
+        .map(|&(name, field)| {
+            let values = targets
+                .iter()
+                .map(|t| t.built.as_ref().map_or_else(|| "-".to_string(), field))
+                .collect();
+            env_row(name, values)
+        })
+        .filter(|row| row.name != "sweep parameters" || row.values.iter().any(|v| !v.is_empty()))
+        .collect()
 }
 
 fn env_row(name: &'static str, values: Vec<String>) -> EnvRow {
