@@ -146,6 +146,45 @@ impl Drop for Cleaner {
     }
 }
 
+/// A tmpfs for the images with a sentinel beside them, a suite whose io job
+/// runs `seconds`, and a configurations file: what every run here needs.
+/// The cleaner goes first, before the tmpfs it cleans is unmounted.
+struct Setup {
+    _cleaner: Cleaner,
+    sentinel: Sentinel,
+    mnt: TmpfsMount,
+    suite: PathBuf,
+    configs: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Setup {
+    /// None where the test cannot run here (not root, no mkfs.ext4).
+    fn new(size: &str, seconds: &str, configs: &str) -> Option<Setup> {
+        let mnt = TmpfsMount::new(size)?;
+        if !have_mkfs_ext4() {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        Some(Setup {
+            _cleaner: Cleaner(mnt.path().to_path_buf()),
+            sentinel: Sentinel::plant(mnt.path()),
+            suite: suite(dir.path(), seconds),
+            configs: write(dir.path(), "configs.toml", configs),
+            mnt,
+            _dir: dir,
+        })
+    }
+
+    fn args(&self) -> Vec<String> {
+        run_args(&self.suite, &self.configs, self.mnt.path(), &[])
+    }
+
+    fn assert_all_gone(&self, seen_images: &[PathBuf]) {
+        assert_all_gone(self.mnt.path(), &self.sentinel, seen_images);
+    }
+}
+
 /// The images of a running run, once both are mounted and measured.
 fn wait_until_measuring(images: &Path, fsbench: &mut Running) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -170,20 +209,13 @@ fn wait_until_measuring(images: &Path, fsbench: &mut Running) -> Vec<PathBuf> {
 
 #[test]
 fn two_ext4_configurations_are_built_measured_and_removed() {
-    let Some(mnt) = TmpfsMount::new("256m") else {
+    let Some(setup) = Setup::new("256m", "0.3s", TWO_EXT4) else {
         return;
     };
-    if !have_mkfs_ext4() {
-        return;
-    }
-    let sentinel = Sentinel::plant(mnt.path());
-    let _cleaner = Cleaner(mnt.path().to_path_buf());
     let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path(), "0.3s");
-    let configs = write(dir.path(), "configs.toml", TWO_EXT4);
     let json = dir.path().join("result.json");
-    let mut args = run_args(&suite, &configs, mnt.path(), &["--json"]);
-    args.push(json.display().to_string());
+    let mut args = setup.args();
+    args.extend(["--json".to_string(), json.display().to_string()]);
     let out = run(&args);
     out.assert_success();
     let record = read_json(&json);
@@ -235,7 +267,7 @@ fn two_ext4_configurations_are_built_measured_and_removed() {
             PathBuf::from(cmd.trim_start_matches("losetup --find --show "))
         })
         .collect();
-    assert_all_gone(mnt.path(), &sentinel, &images);
+    setup.assert_all_gone(&images);
 
     // The report's environment table says how each was built.
     let html = run(&["report", "--format", "html", json.to_str().unwrap()]);
@@ -281,39 +313,24 @@ fn bad_configurations_are_refused_before_anything_is_made() {
 
 #[test]
 fn sigint_mid_run_unmounts_detaches_and_removes_everything() {
-    let Some(mnt) = TmpfsMount::new("256m") else {
+    let Some(setup) = Setup::new("256m", "60s", TWO_EXT4) else {
         return;
     };
-    if !have_mkfs_ext4() {
-        return;
-    }
-    let sentinel = Sentinel::plant(mnt.path());
-    let _cleaner = Cleaner(mnt.path().to_path_buf());
-    let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path(), "60s");
-    let configs = write(dir.path(), "configs.toml", TWO_EXT4);
-    let mut fsbench = Running::spawn(&run_args(&suite, &configs, mnt.path(), &[]));
-    let images = wait_until_measuring(mnt.path(), &mut fsbench);
+    let mut fsbench = Running::spawn(&setup.args());
+    let images = wait_until_measuring(setup.mnt.path(), &mut fsbench);
     fsbench.signal(libc::SIGINT);
     let out = fsbench.wait();
     out.assert_code(130).assert_no_panic();
-    assert_all_gone(mnt.path(), &sentinel, &images);
+    setup.assert_all_gone(&images);
 }
 
 #[test]
 fn kill_9_then_clean_unmounts_detaches_and_removes_everything() {
-    let Some(mnt) = TmpfsMount::new("256m") else {
+    let Some(setup) = Setup::new("256m", "60s", TWO_EXT4) else {
         return;
     };
-    if !have_mkfs_ext4() {
-        return;
-    }
-    let sentinel = Sentinel::plant(mnt.path());
-    let _cleaner = Cleaner(mnt.path().to_path_buf());
-    let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path(), "60s");
-    let configs = write(dir.path(), "configs.toml", TWO_EXT4);
-    let mut fsbench = Running::spawn(&run_args(&suite, &configs, mnt.path(), &[]));
+    let mnt = &setup.mnt;
+    let mut fsbench = Running::spawn(&setup.args());
     let images = wait_until_measuring(mnt.path(), &mut fsbench);
     fsbench.signal(libc::SIGKILL);
     let _ = fsbench.wait();
@@ -326,59 +343,37 @@ fn kill_9_then_clean_unmounts_detaches_and_removes_everything() {
     out.assert_success();
     assert!(out.stdout.contains("unmounted"), "{out}");
     assert!(out.stdout.contains("detached"), "{out}");
-    assert_all_gone(mnt.path(), &sentinel, &images);
+    setup.assert_all_gone(&images);
 }
 
 #[test]
 fn a_configuration_that_fails_to_mount_takes_down_what_was_built() {
-    let Some(mnt) = TmpfsMount::new("256m") else {
+    let configs = "[[config]]\nname = \"good\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\n\
+         [[config]]\nname = \"bad\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\
+         options = \"no_such_option\"\ntype = \"ext4\"\n";
+    let Some(setup) = Setup::new("256m", "0.3s", configs) else {
         return;
     };
-    if !have_mkfs_ext4() {
-        return;
-    }
-    let sentinel = Sentinel::plant(mnt.path());
-    let _cleaner = Cleaner(mnt.path().to_path_buf());
-    let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path(), "0.3s");
-    let configs = write(
-        dir.path(),
-        "configs.toml",
-        "[[config]]\nname = \"good\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\n\
-         [[config]]\nname = \"bad\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\
-         options = \"no_such_option\"\ntype = \"ext4\"\n",
-    );
-    let out = run(&run_args(&suite, &configs, mnt.path(), &[]));
+    let out = run(&setup.args());
     out.assert_error(1, &["configuration bad", "mount -t ext4 -o no_such_option"]);
-    assert_all_gone(mnt.path(), &sentinel, &[]);
+    setup.assert_all_gone(&[]);
 }
 
 #[test]
 fn sigterm_while_building_takes_down_what_was_built() {
-    let Some(mnt) = TmpfsMount::new("512m") else {
+    let configs = "matrix = { n = [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\"] }\n\
+         [[config]]\nname = \"ext4-{n}\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n";
+    let Some(setup) = Setup::new("512m", "60s", configs) else {
         return;
     };
-    if !have_mkfs_ext4() {
-        return;
-    }
-    let sentinel = Sentinel::plant(mnt.path());
-    let _cleaner = Cleaner(mnt.path().to_path_buf());
-    let dir = tempfile::tempdir().unwrap();
-    let suite = suite(dir.path(), "60s");
-    let configs = write(
-        dir.path(),
-        "configs.toml",
-        "matrix = { n = [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\"] }\n\
-         [[config]]\nname = \"ext4-{n}\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n",
-    );
-    let mut fsbench = Running::spawn(&run_args(&suite, &configs, mnt.path(), &[]));
+    let mut fsbench = Running::spawn(&setup.args());
     // The first loop device is attached: mkfs or mount is under way.
     wait_until(Duration::from_secs(60), "the first loop device", || {
         assert!(fsbench.is_running(), "the run ended too early");
-        !loops_under(mnt.path()).is_empty()
+        !loops_under(setup.mnt.path()).is_empty()
     });
     fsbench.signal(libc::SIGTERM);
     let out = fsbench.wait();
     out.assert_code(143).assert_no_panic();
-    assert_all_gone(mnt.path(), &sentinel, &[]);
+    setup.assert_all_gone(&[]);
 }
