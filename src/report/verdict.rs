@@ -412,10 +412,8 @@ impl Verdict {
         if let Some(stopping) = &self.stopping {
             out += &format!("  {stopping}\n");
         }
-        for lines in self.lines() {
-            if let Some(sentence) = &lines.sentence {
-                out += &format!("→ {sentence}\n");
-            }
+        for sentence in self.targets.iter().filter_map(|t| t.sentence.as_ref()) {
+            out += &format!("→ {sentence}\n");
         }
         out
     }

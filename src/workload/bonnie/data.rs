@@ -12,7 +12,7 @@ use super::rng::RandomSource;
 use super::{BonnieConfig, MIB, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
-use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
+use crate::measure::{LatencyRecorder, PhaseClock, each_timed_reporting};
 use crate::workload::threads::{StartLine, spawn_all};
 use crate::workload::{Progress, RunContext};
 
@@ -42,8 +42,9 @@ impl DataFile<'_> {
 
     /// Times `chunks` calls of `step` (one latency sample each), then fsync +
     /// close, inside the measurement. Each call moves one chunk of data;
-    /// the progress bar shows how many bytes are done (a compare per chunk
-    /// when nothing is to be shown).
+    /// the progress bar shows how many bytes are done, between samples (a
+    /// compare per chunk when nothing is to be shown; a redraw is in the
+    /// phase's time but in no chunk's latency).
     fn timed_pass(
         &self,
         test: Test,
@@ -55,10 +56,12 @@ impl DataFile<'_> {
         let chunk = self.config.chunk as u64;
         let total = chunks * chunk;
         let clock = PhaseClock::start();
-        each_timed(0..chunks, &mut latency, |i| {
-            self.progress.advance_phase(i * chunk, total);
-            step(fd.as_fd(), i)
-        })?;
+        each_timed_reporting(
+            0..chunks,
+            &mut latency,
+            |i| step(fd.as_fd(), i),
+            |done| self.progress.advance_phase(done * chunk, total),
+        )?;
         self.sync_and_close(fd)?;
         Ok(Outcome::new(
             test,
