@@ -119,6 +119,13 @@ pub struct Stopping {
 }
 
 impl RunResult {
+    /// The repetitions measured: one more than the highest repetition
+    /// index of any result (0 without results).
+    pub fn repetitions_measured(&self) -> u32 {
+        let workloads = self.targets.iter().flat_map(|t| &t.workloads);
+        workloads.map(|w| w.repetition + 1).max().unwrap_or(0)
+    }
+
     /// What made the record, for report titles: `fsbench bonnie`, `fsbench
     /// run`. It is the first word of the command line after the program
     /// and its global flags (`--json FILE`); records without one were

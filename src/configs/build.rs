@@ -15,6 +15,7 @@ use anyhow::Context;
 
 use super::{Built, Config, DEV};
 use crate::error::usage;
+use crate::storage::env::mounts::read_mountinfo;
 use crate::storage::scratch::Scratch;
 
 /// The configurations built, mounted and ready to be measured.
@@ -335,45 +336,6 @@ fn loops_inside(dir: &Path) -> Vec<String> {
     found
 }
 
-/// The mounts listed in /proc/self/mountinfo: (mount point, source).
-fn mounts() -> Vec<(PathBuf, String)> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let point = fields.get(4)?;
-            let dash = fields.iter().position(|f| *f == "-")?;
-            let source = fields.get(dash + 2)?;
-            Some((PathBuf::from(unescape(point)), unescape(source)))
-        })
-        .collect()
-}
-
-/// mountinfo's octal escapes (`\040` for a space) undone.
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).and_then(|d| {
-            std::str::from_utf8(d)
-                .ok()
-                .and_then(|d| u8::from_str_radix(d, 8).ok())
-        });
-        match (bytes[i], octal) {
-            (b'\\', Some(byte)) => {
-                out.push(byte);
-                i += 4;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// What a killed `--configs` run left in its scratch directory `dir`: the
 /// mounts of loop devices backed by images inside `dir` are unmounted
 /// (lazily if busy), deepest first, then those loop devices detached. No
@@ -386,10 +348,10 @@ pub fn release_leftovers(dir: &Path) -> anyhow::Result<Vec<String>> {
     if devices.is_empty() {
         return Ok(done);
     }
-    let mut ours: Vec<PathBuf> = mounts()
+    let mut ours: Vec<PathBuf> = read_mountinfo()
         .into_iter()
-        .filter(|(point, source)| point.starts_with(&dir) && devices.contains(source))
-        .map(|(point, _)| point)
+        .filter(|m| m.mount_point.starts_with(&dir) && devices.contains(&m.source))
+        .map(|m| m.mount_point)
         .collect();
     ours.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     ours.dedup();
@@ -409,12 +371,6 @@ pub fn release_leftovers(dir: &Path) -> anyhow::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/mnt/a\040b"), "/mnt/a b");
-        assert_eq!(unescape(r"/plain"), "/plain");
-    }
 
     #[test]
     fn commands_are_shown_quoted() {

@@ -80,7 +80,7 @@ impl Precision {
     /// headline metric is settled (and at least `min_repeat` ran); the
     /// driver's stopping rule.
     pub fn reached(&self, record: &RunResult) -> Option<String> {
-        let enough = repetitions_in(record) >= self.min_repeat;
+        let enough = record.repetitions_measured() >= self.min_repeat;
         (enough && self.wide_metrics(record).is_empty()).then(|| self.settled_reason(record))
     }
 
@@ -90,7 +90,7 @@ impl Precision {
     pub fn stopping(&self, record: &RunResult, stopped: Option<String>) -> Stopping {
         let reason = stopped.unwrap_or_else(|| self.exhausted_reason(record));
         Stopping {
-            repetitions: repetitions_in(record),
+            repetitions: record.repetitions_measured(),
             max_repeat: self.max_repeat,
             precision: self.fraction,
             reason,
@@ -187,17 +187,6 @@ fn relative_half_width(cell: &Cell) -> Option<f64> {
         0.0 => 0.0,
         _ => half / cell.stats.mean.abs(),
     })
-}
-
-/// How many repetitions the record holds (the driver numbers them from 0).
-fn repetitions_in(record: &RunResult) -> u32 {
-    record
-        .targets
-        .iter()
-        .flat_map(|t| &t.workloads)
-        .map(|w| w.repetition + 1)
-        .max()
-        .unwrap_or(0)
 }
 
 /// `--precision`'s value: "5%", "5" or "0.5%", a percentage above 0 and

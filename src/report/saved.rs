@@ -184,8 +184,7 @@ fn repetitions(run: &RunResult) -> u32 {
     if let Some(stopping) = &run.stopping {
         return stopping.repetitions;
     }
-    let workloads = run.targets.iter().flat_map(|t| &t.workloads);
-    workloads.map(|w| w.repetition + 1).max().unwrap_or(0)
+    run.repetitions_measured()
 }
 
 /// What the verdict says in one line: the first compared target's sentence,

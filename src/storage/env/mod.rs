@@ -6,7 +6,7 @@
 //! /proc or /sys file gives `None` (shown as "-"), never an error.
 mod block;
 mod host;
-mod mounts;
+pub(crate) mod mounts;
 pub mod risk;
 mod text;
 

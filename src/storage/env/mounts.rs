@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 
 /// One line of /proc/self/mountinfo, with the fields we report.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct MountEntry {
+pub(crate) struct MountEntry {
     /// st_dev of files on this mount, as major:minor.
-    pub(super) dev: (u32, u32),
-    pub(super) mount_point: PathBuf,
-    pub(super) fs_type: String,
-    pub(super) source: String,
+    pub(crate) dev: (u32, u32),
+    pub(crate) mount_point: PathBuf,
+    pub(crate) fs_type: String,
+    pub(crate) source: String,
     /// Per-mount and super options merged (see `merge_options`).
-    pub(super) options: String,
+    pub(crate) options: String,
 }
 
 /// All parseable mounts of our mount namespace, in kernel order; empty if
 /// /proc is unavailable.
-pub(super) fn read_mountinfo() -> Vec<MountEntry> {
+pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
     std::fs::read("/proc/self/mountinfo")
         .map(|bytes| {
             bytes
