@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// Bound on walks down stacked block devices (dm on dm on md on ...), so a
 /// surprising sysfs layout can't make the probe loop.
-const MAX_STACK_DEPTH: usize = 8;
+pub(crate) const MAX_STACK_DEPTH: usize = 8;
 
 /// What sysfs tells about the disk under a file system; all `None` for
 /// file systems without one (tmpfs, nfs, fuse, overlay, ...).
@@ -22,14 +22,20 @@ pub(super) struct BlockInfo {
 /// The block device a file system lives on. Major 0 is the anonymous range
 /// used by tmpfs, nfs, fuse, overlay, but also by btrfs, whose /dev source
 /// still names the real device.
-pub(super) fn block_device_number(fs_dev: (u32, u32), source: &str) -> Option<(u32, u32)> {
+pub(crate) fn block_device_number(fs_dev: (u32, u32), source: &str) -> Option<(u32, u32)> {
     if fs_dev.0 != 0 {
         return Some(fs_dev);
     }
     if !source.starts_with("/dev/") {
         return None;
     }
-    let stat = rustix::fs::stat(source).ok()?;
+    block_node_number(Path::new(source))
+}
+
+/// The device number (major:minor) of the block device node `node`, through
+/// symlinks; `None` if it is missing or not a block device.
+pub(crate) fn block_node_number(node: &Path) -> Option<(u32, u32)> {
+    let stat = rustix::fs::stat(node).ok()?;
     let is_block =
         rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::BlockDevice;
     is_block.then(|| {
@@ -61,7 +67,7 @@ fn describe_disk(node: PathBuf) -> BlockInfo {
 
 /// Partitions sit in their disk's sysfs directory and have a `partition`
 /// file; queue settings and md/loop attributes belong to the disk.
-fn whole_disk(node: PathBuf) -> PathBuf {
+pub(crate) fn whole_disk(node: PathBuf) -> PathBuf {
     match node.parent() {
         Some(parent) if node.join("partition").exists() => parent.to_path_buf(),
         _ => node,
@@ -96,7 +102,7 @@ fn raid_level(disk: &Path, depth: usize) -> Option<String> {
 }
 
 /// The whole disks `disk` is built on (its `slaves/`, partitions resolved).
-fn slaves(disk: &Path) -> Vec<PathBuf> {
+pub(crate) fn slaves(disk: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(disk.join("slaves")) else {
         return Vec::new();
     };
@@ -132,7 +138,7 @@ fn active_scheduler(line: &str) -> Option<String> {
 /// A one-value sysfs attribute without its trailing newline; `None` if
 /// missing, unreadable or empty. Only the newline is cut, so a backing file
 /// name ending in a space survives.
-fn read_sysfs(path: &Path) -> Option<String> {
+pub(crate) fn read_sysfs(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let value = text.trim_end_matches('\n');
@@ -140,7 +146,7 @@ fn read_sysfs(path: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::storage::env::tests::ScratchDir;
 
@@ -171,12 +177,12 @@ mod tests {
     // walks over `partition`, `slaves/` and `md/level` are checked on a
     // directory tree laid out like /sys/devices.
 
-    fn write_file(path: &Path, content: &str) {
+    pub(crate) fn write_file(path: &Path, content: &str) {
         std::fs::create_dir_all(path.parent().expect("has parent")).expect("create dirs");
         std::fs::write(path, content).expect("write file");
     }
 
-    fn add_slave(holder: &Path, slave: &Path) {
+    pub(crate) fn add_slave(holder: &Path, slave: &Path) {
         let link = holder
             .join("slaves")
             .join(slave.file_name().expect("named"));

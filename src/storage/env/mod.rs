@@ -4,7 +4,7 @@
 //!
 //! Everything past the initial `stat` is best-effort: a missing or unreadable
 //! /proc or /sys file gives `None` (shown as "-"), never an error.
-mod block;
+pub(crate) mod block;
 mod host;
 pub(crate) mod mounts;
 pub mod risk;

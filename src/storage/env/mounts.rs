@@ -66,7 +66,7 @@ fn parse_mountinfo_line(line: &[u8]) -> Option<MountEntry> {
     })
 }
 
-fn parse_majmin(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_majmin(text: &str) -> Option<(u32, u32)> {
     let (major, minor) = text.split_once(':')?;
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
@@ -76,9 +76,9 @@ fn decoded_text(field: &[u8]) -> String {
 }
 
 /// Undoes the kernel's mangling of space, tab, newline and backslash in
-/// mountinfo paths ("\040" is a space). Anything that is not a valid
+/// mountinfo and /proc/swaps paths ("\040" is a space). Anything that is not a valid
 /// three-digit octal escape is kept as is.
-fn decode_octal_escapes(field: &[u8]) -> Vec<u8> {
+pub(crate) fn decode_octal_escapes(field: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
     while let Some(&byte) = field.get(i) {
