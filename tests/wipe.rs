@@ -297,8 +297,8 @@ fn root_source() -> Option<PathBuf> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let line = mountinfo
         .lines()
-        .filter(|line| line.split(' ').nth(4) == Some("/"))
-        .last()?;
+        .rev()
+        .find(|line| line.split(' ').nth(4) == Some("/"))?;
     let (_, after) = line.split_once(" - ")?;
     let source = after.split(' ').nth(1)?;
     source.starts_with("/dev/").then(|| PathBuf::from(source))

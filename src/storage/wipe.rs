@@ -95,6 +95,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
+    /// The running system's: /proc/self/mountinfo, /proc/swaps and /sys.
     fn read() -> Self {
         let swaps = std::fs::read("/proc/swaps").unwrap_or_default();
         Snapshot {
@@ -105,7 +106,9 @@ impl Snapshot {
     }
 
     /// The first reason the device at sysfs `node`, on whole disk `disk`,
-    /// may not be wiped.
+    /// may not be wiped. A detached loop device is told first (there is
+    /// nothing to wipe, whatever else holds), then `/`, which says more
+    /// than the "mounted on /" that would follow.
     fn refusal(&self, node: &Path, disk: &Path) -> Option<String> {
         let detached = name_of(disk).starts_with("loop")
             && read_sysfs(&disk.join("loop/backing_file")).is_none();
@@ -164,6 +167,7 @@ impl Snapshot {
         (!holders.is_empty()).then(|| format!("held by {}", holders.join(", ")))
     }
 
+    /// Where `dev` is mounted: its first mount, of possibly several.
     fn mount_point(&self, dev: (u32, u32)) -> Option<&Path> {
         let mount = self.mounts.iter().find(|m| m.dev == dev)?;
         Some(&mount.point)
@@ -178,7 +182,7 @@ impl Snapshot {
     }
 
     /// For a partition: its disk in use, or another partition of the disk
-    /// mounted. Conservative, as the spec asks: a mkfs that goes wrong on
+    /// mounted. Conservative on purpose: a mkfs that goes wrong on
     /// one partition (a miscounted offset, a rewritten table) hurts the
     /// file system mounted next to it.
     fn used_neighbour(&self, node: &Path, disk: &Path) -> Option<String> {
@@ -262,6 +266,7 @@ fn name_of(node: &Path) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
+/// The device number sysfs gives for `node` (its `dev` file, "8:17").
 fn dev_of(node: &Path) -> Option<(u32, u32)> {
     parse_majmin(&read_sysfs(&node.join("dev"))?)
 }

@@ -76,8 +76,8 @@ fn decoded_text(field: &[u8]) -> String {
 }
 
 /// Undoes the kernel's mangling of space, tab, newline and backslash in
-/// mountinfo and /proc/swaps paths ("\040" is a space). Anything that is not a valid
-/// three-digit octal escape is kept as is.
+/// mountinfo and /proc/swaps paths ("\040" is a space). Anything that is
+/// not a valid three-digit octal escape is kept as is.
 pub(crate) fn decode_octal_escapes(field: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
