@@ -23,6 +23,7 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod scale;
+pub mod shell;
 pub mod size;
 pub mod storage;
 pub mod suite;

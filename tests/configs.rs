@@ -233,10 +233,13 @@ fn two_ext4_configurations_are_built_measured_and_removed() {
             .iter()
             .map(|c| c.as_str().unwrap())
             .collect();
-        assert_eq!(commands.len(), 3, "{built}");
+        assert_eq!(commands.len(), 5, "{built}");
         assert!(commands[0].starts_with("losetup --find --show "), "{built}");
         assert!(commands[1].starts_with("mkfs.ext4 -F /dev/loop"), "{built}");
         assert!(commands[2].starts_with("mount -t ext4 "), "{built}");
+        assert!(commands[3].starts_with("umount "), "{built}");
+        assert!(commands[4].starts_with("losetup -d /dev/loop"), "{built}");
+        assert_eq!(built["builds"], 1, "{built}");
         assert!(
             !built["mkfs_output"].as_str().unwrap().is_empty(),
             "{built}"
@@ -347,15 +350,34 @@ fn kill_9_then_clean_unmounts_detaches_and_removes_everything() {
 }
 
 #[test]
-fn a_configuration_that_fails_to_mount_takes_down_what_was_built() {
+fn a_configuration_that_fails_to_mount_is_taken_down_and_the_others_measured() {
     let configs = "[[config]]\nname = \"good\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\n\
          [[config]]\nname = \"bad\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\
          options = \"no_such_option\"\ntype = \"ext4\"\n";
     let Some(setup) = Setup::new("256m", "0.3s", configs) else {
         return;
     };
-    let out = run(&setup.args());
-    out.assert_error(1, &["configuration bad", "mount -t ext4 -o no_such_option"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut args = setup.args();
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    let out = run(&args);
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("configuration bad not built: `mount -t ext4 -o no_such_option"),
+        "{out}"
+    );
+    assert!(
+        out.stderr
+            .contains("1 of the configurations could not be built (bad)"),
+        "{out}"
+    );
+    let record = read_json(&json);
+    let targets = record["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1, "{record}");
+    assert_eq!(targets[0]["name"], "good");
+    assert!(!targets[0]["workloads"].as_array().unwrap().is_empty());
     setup.assert_all_gone(&[]);
 }
 
@@ -376,4 +398,200 @@ fn sigterm_while_building_takes_down_what_was_built() {
     let out = fsbench.wait();
     out.assert_code(143).assert_no_panic();
     setup.assert_all_gone(&[]);
+}
+
+/// The record `--json` wrote for a run with `extra` arguments.
+fn run_json(setup: &Setup, extra: &[&str]) -> (common::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut args = setup.args();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    let out = run(&args);
+    let record = match json.exists() {
+        true => read_json(&json),
+        false => serde_json::Value::Null,
+    };
+    (out, record)
+}
+
+/// The target named `name` of a record.
+fn target<'r>(record: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    record["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no target {name} in {record}"))
+}
+
+#[test]
+fn an_existing_device_is_mounted_with_each_options_one_after_another() {
+    let Some(mut disk) = common::LoopDevice::new("128m") else {
+        return;
+    };
+    disk.mkfs("ext4");
+    // The user's data on the device: it must survive being measured.
+    let inside = Sentinel::plant(&disk.mount());
+    disk.unmount();
+    let configs = format!(
+        "[[config]]\nname = \"before\"\nsource = \"{dev}\"\ntype = \"ext4\"\n\n\
+         [[config]]\nname = \"after\"\nsource = \"{dev}\"\ntype = \"ext4\"\n\
+         options = \"noatime,data=writeback\"\n\n\
+         [[config]]\nname = \"ram\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\noptions = \"size=64m\"\n",
+        dev = disk.device
+    );
+    let Some(setup) = Setup::new("256m", "0.3s", &configs) else {
+        return;
+    };
+    let (out, record) = run_json(&setup, &[]);
+    out.assert_success();
+    let (before, after, ram) = (
+        target(&record, "before"),
+        target(&record, "after"),
+        target(&record, "ram"),
+    );
+    for t in [before, after, ram] {
+        assert!(!t["workloads"].as_array().unwrap().is_empty(), "{t}");
+    }
+    // One device: measured one after another, and the record says why.
+    assert_eq!(before["built"]["shares"], disk.device.as_str(), "{record}");
+    assert_eq!(after["built"]["shares"], disk.device.as_str(), "{record}");
+    assert!(ram["built"]["shares"].is_null(), "{record}");
+    assert_eq!(before["built"]["source"], disk.device.as_str());
+    let options = |t: &serde_json::Value| t["env"]["mount_options"].as_str().unwrap().to_string();
+    assert!(options(after).contains("data=writeback"), "{record}");
+    assert!(options(after).contains("noatime"), "{record}");
+    assert!(!options(before).contains("data=writeback"), "{record}");
+    assert_eq!(ram["env"]["fs_type"], "tmpfs");
+    setup.assert_all_gone(&[]);
+    disk.mount();
+    inside.assert_intact();
+    disk.unmount();
+
+    // Mounted already: its options would not apply; refused up front.
+    disk.mount();
+    let (out, _) = run_json(&setup, &[]);
+    out.assert_error(2, &["is mounted on", "unmount it first"]);
+    setup.assert_all_gone(&[]);
+    inside.assert_intact();
+}
+
+#[test]
+fn setup_commands_make_a_target_and_teardown_runs_even_when_setup_fails() {
+    let marks = tempfile::tempdir().unwrap();
+    let mark = |name: &str| marks.path().join(name).display().to_string();
+    let configs = format!(
+        "[[config]]\nname = \"made\"\n\
+         setup = [\"mount -t tmpfs -o size=64m fsbench-made {{dir}}\"]\n\
+         teardown = [\"umount {{dir}}\", \"touch {made}\"]\n\n\
+         [[config]]\nname = \"broken\"\n\
+         setup = [\"echo about to fail; exit 7\", \"touch {never}\"]\n\
+         teardown = [\"touch {broken}\"]\n",
+        made = mark("made-down"),
+        never = mark("never"),
+        broken = mark("broken-down")
+    );
+    let Some(setup) = Setup::new("256m", "0.3s", &configs) else {
+        return;
+    };
+    let (out, _) = run_json(&setup, &[]);
+    out.assert_error(2, &["--allow-shell"]);
+
+    let (out, record) = run_json(&setup, &["--allow-shell"]);
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("configuration broken not built: `echo about to fail; exit 7` failed"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("about to fail"), "its output: {out}");
+    let made = target(&record, "made");
+    assert_eq!(made["env"]["fs_type"], "tmpfs", "{record}");
+    assert!(!made["workloads"].as_array().unwrap().is_empty());
+    assert_eq!(
+        made["built"]["commands"][0],
+        format!(
+            "mount -t tmpfs -o size=64m fsbench-made {}",
+            made["path"].as_str().unwrap()
+        )
+    );
+    assert_eq!(record["targets"].as_array().unwrap().len(), 1, "{record}");
+    assert!(
+        Path::new(&mark("made-down")).exists(),
+        "made's teardown ran"
+    );
+    assert!(
+        Path::new(&mark("broken-down")).exists(),
+        "broken's teardown ran"
+    );
+    assert!(
+        !Path::new(&mark("never")).exists(),
+        "setup stopped at the failure"
+    );
+    setup.assert_all_gone(&[]);
+}
+
+#[test]
+fn fresh_builds_every_configuration_for_every_repetition() {
+    let Some(setup) = Setup::new("256m", "0.3s", TWO_EXT4) else {
+        return;
+    };
+    let (out, record) = run_json(&setup, &["--fresh", "-r", "2"]);
+    out.assert_success();
+    assert!(
+        out.stderr.contains("4 builds of 2 configurations took"),
+        "{out}"
+    );
+    for name in ["ext4", "ext4-writeback"] {
+        let t = target(&record, name);
+        assert_eq!(t["built"]["builds"], 2, "{record}");
+        let repetitions: Vec<u64> = t["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["repetition"].as_u64().unwrap())
+            .collect();
+        assert_eq!(repetitions, [0, 1], "{record}");
+    }
+    setup.assert_all_gone(&[]);
+}
+
+#[test]
+fn a_device_is_wiped_only_when_named_with_wipe_and_unused() {
+    let Some(mut disk) = common::LoopDevice::new("128m") else {
+        return;
+    };
+    disk.mkfs("ext4");
+    let inside = Sentinel::plant(&disk.mount());
+    let configs = format!(
+        "[[config]]\nname = \"wiped\"\nmkfs = \"mkfs.ext4 -F {{dev}}\"\ndevice = \"{}\"\n",
+        disk.device
+    );
+    let Some(setup) = Setup::new("256m", "0.3s", &configs) else {
+        return;
+    };
+    // Mounted, with the user's files: refused, --wipe or not.
+    let (out, _) = run_json(&setup, &["--wipe", &disk.device]);
+    out.assert_error(2, &["--wipe", "mounted on"]);
+    inside.assert_intact();
+    disk.unmount();
+    // Unmounted, but named only in the file: refused.
+    let (out, _) = run_json(&setup, &[]);
+    out.assert_error(2, &["needs --wipe"]);
+    disk.mount();
+    inside.assert_intact();
+    disk.unmount();
+    setup.assert_all_gone(&[]);
+    // Named on the command line: made anew and measured, then released.
+    let (out, record) = run_json(&setup, &["--wipe", &disk.device]);
+    out.assert_success();
+    let wiped = target(&record, "wiped");
+    assert_eq!(wiped["built"]["device"], disk.device.as_str(), "{record}");
+    assert_eq!(wiped["env"]["source"], disk.device.as_str(), "{record}");
+    assert!(!wiped["workloads"].as_array().unwrap().is_empty());
+    assert!(wiped["built"]["shares"].is_null(), "alone on it: {record}");
+    setup.assert_all_gone(&[]);
+    let listing = common::listing(&disk.mount());
+    assert_eq!(listing, ["lost+found"], "a new file system");
 }

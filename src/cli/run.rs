@@ -9,9 +9,11 @@ use clap::Args;
 use super::flags::{KeepFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
-use crate::configs::build::Builds;
-use crate::driver::StopRule;
+use crate::configs::Config;
+use crate::configs::build::Place;
+use crate::configs::session::{self, Outcome};
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
+use crate::driver::{Overhead, StopRule};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::output::{Stream, emit};
@@ -21,7 +23,8 @@ use crate::report::{Reporter, Summary};
 use crate::result::{ResultsEnv, RunResult, comparable, results_dir};
 use crate::storage::Target;
 use crate::storage::env::HostEnv;
-use crate::suite::plan::SuiteOptions;
+use crate::storage::wipe::check_wipeable;
+use crate::suite::plan::{Builder, SuiteOptions};
 use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
 use crate::workload::{Progress, Workload};
 
@@ -102,19 +105,28 @@ pub struct RunArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
     /// Configurations to build and measure, a TOML file: per [[config]]
-    /// a name, a mkfs command line ending in {dev}, mount options; each is
-    /// made on a loop image in --images and is a target (see
-    /// configs/*.toml).
-    #[arg(long, value_name = "FILE", requires = "images")]
+    /// a name and a mkfs command line ending in {dev} (made on a loop
+    /// image in --images, or on a --wipe device), a source to mount, or
+    /// setup commands; mount options; a [matrix] sweep (see configs/*.toml).
+    #[arg(long, value_name = "FILE")]
     configs: Option<PathBuf>,
-    /// With --configs: the directory the images go in (in a marked scratch
-    /// directory fsbench makes and removes): a directory on the disk under
-    /// test.
+    /// With --configs: the directory the images and mount points go in (in
+    /// a marked scratch directory fsbench makes and removes): a directory
+    /// on the disk under test [default without images: /var/tmp].
     #[arg(long, value_name = "DIR", requires = "configs")]
     images: Option<PathBuf>,
     /// With --configs: each image's size (sparse).
     #[arg(long, value_name = "SIZE", default_value = "4g", value_parser = crate::units::size_arg, requires = "configs")]
     image_size: String,
+    /// With --configs: a block device mkfs may destroy (everything on it
+    /// is lost); refused if it or a partition of it is mounted, swap, or
+    /// held by md, LVM or dm. Repeatable.
+    #[arg(long, value_name = "DEVICE", requires = "configs")]
+    wipe: Vec<PathBuf>,
+    /// With --configs: build every configuration anew for each repetition
+    /// (no repetition runs on a file system an earlier one aged).
+    #[arg(long, requires = "configs")]
+    fresh: bool,
     /// List the built-in suites and exit.
     #[arg(long)]
     list_suites: bool,
@@ -134,64 +146,84 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
     let run_id = new_run_id();
-    let builds = build_configs(&args, &run_id)?;
-    let specs = match &builds {
-        Some(builds) => builds
-            .targets()
+    let configs = load_configs(&args)?;
+    // With --configs the targets are the configurations, measured where
+    // they are built; until then they are names (and the work directory).
+    let specs = match &configs {
+        Some((configs, place)) => configs
             .iter()
-            .map(|(name, path)| format!("{name}={}", path.display()))
+            .map(|c| format!("{}={}", c.name, place.work_dir.display()))
             .collect(),
         None => args.targets.specs(),
     };
-    let targets = targets(&specs, &args.references)?;
+    let mut targets = targets(&specs, &args.references)?;
+    let measured = specs.len().max(1).min(targets.len());
     let roles: Vec<(&str, bool)> = targets
         .iter()
         .enumerate()
-        .map(|(index, t)| (t.name.as_str(), index >= specs.len().max(1)))
+        .map(|(index, t)| (t.name.as_str(), index >= measured))
         .collect();
     let baseline = super::report::baseline_index(&roles, args.baseline.as_deref())?;
-    let references: Vec<usize> = (0..roles.len()).filter(|&t| roles[t].1).collect();
     let precision = Precision::from_flags(
         args.precision.as_deref(),
         args.repeat,
         args.max_repeat,
         baseline,
     )?;
-    let options = options(&args, &suite, precision)?;
+    let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
+    let repeat = precision.map_or(repeat, |rule| rule.max_repeat);
+    check_scale(args.scale)?;
     check_json_path(json)?;
     let results_dir = save_dir(args.save_dir.as_deref(), &targets)?;
     let save_path = (!args.no_save).then(|| save_path(&results_dir));
 
     let mut record = new_run_result(&run_id);
     record.suite = Some(suite.name.clone());
-    let verbose = args.verbose;
     let policy = Policy {
         allow_shell: args.allow_shell,
         results_dir,
     };
     let host = record.host.clone();
     let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
-    let clock = Instant::now();
-    let plan = suite.plan(targets, &build, options)?;
-    let build_time = clock.elapsed();
-    let outcome = crate::driver::run(plan, &mut record, |target, result| {
-        if verbose {
-            eprintln!("fsbench: {target}: {} done", result.name());
+    let references = targets.split_off(measured);
+    let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
+    let mut runner = Runner {
+        suite: &suite,
+        build: &build,
+        args: &args,
+        precision,
+        references,
+        record: &mut record,
+        overhead: Overhead::default(),
+    };
+    let mut built = Outcome::default();
+    let outcome = match &configs {
+        Some((configs, place)) => {
+            let measured = session::run(
+                configs,
+                place,
+                args.fresh,
+                0..repeat,
+                &run_id,
+                &mut runner,
+                &mut built,
+            );
+            session::mark_shared(configs, place, &mut built);
+            measured.map(|()| built.stopped.take())
         }
-        Ok(())
-    });
-    for &reference in &references {
-        if let Some(target) = record.targets.get_mut(reference) {
-            target.reference = true;
-        }
+        None => runner.measure_targets(targets, 0..repeat, true, true),
+    };
+    let overhead = runner.overhead.clone();
+    for target in &mut record.targets {
+        target.reference = reference_names.contains(&target.name);
+        target.built = built
+            .built
+            .iter()
+            .find(|(name, _)| *name == target.name)
+            .map(|(_, record)| record.clone());
     }
-    if let Some(builds) = &builds {
-        for target in &mut record.targets {
-            target.built = builds.record(&target.name).cloned();
-        }
-    }
-    let ran = match outcome {
-        Ok(ran) => ran,
+    let stopped = match outcome {
+        Ok(stopped) => stopped,
         Err(e) => {
             let measured = record.targets.iter().any(|t| !t.workloads.is_empty());
             if let Some(dir) = save_path
@@ -208,15 +240,12 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             return Err(keep_partial(&record, &files, e));
         }
     };
-    // Unmounted, detached and removed before the report.
-    drop(builds);
     // Under MPI rank 0 holds the combined results and alone reports them.
     if !crate::scale::is_root() {
         return Ok(());
     }
     record.finished = Some(chrono::Utc::now());
-    record.stopping = precision.map(|rule| rule.stopping(&record, ran.stopped));
-    let overhead = ran.overhead.plus_build(build_time);
+    record.stopping = precision.map(|rule| rule.stopping(&record, stopped));
 
     let report_clock = Instant::now();
     let summary = Summary::with_baseline(&record, baseline);
@@ -240,19 +269,141 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if let Some(stopping) = &record.stopping {
         emit(Stream::Stderr, &format!("fsbench: {stopping}\n"))?;
     }
-    if verbose {
-        emit(
-            Stream::Stderr,
-            &overhead.breakdown(report_time, started.elapsed()),
-        )?;
+    let wall = started.elapsed();
+    if configs.is_some() {
+        emit(Stream::Stderr, &built_line(&built, wall))?;
     }
-    Ok(())
+    if args.verbose {
+        emit(Stream::Stderr, &overhead.breakdown(report_time, wall))?;
+    }
+    match built.failed.as_slice() {
+        [] => Ok(()),
+        failed => anyhow::bail!(
+            "{} of the configurations could not be built ({}); the others were measured",
+            failed.len(),
+            failed
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
-/// With --configs: the configurations read, checked and built (mounted,
-/// ready to be targets); they are taken down when the value is dropped.
-fn build_configs(args: &RunArgs, run_id: &str) -> anyhow::Result<Option<Builds>> {
-    let (Some(file), Some(images)) = (&args.configs, &args.images) else {
+/// How long building took, and what share of the run's wall time.
+fn built_line(built: &Outcome, wall: std::time::Duration) -> String {
+    let builds: u32 = built.built.iter().map(|(_, b)| b.builds).sum();
+    format!(
+        "fsbench: {builds} builds of {} configurations took {:.1} s ({:.1} % of the run's {:.1} s)\n",
+        built.built.len(),
+        built.build_time.as_secs_f64(),
+        100.0 * built.build_time.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+        wall.as_secs_f64()
+    )
+}
+
+/// What runs the suite on targets, for the whole run (`measure_targets`)
+/// or round by round as configurations are built (`session::Measure`).
+struct Runner<'a> {
+    suite: &'a Suite,
+    build: &'a Builder<'a>,
+    args: &'a RunArgs,
+    precision: Option<Precision>,
+    /// The references, measured with the targets (with the first round of
+    /// configurations).
+    references: Vec<Target>,
+    record: &'a mut RunResult,
+    overhead: Overhead,
+}
+
+impl Runner<'_> {
+    /// Runs the suite on `targets` (and the references, `with_references`)
+    /// over `repetitions` through the driver; `until`: with the precision
+    /// rule, if one was asked for.
+    fn measure_targets(
+        &mut self,
+        targets: Vec<Target>,
+        repetitions: std::ops::Range<u32>,
+        with_references: bool,
+        until: bool,
+    ) -> anyhow::Result<Option<String>> {
+        let rule = self.precision.filter(|_| until);
+        let options = SuiteOptions {
+            repeat: repetitions.end,
+            until: rule.map(|rule| {
+                Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
+            }),
+            scale: self.args.scale,
+            keep: self.args.keep.keep,
+            progress: match self.args.quiet {
+                true => Progress::new(true),
+                false => Progress::bar(),
+            },
+        };
+        let references = self.references.iter().filter(|_| with_references);
+        let targets = targets.into_iter().chain(references.cloned()).collect();
+        let clock = Instant::now();
+        let mut plan = self.suite.plan(targets, self.build, options)?;
+        plan.repetitions = repetitions;
+        let build_time = clock.elapsed();
+        let verbose = self.args.verbose;
+        let ran = crate::driver::run(plan, self.record, |target, result| {
+            if verbose {
+                eprintln!("fsbench: {target}: {} done", result.name());
+            }
+            Ok(())
+        })?;
+        self.overhead.add(&ran.overhead.plus_build(build_time));
+        Ok(ran.stopped)
+    }
+}
+
+impl session::Measure for Runner<'_> {
+    fn measure(
+        &mut self,
+        targets: &[(String, PathBuf)],
+        repetitions: std::ops::Range<u32>,
+        with_references: bool,
+    ) -> anyhow::Result<Option<String>> {
+        let targets = targets
+            .iter()
+            .map(|(name, path)| Target {
+                name: name.clone(),
+                path: path.clone(),
+            })
+            .collect();
+        self.measure_targets(targets, repetitions, with_references, !self.args.fresh)
+    }
+
+    fn stop_after_repetition(&mut self) -> Option<String> {
+        self.precision.and_then(|rule| rule.reached(self.record))
+    }
+
+    fn planned_bytes(&self) -> anyhow::Result<u64> {
+        let probe = Target {
+            name: "probe".into(),
+            path: PathBuf::from("/"),
+        };
+        let options = SuiteOptions {
+            repeat: 1,
+            until: None,
+            scale: self.args.scale,
+            keep: false,
+            progress: Progress::new(true),
+        };
+        let plan = self.suite.plan(vec![probe], self.build, options)?;
+        Ok(plan
+            .parts
+            .iter()
+            .map(|p| p.instances[0].planned_bytes())
+            .sum())
+    }
+}
+
+/// With --configs: the configurations read and checked, and where they
+/// are built; the devices --wipe names checked (nothing is built yet).
+fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> {
+    let Some(file) = &args.configs else {
         return Ok(None);
     };
     if !args.targets.specs().is_empty() {
@@ -265,41 +416,57 @@ fn build_configs(args: &RunArgs, run_id: &str) -> anyhow::Result<Option<Builds>>
     }
     let configs = crate::configs::load(file)?;
     if args.keep.keep {
-        return usage("--keep cannot go with --configs: the images are always taken down");
+        return usage("--keep cannot go with --configs: what is built is always taken down");
+    }
+    if let Some(config) = configs
+        .iter()
+        .find(|c| !c.setup.is_empty() || !c.teardown.is_empty())
+        && !args.allow_shell
+    {
+        return usage(format!(
+            "--configs: {} has setup or teardown commands: give --allow-shell to run them",
+            config.name
+        ));
     }
     if !rustix::process::geteuid().is_root() {
         return usage("--configs needs root: it attaches loop devices, runs mkfs and mounts");
     }
-    let size = crate::size::parse_size(&args.image_size, 1)?;
-    Builds::create(&configs, images, size, run_id).map(Some)
+    let wipe = args
+        .wipe
+        .iter()
+        .map(|device| check_wipeable(device).map(|checked| checked.path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let work_dir = args
+        .images
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    let work_dir = match std::fs::canonicalize(&work_dir) {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) => return usage(format!("--images {}: not a directory", work_dir.display())),
+        Err(e) => return usage(format!("--images {}: {e}", work_dir.display())),
+    };
+    let image_size = crate::size::parse_size(&args.image_size, 1)?;
+    if image_size < 16 << 20 {
+        return usage("--image-size: at least 16m (mkfs needs room)");
+    }
+    let place = Place {
+        work_dir,
+        images: args.images.is_some(),
+        image_size,
+        wipe,
+    };
+    place.check(&configs)?;
+    Ok(Some((configs, place)))
 }
 
-/// How the suite runs; with `precision`, up to its most repetitions, until
-/// its rule stops them.
-fn options(
-    args: &RunArgs,
-    suite: &Suite,
-    precision: Option<Precision>,
-) -> anyhow::Result<SuiteOptions> {
-    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= MAX_SCALE) {
+/// Refuses a scale that is not a positive factor of sensible size.
+fn check_scale(scale: f64) -> anyhow::Result<()> {
+    if !(scale.is_finite() && scale > 0.0 && scale <= MAX_SCALE) {
         return usage(format!(
-            "--scale {}: must be above 0 and at most {MAX_SCALE}",
-            args.scale
+            "--scale {scale}: must be above 0 and at most {MAX_SCALE}"
         ));
     }
-    let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
-    Ok(SuiteOptions {
-        repeat: precision.map_or(repeat, |rule| rule.max_repeat),
-        until: precision.map(|rule| {
-            Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
-        }),
-        scale: args.scale,
-        keep: args.keep.keep,
-        progress: match args.quiet {
-            true => Progress::new(true),
-            false => Progress::bar(),
-        },
-    })
+    Ok(())
 }
 
 /// The targets (the current directory when none is given), then the

@@ -1,118 +1,188 @@
-//! Building the configurations and taking them down: in ONE marked
-//! scratch directory fsbench makes in `--images DIR`, per configuration a
-//! sparse image file (`img/<name>.img`), a loop device on it (`losetup
-//! --find --show`), mkfs on that loop device, and a mount on
-//! `mnt/<name>`. mkfs runs only on a loop device whose backing file is
-//! checked to be the image just made. Teardown (unmount, detach; the
-//! scratch directory's removal takes the images) runs on every way out:
-//! the end, an error, a signal (the value is dropped). What a kill -9
-//! leaves, `fsbench clean DIR` releases (`release_leftovers`) before it
-//! removes the directory.
+//! Building configurations and taking them down, in ONE marked scratch
+//! directory fsbench makes in the work directory (`--images DIR`): per
+//! configuration a mount point `mnt/<name>` and, for one made on an image,
+//! a sparse image file `img/<name>.img` with a loop device on it
+//! (`losetup --find --show`). mkfs runs only on a loop device whose
+//! backing file is checked to be the image just made, or on a device the
+//! user named with --wipe, checked again (`storage::wipe`) just before.
+//! Teardown (the teardown commands, unmount, detach; the scratch
+//! directory's removal takes the images) runs on every way out: the end,
+//! an error, a signal (the value is dropped). What a kill -9 leaves,
+//! `fsbench clean DIR` releases (`release_leftovers`) before it removes the
+//! directory.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use anyhow::Context;
 
-use super::{Built, Config, DEV};
-use crate::error::usage;
+use super::{Built, Config, DEV, DIR, Make};
+use crate::shell::{line_output, output_of, quoted};
 use crate::storage::env::mounts::read_mountinfo;
 use crate::storage::scratch::Scratch;
+
+/// Where configurations are built: the work directory their scratch
+/// directory goes in, the images' size, the devices --wipe named.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub work_dir: PathBuf,
+    /// Whether --images gave the work directory (image configurations
+    /// need the user to choose the disk they go on).
+    pub images: bool,
+    pub image_size: u64,
+    /// The devices named with --wipe (checked when named and again before
+    /// each mkfs).
+    pub wipe: Vec<PathBuf>,
+}
+
+impl Place {
+    /// Refuses, before anything is built, a configuration this place
+    /// cannot make: mkfs on a device --wipe did not name, mkfs with
+    /// neither images nor one --wipe device to go on, a mount of a block
+    /// device that is mounted already.
+    pub fn check(&self, configs: &[Config]) -> anyhow::Result<()> {
+        for config in configs {
+            let name = &config.name;
+            match &config.make {
+                Make::Mkfs {
+                    device: Some(device),
+                    ..
+                } => {
+                    let named = std::fs::canonicalize(device).unwrap_or_else(|_| device.clone());
+                    if !self.wipe.contains(&named) {
+                        return crate::error::usage(format!(
+                            "{name}: mkfs on {} needs --wipe {} on the command line (everything on it is lost)",
+                            device.display(),
+                            device.display()
+                        ));
+                    }
+                }
+                Make::Mkfs { device: None, .. }
+                    if !self.images && self.wipe_default().is_none() =>
+                {
+                    return crate::error::usage(format!(
+                        "{name}: give --images DIR (a directory on the disk under test) for its image, or one --wipe DEVICE"
+                    ));
+                }
+                Make::Mount { source } => {
+                    refuse_mounted_source(source).map_err(|e| e.context(name.clone()))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The device mkfs runs on when the configuration names none and
+    /// there are no images: the one --wipe device.
+    pub fn wipe_default(&self) -> Option<&Path> {
+        match (self.images, self.wipe.as_slice()) {
+            (false, [one]) => Some(one),
+            _ => None,
+        }
+    }
+}
 
 /// The configurations built, mounted and ready to be measured.
 pub struct Builds {
     built: Vec<Fs>,
+    /// The configurations that could not be built, with why.
+    pub failed: Vec<(String, String)>,
     /// Declared after `built`: dropped (removed) after the teardown.
     scratch: Option<Scratch>,
 }
 
 struct Fs {
     name: String,
-    mount_point: PathBuf,
+    /// The target: the mount point, or the path setup commands made.
+    target: PathBuf,
+    /// The directory `{dir}` names: the mount point fsbench made.
+    dir: PathBuf,
     device: Option<String>,
+    /// Detached at teardown: a loop device fsbench attached.
+    attached: bool,
     mounted: bool,
+    teardown: Vec<String>,
+    /// Teardown commands run only for a configuration whose setup started.
+    setup_started: bool,
     record: Built,
+    seconds: f64,
 }
 
 impl Builds {
-    /// Builds every configuration in a new marked scratch directory in
-    /// `images`, each on an image of `size` bytes. On an error (or a
-    /// signal) what was built so far is taken down before it returns.
-    pub fn create(
-        configs: &[Config],
-        images: &Path,
-        size: u64,
-        run_id: &str,
-    ) -> anyhow::Result<Builds> {
-        let images = match std::fs::canonicalize(images) {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(_) => return usage(format!("--images {}: not a directory", images.display())),
-            Err(e) => return usage(format!("--images {}: {e}", images.display())),
-        };
-        if size < 16 << 20 {
-            return usage("--image-size: at least 16m (mkfs needs room)");
-        }
-        let scratch = Scratch::create(&images, run_id, false)?;
+    /// Builds `configs` in a new marked scratch directory in the work
+    /// directory. A configuration that cannot be built is taken down and
+    /// listed in `failed`, with what its commands printed; the others are
+    /// built. An interrupt takes down what was built and returns.
+    pub fn create(configs: &[&Config], place: &Place, run_id: &str) -> anyhow::Result<Builds> {
+        let scratch = Scratch::create(&place.work_dir, run_id, false)?;
+        let root = scratch.path().to_path_buf();
         let mut builds = Builds {
             built: Vec::new(),
-            scratch: None,
+            failed: Vec::new(),
+            scratch: Some(scratch),
         };
-        let root = scratch.path().to_path_buf();
-        builds.scratch = Some(scratch);
         for sub in ["img", "mnt", "cwd"] {
             std::fs::create_dir(root.join(sub))
                 .with_context(|| format!("cannot create {}", root.join(sub).display()))?;
         }
         for config in configs {
             crate::interrupt::check()?;
-            let fs = Fs {
-                name: config.name.clone(),
-                mount_point: root.join("mnt").join(&config.name),
-                device: None,
-                mounted: false,
-                record: Built {
-                    mkfs: config.mkfs_line(),
-                    options: config.options.clone(),
-                    fs_type: config.fs_type.clone(),
-                    parameters: config.parameters.clone(),
-                    ..Built::default()
-                },
-            };
-            builds.built.push(fs);
-            let fs = builds.built.last_mut().expect("just pushed");
-            fs.build(config, &root, size)
-                .with_context(|| format!("configuration {}", config.name))?;
+            let clock = Instant::now();
+            let mut fs = Fs::new(config, &root);
+            let outcome = fs.build(config, &root, place);
+            fs.seconds = clock.elapsed().as_secs_f64();
+            match outcome {
+                Ok(()) => builds.built.push(fs),
+                Err(e) => {
+                    fs.take_down();
+                    crate::interrupt::check()?;
+                    let why = format!("{e:#}");
+                    eprintln!("fsbench: configuration {} not built: {why}", config.name);
+                    builds.failed.push((config.name.clone(), why));
+                }
+            }
         }
         Ok(builds)
     }
 
-    /// The mounts, as targets: (name, mount point).
+    /// The configurations built, as targets: (name, path).
     pub fn targets(&self) -> Vec<(String, PathBuf)> {
         self.built
             .iter()
-            .map(|fs| (fs.name.clone(), fs.mount_point.clone()))
+            .map(|fs| (fs.name.clone(), fs.target.clone()))
             .collect()
     }
 
-    /// What the result records of the configuration named `name`.
-    pub fn record(&self, name: &str) -> Option<&Built> {
-        self.built
-            .iter()
-            .find(|fs| fs.name == name)
-            .map(|fs| &fs.record)
+    /// Takes everything down (see `teardown`) and returns what each
+    /// configuration's record says, the teardown commands and the time
+    /// they took included.
+    pub fn finish(mut self) -> Vec<(String, Built)> {
+        self.teardown();
+        std::mem::take(&mut self.built)
+            .into_iter()
+            .map(|fs| {
+                let mut record = fs.record;
+                record.build_seconds = fs.seconds;
+                (fs.name, record)
+            })
+            .collect()
     }
 
-    /// Unmounts and detaches everything, then removes the scratch
-    /// directory with the images. Each problem is printed; the exit code
-    /// says one happened (the scratch cleanup's failure flag).
-    pub fn teardown(&mut self) {
+    /// Runs the teardown commands, unmounts and detaches everything, then
+    /// removes the scratch directory with the images. Each problem is
+    /// printed; the exit code says one happened (the scratch cleanup's
+    /// failure flag).
+    fn teardown(&mut self) {
         for fs in self.built.iter_mut().rev() {
-            fs.teardown();
+            let clock = Instant::now();
+            fs.take_down();
+            fs.seconds += clock.elapsed().as_secs_f64();
         }
         if let Some(scratch) = self.scratch.take() {
             // Any loop device still on an image in here (one attached as a
             // signal came) is detached before the images go.
             for device in loops_inside(scratch.path()) {
-                if let Err(e) = run_command(&["losetup".into(), "-d".into(), device.clone()]) {
+                if let Err(e) = detach(&device) {
                     eprintln!("fsbench: cannot detach {device}: {e:#}");
                 }
             }
@@ -128,29 +198,104 @@ impl Drop for Builds {
 }
 
 impl Fs {
-    /// Makes `config` in the scratch directory `root`.
-    fn build(&mut self, config: &Config, root: &Path, size: u64) -> anyhow::Result<()> {
+    fn new(config: &Config, root: &Path) -> Fs {
+        let dir = root.join("mnt").join(&config.name);
+        Fs {
+            name: config.name.clone(),
+            target: dir.clone(),
+            dir,
+            device: None,
+            attached: false,
+            mounted: false,
+            teardown: Vec::new(),
+            setup_started: false,
+            record: Built {
+                mkfs: config.mkfs_line(),
+                options: config.options.clone(),
+                fs_type: config.fs_type.clone(),
+                parameters: config.parameters.clone(),
+                builds: 1,
+                ..Built::default()
+            },
+            seconds: 0.0,
+        }
+    }
+
+    /// Makes `config` in the scratch directory `root`: its file system
+    /// (or mount), then its setup commands.
+    fn build(&mut self, config: &Config, root: &Path, place: &Place) -> anyhow::Result<()> {
+        std::fs::create_dir(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        match &config.make {
+            Make::Mkfs { words, device } => {
+                let device = match device.as_deref().or(place.wipe_default()) {
+                    Some(named) => self.named_device(named)?,
+                    None => self.attach_image(config, root, place)?,
+                };
+                self.record.device = device.clone();
+                self.mkfs(words, &device, root)?;
+                self.mount(config, &device)?;
+                self.record.fs_info = fs_info(&words[0], &device, &self.dir);
+            }
+            Make::Mount { source } => {
+                refuse_mounted_source(source)?;
+                self.record.source = source.clone();
+                self.mount(config, source)?;
+            }
+            Make::Commands { .. } => {}
+        }
+        self.setup(config, root)
+    }
+
+    /// A device --wipe named (`Place::check`), checked again now (a mount
+    /// may have come since the command line was read), and opened
+    /// exclusively: the kernel refuses while anything holds it.
+    fn named_device(&mut self, named: &Path) -> anyhow::Result<String> {
+        let checked = crate::storage::wipe::check_wipeable(named)?;
+        let exclusive = rustix::fs::open(
+            &checked.path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        if let Err(e) = exclusive {
+            return crate::error::usage(format!(
+                "--wipe {}: it is in use ({e}): not wiped",
+                named.display()
+            ));
+        }
+        let device = checked.path.display().to_string();
+        self.device = Some(device.clone());
+        Ok(device)
+    }
+
+    /// A new sparse image of the work's size in `img/`, and a loop device
+    /// on it: the device's name.
+    fn attach_image(
+        &mut self,
+        config: &Config,
+        root: &Path,
+        place: &Place,
+    ) -> anyhow::Result<String> {
         let image = root.join("img").join(format!("{}.img", config.name));
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&image)
             .with_context(|| format!("cannot create {}", image.display()))?;
-        file.set_len(size)
+        file.set_len(place.image_size)
             .with_context(|| format!("cannot size {}", image.display()))?;
         drop(file);
-        let attach = vec![
-            "losetup".to_string(),
-            "--find".into(),
-            "--show".into(),
-            image.display().to_string(),
-        ];
-        let out = self.run(&attach)?;
+        let attach = ["losetup", "--find", "--show"].map(String::from);
+        let out = self.run(
+            &[&attach[..], &[image.display().to_string()]].concat(),
+            None,
+        )?;
         let device = out.trim().to_string();
         if !device.starts_with("/dev/loop") {
             anyhow::bail!("losetup gave {device:?}, not a loop device");
         }
         self.device = Some(device.clone());
+        self.attached = true;
         // The one check mkfs depends on: this loop device is backed by the
         // image fsbench just made.
         let backing = backing_file(&device);
@@ -161,21 +306,27 @@ impl Fs {
                 backing
             );
         }
+        Ok(device)
+    }
+
+    /// mkfs's words with `{dev}` filled in, run in an empty directory (a
+    /// bare file name in its arguments finds nothing to write to).
+    fn mkfs(&mut self, words: &[String], device: &str, root: &Path) -> anyhow::Result<()> {
         crate::interrupt::check()?;
-        let mkfs: Vec<String> = config
-            .mkfs
+        let mkfs: Vec<String> = words
             .iter()
             .map(|w| match w.as_str() {
-                DEV => device.clone(),
+                DEV => device.to_string(),
                 w => w.to_string(),
             })
             .collect();
-        // In an empty directory: a bare file name in mkfs's arguments
-        // finds nothing to write to.
-        self.record.mkfs_output = self.run_in(&mkfs, Some(&root.join("cwd")))?;
-        crate::interrupt::check()?;
-        std::fs::create_dir(&self.mount_point)
-            .with_context(|| format!("cannot create {}", self.mount_point.display()))?;
+        self.record.mkfs_output = self.run(&mkfs, Some(&root.join("cwd")))?;
+        crate::interrupt::check()
+    }
+
+    /// Mounts `source` on the configuration's directory with its type and
+    /// options.
+    fn mount(&mut self, config: &Config, source: &str) -> anyhow::Result<()> {
         let mut mount = vec!["mount".to_string()];
         if let Some(t) = &config.fs_type {
             mount.extend(["-t".into(), t.clone()]);
@@ -183,134 +334,168 @@ impl Fs {
         if !config.options.is_empty() {
             mount.extend(["-o".into(), config.options.clone()]);
         }
-        mount.extend([device, self.mount_point.display().to_string()]);
-        self.run(&mount)?;
+        mount.extend([source.to_string(), self.dir.display().to_string()]);
+        self.run(&mount, None)?;
         self.mounted = true;
-        self.record.fs_info = fs_info(
-            &config.mkfs[0],
-            &mount[mount.len() - 2],
-            &mount[mount.len() - 1],
-        );
         Ok(())
     }
 
-    /// Runs `words`, recording it; its output, or an error with it.
-    fn run(&mut self, words: &[String]) -> anyhow::Result<String> {
-        self.run_in(words, None)
-    }
-
-    /// `run` in directory `dir` (the current one if None).
-    fn run_in(&mut self, words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
-        let line = shown(words);
-        self.record.commands.push(line.clone());
-        let result = command_output(words, dir);
-        if result.is_err() {
-            // A Ctrl-C reaches mkfs or mount too: the run was interrupted,
-            // it did not fail. (A command that succeeded is taken in hand
-            // first: the caller checks for a signal next.)
+    /// The setup commands, `{dir}` and `{dev}` filled in; then the target
+    /// (the path they were to make) must be a directory. The teardown
+    /// commands are kept to run once setup has started.
+    fn setup(&mut self, config: &Config, root: &Path) -> anyhow::Result<()> {
+        let teardown = config.teardown.iter().map(|l| self.fill(l)).collect();
+        let lines: Vec<String> = config.setup.iter().map(|l| self.fill(l)).collect();
+        self.teardown = teardown;
+        for line in lines {
             crate::interrupt::check()?;
+            self.setup_started = true;
+            self.run_line(&line, root)?;
         }
-        result.with_context(|| format!("`{line}` failed"))
+        if let Make::Commands { path } = &config.make {
+            self.target = PathBuf::from(self.fill(path));
+            if !self.target.is_dir() {
+                anyhow::bail!(
+                    "its setup commands did not make {}, its path",
+                    self.target.display()
+                );
+            }
+        }
+        Ok(())
     }
 
-    fn teardown(&mut self) {
+    /// `line` with `{dir}` and `{dev}` filled in.
+    fn fill(&self, line: &str) -> String {
+        let line = line.replace(DIR, &self.dir.display().to_string());
+        match &self.device {
+            Some(device) => line.replace(DEV, device),
+            None => line,
+        }
+    }
+
+    /// Runs the program `words`, recording it; its output, or an error
+    /// with it.
+    fn run(&mut self, words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
+        let line = quoted(words);
+        self.record.commands.push(line.clone());
+        checked(output_of(words, dir), &line)
+    }
+
+    /// Runs a setup or teardown shell line in the scratch directory's
+    /// empty `cwd`, recording it.
+    fn run_line(&mut self, line: &str, root: &Path) -> anyhow::Result<String> {
+        self.record.commands.push(line.to_string());
+        checked(line_output(line, Some(&root.join("cwd"))), line)
+    }
+
+    /// Teardown commands (if setup started), unmount, detach; each problem
+    /// printed, none stops the rest.
+    fn take_down(&mut self) {
+        let root = self
+            .dir
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        if self.setup_started {
+            self.setup_started = false;
+            for line in std::mem::take(&mut self.teardown) {
+                let done = self.run_line(&line, root.as_deref().unwrap_or(Path::new("/")));
+                if let Err(e) = done {
+                    eprintln!("fsbench: {}: teardown: {e:#}", self.name);
+                }
+            }
+        }
         if self.mounted {
-            let point = self.mount_point.display().to_string();
+            let point = self.dir.display().to_string();
+            self.record.commands.push(format!("umount {point}"));
             if let Err(e) = unmount(&point) {
                 eprintln!("fsbench: cannot unmount {point}: {e:#}");
             }
             self.mounted = false;
         }
-        if let Some(device) = self.device.take()
-            && let Err(e) = run_command(&["losetup".into(), "-d".into(), device.clone()])
+        if self.attached
+            && let Some(device) = &self.device
         {
-            eprintln!("fsbench: cannot detach {device}: {e:#}");
+            self.record.commands.push(format!("losetup -d {device}"));
+            if let Err(e) = detach(device) {
+                eprintln!("fsbench: cannot detach {device}: {e:#}");
+            }
+            self.attached = false;
         }
     }
 }
 
-/// Runs a command with no input; stdout then stderr, or an error that
-/// carries the last lines of what it printed.
-fn run_command(words: &[String]) -> anyhow::Result<String> {
-    command_output(words, None)
+/// A command's outcome; a failure says the command line, except when a
+/// Ctrl-C reached it too: the run was interrupted, it did not fail.
+fn checked(result: anyhow::Result<String>, line: &str) -> anyhow::Result<String> {
+    if result.is_err() {
+        crate::interrupt::check()?;
+    }
+    result.with_context(|| format!("`{line}` failed"))
 }
 
-/// `run_command` in directory `dir` (the current one if None).
-fn command_output(words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
-    let mut command = Command::new(&words[0]);
-    if let Some(dir) = dir {
-        command.current_dir(dir);
+/// Refuses a block device that is mounted already: a second mount shares
+/// its superblock, so the configuration's options would not apply (and
+/// the user's mount would be measured).
+fn refuse_mounted_source(source: &str) -> anyhow::Result<()> {
+    let Ok(canonical) = std::fs::canonicalize(source) else {
+        return Ok(());
+    };
+    let is_block = std::fs::metadata(&canonical)
+        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+        .unwrap_or(false);
+    if !is_block {
+        return Ok(());
     }
-    let output = command
-        .args(&words[1..])
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {}", words[0]))?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        let last: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        let tail = last[last.len().saturating_sub(3)..].join(" / ");
-        anyhow::bail!("{}: {tail}", output.status);
+    let mounted = read_mountinfo()
+        .into_iter()
+        .find(|m| std::fs::canonicalize(&m.source).is_ok_and(|s| s == canonical));
+    match mounted {
+        Some(m) => crate::error::usage(format!(
+            "source {source} is mounted on {}: its options would not apply; unmount it first",
+            m.mount_point.display()
+        )),
+        None => Ok(()),
     }
-    Ok(text)
 }
 
 /// The resulting parameters of the file system mkfs `program` made on
 /// `device`, mounted on `point`, after the command line that asked; empty
 /// where no command is known or it fails (it is information, not a step).
-fn fs_info(program: &str, device: &str, point: &str) -> String {
+fn fs_info(program: &str, device: &str, point: &Path) -> String {
     let base = Path::new(program)
         .file_name()
         .map(|b| b.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let point = point.display().to_string();
     let words: Vec<String> = match base.as_str() {
         "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" => {
             vec!["dumpe2fs".into(), "-h".into(), device.into()]
         }
-        "mkfs.xfs" => vec!["xfs_info".into(), point.into()],
-        "mkfs.btrfs" => vec![
-            "btrfs".into(),
-            "filesystem".into(),
-            "show".into(),
-            device.into(),
-        ],
+        "mkfs.xfs" => vec!["xfs_info".into(), point],
+        "mkfs.btrfs" => ["btrfs", "filesystem", "show"]
+            .into_iter()
+            .map(String::from)
+            .chain([device.to_string()])
+            .collect(),
         _ => return String::new(),
     };
-    match run_command(&words) {
-        Ok(text) => format!("$ {}\n{text}", shown(&words)),
+    match output_of(&words, None) {
+        Ok(text) => format!("$ {}\n{text}", quoted(&words)),
         Err(_) => String::new(),
     }
 }
 
 /// `umount`, lazily if the file system is busy.
 fn unmount(point: &str) -> anyhow::Result<()> {
-    match run_command(&["umount".into(), point.into()]) {
+    match output_of(&["umount".into(), point.into()], None) {
         Ok(_) => Ok(()),
-        Err(_) => run_command(&["umount".into(), "-l".into(), point.into()]).map(|_| ()),
+        Err(_) => output_of(&["umount".into(), "-l".into(), point.into()], None).map(|_| ()),
     }
 }
 
-/// A command line as it can be pasted into a shell.
-fn shown(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+fn detach(device: &str) -> anyhow::Result<String> {
+    output_of(&["losetup".into(), "-d".into(), device.into()], None)
 }
 
 /// The file behind loop device `device` (`/dev/loopN`), from sysfs.
@@ -336,22 +521,20 @@ fn loops_inside(dir: &Path) -> Vec<String> {
     found
 }
 
-/// What a killed `--configs` run left in its scratch directory `dir`: the
-/// mounts of loop devices backed by images inside `dir` are unmounted
-/// (lazily if busy), deepest first, then those loop devices detached. No
-/// other mount is touched (the removal that follows leaves any other
-/// mount alone). Returns what was done, one line each.
+/// What a killed `--configs` run left in its scratch directory `dir`: every
+/// mount below `dir` (its configurations' mounts: images, wiped devices,
+/// sources, what setup commands mounted in `{dir}`) is unmounted, lazily
+/// if busy, deepest first; then the loop devices backed by images inside
+/// `dir` are detached. No mount elsewhere is touched (the removal that
+/// follows does not cross into another file system). Returns what was
+/// done, one line each.
 pub fn release_leftovers(dir: &Path) -> anyhow::Result<Vec<String>> {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let devices = loops_inside(&dir);
     let mut done = Vec::new();
-    if devices.is_empty() {
-        return Ok(done);
-    }
     let mut ours: Vec<PathBuf> = read_mountinfo()
         .into_iter()
-        .filter(|m| m.mount_point.starts_with(&dir) && devices.contains(&m.source))
         .map(|m| m.mount_point)
+        .filter(|point| point.starts_with(dir.join("mnt")))
         .collect();
     ours.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     ours.dedup();
@@ -360,21 +543,9 @@ pub fn release_leftovers(dir: &Path) -> anyhow::Result<Vec<String>> {
         unmount(&shown).with_context(|| format!("cannot unmount {shown}"))?;
         done.push(format!("unmounted {shown}"));
     }
-    for device in devices {
-        run_command(&["losetup".into(), "-d".into(), device.clone()])
-            .with_context(|| format!("cannot detach {device}"))?;
+    for device in loops_inside(&dir) {
+        detach(&device).with_context(|| format!("cannot detach {device}"))?;
         done.push(format!("detached {device}"));
     }
     Ok(done)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commands_are_shown_quoted() {
-        let words = ["mkfs.xfs", "-L", "a b", "/dev/loop0"].map(String::from);
-        assert_eq!(shown(&words), "mkfs.xfs -L 'a b' /dev/loop0");
-    }
 }

@@ -104,6 +104,16 @@ pub struct Overhead {
 }
 
 impl Overhead {
+    /// Adds another plan run's times (configurations measured round by
+    /// round run the driver once per round).
+    pub fn add(&mut self, other: &Overhead) {
+        self.check += other.check;
+        self.probe += other.probe;
+        self.scratch_setup += other.scratch_setup;
+        self.workloads += other.workloads;
+        self.cleanup += other.cleanup;
+    }
+
     /// Adds the time spent building the plan's workloads to the checks.
     pub fn plus_build(mut self, build: Duration) -> Overhead {
         self.check += build;
@@ -239,30 +249,17 @@ pub fn run(
     overhead.check = clock.elapsed();
 
     let clock = Instant::now();
-    let first = record.targets.len();
     let envs: Vec<Option<TargetEnv>> = plan
         .targets
         .iter()
         .map(|target| probe_target(&target.path).ok())
         .collect();
-    let results = plan
+    let slots: Vec<usize> = plan
         .targets
         .iter()
         .zip(&envs)
-        .map(|(target, env)| TargetResult {
-            name: target.name.clone(),
-            // Absolute, so `.` still says which directory it was.
-            path: std::path::absolute(&target.path)
-                .unwrap_or_else(|_| target.path.clone())
-                .display()
-                .to_string(),
-            env: env.clone(),
-            workloads: Vec::new(),
-            cleanup: None,
-            reference: false,
-            built: None,
-        });
-    record.targets.extend(results);
+        .map(|(target, env)| slot_of(record, target, env))
+        .collect();
     overhead.probe = clock.elapsed();
 
     let clock = Instant::now();
@@ -276,7 +273,7 @@ pub fn run(
     overhead.scratch_setup = clock.elapsed();
 
     let clock = Instant::now();
-    let outcome = repeat(&mut plan, &scratches, &envs, record, first, &mut on_result);
+    let outcome = repeat(&mut plan, &scratches, &envs, record, &slots, &mut on_result);
     overhead.workloads = clock.elapsed();
     plan.progress.finish();
     // The workloads' open files go before their directories do.
@@ -285,7 +282,7 @@ pub fn run(
 
     let clock = Instant::now();
     for (index, scratch) in scratches.into_iter().enumerate() {
-        let target = &mut record.targets[first + index];
+        let target = &mut record.targets[slots[index]];
         target.cleanup = scratch.finish();
         if let Some(unusual) = target.cleanup.as_ref().and_then(|c| c.unusual()) {
             eprintln!("fsbench: {}: {unusual}", target.name);
@@ -295,22 +292,46 @@ pub fn run(
     Ok(Ran { overhead, stopped })
 }
 
+/// The record's entry for `target`: the one of that name a plan run
+/// before on the same record made (configurations built again for each
+/// repetition, or measured round after round, stay one target), or a new
+/// one with its environment.
+fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> usize {
+    if let Some(index) = record.targets.iter().position(|t| t.name == target.name) {
+        return index;
+    }
+    record.targets.push(TargetResult {
+        name: target.name.clone(),
+        // Absolute, so `.` still says which directory it was.
+        path: std::path::absolute(&target.path)
+            .unwrap_or_else(|_| target.path.clone())
+            .display()
+            .to_string(),
+        env: env.clone(),
+        workloads: Vec::new(),
+        cleanup: None,
+        reference: false,
+        built: None,
+    });
+    record.targets.len() - 1
+}
+
 /// Every repetition of the plan, until its stopping rule gives a reason
 /// (returned) or the repetitions run out; each result goes to `on_result`
-/// and into the record (targets from `first`) as it ends, so the rule sees
-/// every result of the repetitions so far.
+/// and into the record (target `t` at `slots[t]`) as it ends, so the rule
+/// sees every result of the repetitions so far.
 fn repeat(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
     envs: &[Option<TargetEnv>],
     record: &mut RunResult,
-    first: usize,
+    slots: &[usize],
     on_result: &mut impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     plan.progress.plan(plan.schedule());
     for repetition in plan.repetitions.clone() {
         run_repetition(plan, scratches, envs, repetition, |target, result| {
-            let target = &mut record.targets[first + target];
+            let target = &mut record.targets[slots[target]];
             on_result(&target.name, &result)?;
             target.workloads.push(result);
             Ok(())

@@ -729,3 +729,88 @@ pub fn run_ok(command: &mut Command) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A loop device on a sparse image the test made in a directory of its
+/// own, optionally with a file system mounted from it; unmounted and
+/// detached on Drop, also when the test panics.
+pub struct LoopDevice {
+    pub device: String,
+    pub image: PathBuf,
+    mount_point: Option<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// A loop device on a `size` image in /var/tmp; None (after saying
+    /// why) when not root.
+    pub fn new(size: &str) -> Option<LoopDevice> {
+        if !is_root() {
+            eprintln!("skipping: not root");
+            return None;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("fsb-loop-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let image = dir.path().join("disk.img");
+        let status = Command::new("truncate")
+            .args(["-s", size])
+            .arg(&image)
+            .status()
+            .unwrap();
+        assert!(status.success(), "truncate failed");
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup failed");
+        Some(LoopDevice {
+            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            image,
+            mount_point: None,
+            _dir: dir,
+        })
+    }
+
+    /// Runs `mkfs.<fs_type> -q` (ext*, with -F) on the device.
+    pub fn mkfs(&self, fs_type: &str) {
+        let force = match fs_type {
+            "xfs" | "btrfs" => "-f",
+            _ => "-F",
+        };
+        let out = Command::new(format!("mkfs.{fs_type}"))
+            .args(["-q", force, &self.device])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mkfs.{fs_type} failed: {out:?}");
+    }
+
+    /// Mounts the device on `dir/mnt` (made here), returning it.
+    pub fn mount(&mut self) -> PathBuf {
+        let point = self._dir.path().join("mnt");
+        std::fs::create_dir_all(&point).unwrap();
+        let status = Command::new("mount")
+            .arg(&self.device)
+            .arg(&point)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount {} failed", self.device);
+        self.mount_point = Some(point.clone());
+        point
+    }
+
+    /// Unmounts what `mount` mounted.
+    pub fn unmount(&mut self) {
+        if let Some(point) = self.mount_point.take() {
+            let _ = Command::new("umount").arg("-l").arg(point).status();
+        }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        self.unmount();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}

@@ -254,7 +254,7 @@ const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S UTC";
 fn run_view(run: &RunResult) -> RunView {
     RunView {
         id: run.run_id.clone(),
-        command: shell_words(&run.command),
+        command: crate::shell::quoted(&run.command),
         started: run.started.format(TIME_FORMAT).to_string(),
         finished: run.finished.map_or_else(
             || "did not finish".to_string(),
@@ -265,23 +265,6 @@ fn run_view(run: &RunResult) -> RunView {
         ),
         fsbench_version: run.fsbench_version.clone(),
     }
-}
-
-/// The command line as one could type it again: arguments with spaces or
-/// shell characters single-quoted.
-fn shell_words(args: &[String]) -> String {
-    let quote = |arg: &String| {
-        let plain = !arg.is_empty()
-            && arg
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-        if plain {
-            arg.clone()
-        } else {
-            format!("'{}'", arg.replace('\'', r"'\''"))
-        }
-    };
-    args.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 fn host_fields(run: &RunResult) -> Vec<Field> {
@@ -591,7 +574,7 @@ mod tests {
     fn command_is_quoted_so_it_can_be_typed_again() {
         let args = ["fsbench", "run", "--target", "a b=/mnt/x y", "it's"].map(String::from);
         assert_eq!(
-            shell_words(&args),
+            crate::shell::quoted(&args),
             r"fsbench run --target 'a b=/mnt/x y' 'it'\''s'"
         );
     }

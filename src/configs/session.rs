@@ -1,0 +1,302 @@
+//! Measuring configurations: which can be built side by side (rounds),
+//! when each is built and taken down, and what the result records of it.
+//!
+//! Configurations on images of their own coexist, so their repetitions are
+//! interleaved by the driver like any targets'. Configurations sharing a
+//! device, a source, or what setup commands make (a pool's name) cannot be
+//! mounted at once: they go in successive rounds, one of each in a round,
+//! every round built, measured over all repetitions, and taken down before
+//! the next. With --fresh every repetition builds each round anew.
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::build::{Builds, Place};
+use super::{Built, Config};
+
+/// What measures the targets a round built (the driver, run by `fsbench
+/// run` with its suite).
+pub trait Measure {
+    /// Measures `targets` (name, path) over `repetitions`, the references
+    /// with them when `with_references`; the stopping rule's reason if it
+    /// ended the repetitions early.
+    fn measure(
+        &mut self,
+        targets: &[(String, PathBuf)],
+        repetitions: Range<u32>,
+        with_references: bool,
+    ) -> anyhow::Result<Option<String>>;
+
+    /// After a whole repetition of a --fresh run: the stopping rule's
+    /// reason to stop, if it has one.
+    fn stop_after_repetition(&mut self) -> Option<String>;
+
+    /// The most bytes a target holds at once while it is measured.
+    fn planned_bytes(&self) -> anyhow::Result<u64>;
+}
+
+/// What was built, what failed, and the time building took.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub built: Vec<(String, Built)>,
+    /// Configurations that could not be built, with why (each said when
+    /// it happened; the others were measured).
+    pub failed: Vec<(String, String)>,
+    pub stopped: Option<String>,
+    pub build_time: Duration,
+}
+
+impl Outcome {
+    /// Adds a round's records: a configuration built again (--fresh)
+    /// counts its builds and their time.
+    fn absorb(&mut self, records: Vec<(String, Built)>) {
+        for (name, record) in records {
+            self.build_time += Duration::from_secs_f64(record.build_seconds);
+            match self.built.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, kept)) => {
+                    kept.builds += record.builds;
+                    kept.build_seconds += record.build_seconds;
+                    kept.commands = record.commands;
+                }
+                None => self.built.push((name, record)),
+            }
+        }
+    }
+}
+
+/// Builds, measures and takes down every configuration, round by round
+/// (see the module's text), over `repetitions`; with `fresh`, each
+/// repetition on file systems built for it. What was built so far is in
+/// `outcome` even when it returns an error.
+pub fn run(
+    configs: &[Config],
+    place: &Place,
+    fresh: bool,
+    repetitions: Range<u32>,
+    run_id: &str,
+    measure: &mut dyn Measure,
+    outcome: &mut Outcome,
+) -> anyhow::Result<()> {
+    let rounds = rounds(configs, place);
+    let planned = measure.planned_bytes()?;
+    let mut count = 0;
+    let mut build_round = |round: &[usize]| {
+        count += 1;
+        let chosen: Vec<&Config> = round.iter().map(|&i| &configs[i]).collect();
+        check_room_for_images(&chosen, place, planned)?;
+        Builds::create(&chosen, place, &format!("{run_id}-b{count}"))
+    };
+    if !fresh {
+        for (index, round) in rounds.iter().enumerate() {
+            let builds = build_round(round)?;
+            let ran = measure_built(&builds, measure, repetitions.clone(), index == 0);
+            close(builds, outcome);
+            outcome.stopped = ran?.or(outcome.stopped.take());
+        }
+        return Ok(());
+    }
+    for repetition in repetitions {
+        for (index, round) in rounds.iter().enumerate() {
+            let builds = build_round(round)?;
+            let ran = measure_built(&builds, measure, repetition..repetition + 1, index == 0);
+            close(builds, outcome);
+            ran?;
+        }
+        if let Some(reason) = measure.stop_after_repetition() {
+            outcome.stopped = Some(reason);
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The images of a round are sparse: they grow as the workloads write, so
+/// the work directory must have room for what every one of them will hold
+/// (a full disk under a loop device shows as I/O errors inside it).
+fn check_room_for_images(round: &[&Config], place: &Place, planned: u64) -> anyhow::Result<()> {
+    let images = round.iter().filter(|c| c.on_image(place)).count() as u64;
+    if images == 0 {
+        return Ok(());
+    }
+    crate::storage::check_room_to_write(
+        "--images",
+        &place.work_dir,
+        images.saturating_mul(planned.min(place.image_size)),
+        images,
+    )
+}
+
+/// Measures a round's configurations that were built (none: nothing).
+fn measure_built(
+    builds: &Builds,
+    measure: &mut dyn Measure,
+    repetitions: Range<u32>,
+    with_references: bool,
+) -> anyhow::Result<Option<String>> {
+    let targets = builds.targets();
+    if targets.is_empty() {
+        return Ok(None);
+    }
+    measure.measure(&targets, repetitions, with_references)
+}
+
+/// Takes a round down and keeps its records and failures.
+fn close(mut builds: Builds, outcome: &mut Outcome) {
+    let failed = std::mem::take(&mut builds.failed);
+    outcome.absorb(builds.finish());
+    for (name, why) in failed {
+        if !outcome.failed.iter().any(|(n, _)| *n == name) {
+            outcome.failed.push((name, why));
+        }
+    }
+}
+
+/// The configurations by round, as indices: a round holds every
+/// configuration alone on what it uses and the next one of each group
+/// sharing something, in the file's order.
+pub fn rounds(configs: &[Config], place: &Place) -> Vec<Vec<usize>> {
+    let shares: Vec<Option<String>> = configs
+        .iter()
+        .map(|c| c.shares(place.wipe_default()))
+        .collect();
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    for (index, shared) in shares.iter().enumerate() {
+        // After the last round that already holds one of its group.
+        let round = match shared {
+            None => 0,
+            Some(what) => rounds
+                .iter()
+                .rposition(|r| r.iter().any(|&i| shares[i].as_ref() == Some(what)))
+                .map_or(0, |last| last + 1),
+        };
+        if round == rounds.len() {
+            rounds.push(Vec::new());
+        }
+        rounds[round].push(index);
+    }
+    rounds
+}
+
+/// Each configuration's record gets what it shares with others, so the
+/// report can say why it was measured apart from them.
+pub fn mark_shared(configs: &[Config], place: &Place, outcome: &mut Outcome) {
+    for (name, record) in &mut outcome.built {
+        let Some(config) = configs.iter().find(|c| c.name == *name) else {
+            continue;
+        };
+        let shared = config.shares(place.wipe_default());
+        let others = shared.as_ref().is_some_and(|what| {
+            configs
+                .iter()
+                .filter(|c| c.shares(place.wipe_default()).as_ref() == Some(what))
+                .count()
+                > 1
+        });
+        record.shares = shared.filter(|_| others);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(images: bool, wipe: &[&str]) -> Place {
+        Place {
+            work_dir: PathBuf::from("/var/tmp"),
+            images,
+            image_size: 1 << 30,
+            wipe: wipe.iter().map(PathBuf::from).collect(),
+        }
+    }
+
+    #[test]
+    fn images_coexist_and_what_is_shared_goes_round_by_round() {
+        let configs = super::super::parse(
+            r#"
+            [[config]]
+            name = "img-a"
+            mkfs = "mkfs.ext4 {dev}"
+            [[config]]
+            name = "dev-1"
+            mkfs = "mkfs.ext4 {dev}"
+            device = "/dev/sdx"
+            [[config]]
+            name = "before"
+            source = "/dev/sdy1"
+            [[config]]
+            name = "dev-2"
+            mkfs = "mkfs.xfs {dev}"
+            device = "/dev/sdx"
+            [[config]]
+            name = "after"
+            source = "/dev/sdy1"
+            options = "noatime"
+            [[config]]
+            name = "ram"
+            source = "tmpfs"
+            type = "tmpfs"
+            [[config]]
+            name = "img-b"
+            mkfs = "mkfs.xfs {dev}"
+            "#,
+        )
+        .unwrap();
+        let place = place(true, &["/dev/sdx"]);
+        assert_eq!(rounds(&configs, &place), [vec![0, 1, 2, 5, 6], vec![3, 4]]);
+        let mut outcome = Outcome {
+            built: configs
+                .iter()
+                .map(|c| (c.name.clone(), Built::default()))
+                .collect(),
+            ..Outcome::default()
+        };
+        mark_shared(&configs, &place, &mut outcome);
+        let shares: Vec<Option<&str>> = outcome
+            .built
+            .iter()
+            .map(|(_, b)| b.shares.as_deref())
+            .collect();
+        assert_eq!(
+            shares,
+            [
+                None,
+                Some("/dev/sdx"),
+                Some("/dev/sdy1"),
+                Some("/dev/sdx"),
+                Some("/dev/sdy1"),
+                None,
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn without_images_every_mkfs_shares_the_one_wiped_device() {
+        let configs = super::super::parse(
+            "[[config]]\nname = \"a\"\nmkfs = \"mkfs.ext4 {dev}\"\n\
+             [[config]]\nname = \"b\"\nmkfs = \"mkfs.xfs {dev}\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            rounds(&configs, &place(false, &["/dev/sdx"])),
+            [vec![0], vec![1]]
+        );
+        assert_eq!(rounds(&configs, &place(true, &["/dev/sdx"])), [vec![0, 1]]);
+    }
+
+    #[test]
+    fn fresh_builds_add_up() {
+        let mut outcome = Outcome::default();
+        let record = |seconds| Built {
+            builds: 1,
+            build_seconds: seconds,
+            ..Built::default()
+        };
+        outcome.absorb(vec![("a".into(), record(1.0))]);
+        outcome.absorb(vec![("a".into(), record(2.0))]);
+        assert_eq!(outcome.built.len(), 1);
+        assert_eq!(outcome.built[0].1.builds, 2);
+        assert_eq!(outcome.built[0].1.build_seconds, 3.0);
+        assert_eq!(outcome.build_time, Duration::from_secs(3));
+    }
+}
