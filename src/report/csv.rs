@@ -10,7 +10,13 @@
 //!
 //! With `per_repetition`: one row per measurement,
 //! `run,target,workload,repetition,metric,unit,value,elapsed_s,flags`.
+//!
+//! A sweep (`report::sweep`) adds, in both layouts, one column per
+//! parameter after `target`, named after it (`param_` before a name that is
+//! already a column's), empty where a target has no such parameter, so a
+//! spreadsheet's pivot can take them as its axes.
 use super::summary::{Cell, MetricSummary, WorkloadSummary};
+use super::sweep::Sweep;
 use super::{Reporter, Summary};
 use crate::result::{Flag, RunResult};
 
@@ -57,19 +63,28 @@ pub const REPETITION_HEADER: [&str; 9] = [
 impl Reporter for Csv {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let mut writer = ::csv::Writer::from_writer(Vec::new());
+        let sweep = summary.sweep.as_ref();
         if self.per_repetition {
-            writer.write_record(REPETITION_HEADER)?;
-            for record in repetition_records(run) {
-                writer.write_record(record)?;
+            writer.write_record(with_parameters(
+                REPETITION_HEADER.map(String::from).to_vec(),
+                sweep,
+                |s| parameter_columns(&REPETITION_HEADER, s),
+            ))?;
+            for (t, record) in repetition_records(run) {
+                writer.write_record(with_parameters(record, sweep, |s| s.values(t)))?;
             }
         } else {
-            writer.write_record(SUMMARY_HEADER)?;
+            writer.write_record(with_parameters(
+                SUMMARY_HEADER.map(String::from).to_vec(),
+                sweep,
+                |s| parameter_columns(&SUMMARY_HEADER, s),
+            ))?;
             for workload in &summary.workloads {
                 for metric in &workload.metrics {
                     for (t, cell) in metric.cells.iter().enumerate() {
                         if let Some(cell) = cell {
-                            writer
-                                .write_record(summary_record(summary, workload, metric, t, cell))?;
+                            let record = summary_record(summary, workload, metric, t, cell);
+                            writer.write_record(with_parameters(record, sweep, |s| s.values(t)))?;
                         }
                     }
                 }
@@ -77,6 +92,34 @@ impl Reporter for Csv {
         }
         Ok(String::from_utf8(writer.into_inner()?)?)
     }
+}
+
+/// `record` with the sweep's `parameters` after its second field (the
+/// target); `record` itself without a sweep.
+fn with_parameters(
+    mut record: Vec<String>,
+    sweep: Option<&Sweep>,
+    parameters: impl FnOnce(&Sweep) -> Vec<String>,
+) -> Vec<String> {
+    if let Some(sweep) = sweep {
+        let after_target = record.split_off(2);
+        record.extend(parameters(sweep));
+        record.extend(after_target);
+    }
+    record
+}
+
+/// The parameters' column names: each parameter's name, after `param_`
+/// where `header` already has a column of that name.
+fn parameter_columns(header: &[&str], sweep: &Sweep) -> Vec<String> {
+    sweep
+        .names
+        .iter()
+        .map(|name| match header.contains(&name.as_str()) {
+            true => format!("param_{name}"),
+            false => name.clone(),
+        })
+        .collect()
 }
 
 fn summary_record(
@@ -121,22 +164,26 @@ fn summary_record(
     ]
 }
 
-fn repetition_records(run: &RunResult) -> Vec<Vec<String>> {
+/// Each measurement's record, with the index of its target.
+fn repetition_records(run: &RunResult) -> Vec<(usize, Vec<String>)> {
     let mut records = Vec::new();
-    for target in &run.targets {
+    for (t, target) in run.targets.iter().enumerate() {
         for workload in &target.workloads {
             for metric in &workload.metrics {
-                records.push(vec![
-                    run.run_id.clone(),
-                    target.name.clone(),
-                    workload.name().to_string(),
-                    workload.repetition.to_string(),
-                    metric.name.clone(),
-                    metric.unit.clone(),
-                    metric.value.to_string(),
-                    metric.elapsed_s.to_string(),
-                    flag_names(&metric.flags),
-                ]);
+                records.push((
+                    t,
+                    vec![
+                        run.run_id.clone(),
+                        target.name.clone(),
+                        workload.name().to_string(),
+                        workload.repetition.to_string(),
+                        metric.name.clone(),
+                        metric.unit.clone(),
+                        metric.value.to_string(),
+                        metric.elapsed_s.to_string(),
+                        flag_names(&metric.flags),
+                    ],
+                ));
             }
         }
     }

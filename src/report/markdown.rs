@@ -1,13 +1,14 @@
 //! The Markdown format (GitHub tables), for a blog post or a README: the
 //! terminal's content, plus the ratio's confidence interval, the profile
-//! table and the warnings as a numbered list.
+//! table and the warnings as a numbered list. A sweep (`report::sweep`)
+//! adds the sweep table and a column per parameter in the workload tables.
 use super::names;
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::verdict::Verdict;
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, ratio, ratio_ci,
-    target_label, workload_title,
+    PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, number, ratio,
+    ratio_ci, target_label, workload_title,
 };
 use crate::result::RunResult;
 
@@ -25,6 +26,7 @@ impl Reporter for Markdown {
                 out.push_str(&format!("- **{}**: {}\n", escape(target), escape(risk)));
             }
         }
+        out.push_str(&sweep_section(summary));
         for workload in &summary.workloads {
             out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
             out.push_str(&workload_table(summary, workload, workload.headline()));
@@ -123,7 +125,9 @@ fn workload_table<'m>(
     metrics: impl Iterator<Item = &'m MetricSummary>,
 ) -> String {
     let metrics: Vec<&MetricSummary> = metrics.collect();
+    let parameters = summary.sweep.as_ref().map_or(&[][..], |s| &s.names[..]);
     let mut header = vec!["target".to_string()];
+    header.extend(parameters.iter().map(|p| escape(p)));
     header.extend(
         metrics
             .iter()
@@ -131,12 +135,48 @@ fn workload_table<'m>(
     );
     let mut out = table_row(&header);
     let mut rule = vec!["---"];
+    rule.extend(parameters.iter().map(|_| "---"));
     rule.extend(metrics.iter().map(|_| "---:"));
     out.push_str(&format!("|{}|\n", rule.join("|")));
     for t in 0..summary.targets.len() {
         let mut row = vec![escape(&target_label(summary, workload, t, " "))];
+        if let Some(sweep) = &summary.sweep {
+            row.extend(sweep.values(t).iter().map(|v| escape(v)));
+        }
         row.extend(metrics.iter().map(|m| metric_cell(m, t)));
         out.push_str(&table_row(&row));
+    }
+    out
+}
+
+/// The sweep table (`report::sweep`): a row per configuration, its
+/// parameters, then each headline metric's mean, the best in bold; nothing
+/// without a sweep.
+fn sweep_section(summary: &Summary) -> String {
+    let Some(sweep) = &summary.sweep else {
+        return String::new();
+    };
+    let table = sweep.table(summary);
+    let mut out = format!(
+        "\n## Sweep\n\n{}: the mean of each configuration over its repetitions.\n\n",
+        escape(&table.parameters.join(" × "))
+    );
+    let mut header = vec!["target".to_string()];
+    header.extend(table.parameters.iter().map(|p| escape(p)));
+    header.extend(table.columns.iter().map(|c| escape(&c.title)));
+    out.push_str(&table_row(&header));
+    let mut rule = vec!["---"; 1 + table.parameters.len()];
+    rule.extend(table.columns.iter().map(|_| "---:"));
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for row in &table.rows {
+        let mut cells = vec![escape(&row.name)];
+        cells.extend(row.parameters.iter().map(|v| escape(v)));
+        cells.extend(row.cells.iter().map(|cell| match cell {
+            None => "–".to_string(),
+            Some(c) if c.best => format!("**{}**", number(c.mean)),
+            Some(c) => number(c.mean),
+        }));
+        out.push_str(&table_row(&cells));
     }
     out
 }

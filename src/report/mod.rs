@@ -17,6 +17,7 @@ pub mod precision;
 pub mod saved;
 pub mod scale_out;
 pub mod summary;
+pub mod sweep;
 pub mod terminal;
 pub mod verdict;
 

@@ -3,6 +3,7 @@
 //! repetitions, the ratio to the baseline target with its confidence
 //! interval and significance, the best target, and the warnings (flags and
 //! workload notes) that must accompany the numbers.
+use super::sweep::Sweep;
 use crate::measure::stats::{self, RatioInterval, Stats};
 use crate::result::{Direction, Flag, LatencySummary, Metric, RunResult, WorkloadResult};
 
@@ -24,6 +25,9 @@ pub struct Summary {
     /// Indices of the reference targets (`--reference`): the ceiling the
     /// others are measured against, never rated or marked best.
     pub references: Vec<usize>,
+    /// The sweep's parameters of the targets (`fsbench run --configs` with
+    /// a matrix); None when no target has any.
+    pub sweep: Option<Sweep>,
 }
 
 #[derive(Debug, Clone)]
@@ -206,6 +210,7 @@ impl Summary {
             warnings: builder.warnings,
             risks: risks_of(run),
             references,
+            sweep: Sweep::of(run),
         }
     }
 

@@ -6,6 +6,10 @@
 //! warnings and, for the other targets, the ratio to the baseline (`1.32x*`,
 //! `*` = significant). Where a table would be too wide its cells are broken
 //! into lines (`Layout`); the prose around the tables is wrapped likewise.
+//! A sweep (`report::sweep`) adds a row per parameter under each table's
+//! header, and the sweep table before the workloads.
+use std::ops::Range;
+
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{
     Attribute, Cell as TableCell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width,
@@ -13,9 +17,10 @@ use comfy_table::{
 
 use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::sweep::SweepTable;
 use super::verdict::Verdict;
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, ratio,
+    PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, number, ratio,
     target_label, workload_title,
 };
 use crate::result::RunResult;
@@ -56,6 +61,7 @@ impl Reporter for Terminal {
             self.heading(run, summary),
             self.verdict(run, summary),
             self.risks(summary),
+            self.sweep(summary),
             self.workloads(summary),
             self.placements(run, summary),
             self.profiles(summary),
@@ -95,6 +101,38 @@ impl Terminal {
             out.push_str(&wrap(&format!("RISK {target}: {risk}"), self.width, "  "));
         }
         out
+    }
+
+    /// The sweep table (`report::sweep`), after a blank line: a row per
+    /// configuration, its parameters, then each headline metric's mean;
+    /// split into several tables, each with the parameters, where the
+    /// metrics do not fit the width side by side. Nothing without a sweep.
+    fn sweep(&self, summary: &Summary) -> String {
+        let Some(sweep) = &summary.sweep else {
+            return String::new();
+        };
+        let table = sweep.table(summary);
+        let mut out = format!(
+            "
+Sweep: {} (mean over the repetitions)
+",
+            table.parameters.join(" × ")
+        );
+        let mut start = 0;
+        loop {
+            let mut end = (start + 1).min(table.columns.len());
+            while end < table.columns.len()
+                && fits(&sweep_table(&table, start..end + 1), self.width)
+            {
+                end += 1;
+            }
+            out.push_str(&self.fitted(sweep_table(&table, start..end)));
+            out.push('\n');
+            if end >= table.columns.len() {
+                return out;
+            }
+            start = end;
+        }
     }
 
     /// Every workload's title, table and details line, each after a blank line.
@@ -226,6 +264,16 @@ fn metric_table(summary: &Summary, workload: &WorkloadSummary, layout: Layout) -
             .map(|t| TableCell::new(target_label(summary, workload, t, separator))),
     );
     table.set_header(header);
+    if let Some(sweep) = &summary.sweep {
+        for (p, name) in sweep.names.iter().enumerate() {
+            let mut row = vec![TableCell::new(name)];
+            row.extend(
+                (0..summary.targets.len())
+                    .map(|t| TableCell::new(sweep.value(t, p)).set_alignment(CellAlignment::Right)),
+            );
+            table.add_row(row);
+        }
+    }
     for metric in workload.headline() {
         let mut row = vec![TableCell::new(names::headed(
             &metric.name,
@@ -234,6 +282,37 @@ fn metric_table(summary: &Summary, workload: &WorkloadSummary, layout: Layout) -
         ))];
         row.extend(metric_cells(metric, layout));
         table.add_row(row);
+    }
+    table
+}
+
+/// The sweep table's target and parameter columns, then its metric
+/// columns `columns`: each cell the mean, `★` and bold on the best.
+fn sweep_table(sweep: &SweepTable<'_>, columns: Range<usize>) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    let mut header = vec!["target".to_string()];
+    header.extend(sweep.parameters.iter().cloned());
+    header.extend(
+        sweep.columns[columns.clone()]
+            .iter()
+            .map(|c| c.title.clone()),
+    );
+    table.set_header(header);
+    for row in &sweep.rows {
+        let mut cells = vec![TableCell::new(&row.name)];
+        cells.extend(row.parameters.iter().map(TableCell::new));
+        cells.extend(row.cells[columns.clone()].iter().map(|cell| {
+            let text = cell.map_or("–".to_string(), |c| {
+                format!("{}{}", number(c.mean), if c.best { " ★" } else { "" })
+            });
+            let cell_view = TableCell::new(text).set_alignment(CellAlignment::Right);
+            match cell.is_some_and(|c| c.best) {
+                true => cell_view.add_attribute(Attribute::Bold),
+                false => cell_view,
+            }
+        }));
+        table.add_row(cells);
     }
     table
 }

@@ -7,7 +7,9 @@
 //! profile table; the relative change of every metric against the
 //! baseline; then per workload a table (rows = metrics, columns = targets),
 //! a bar chart per metric with 95 % CI whiskers, latency percentile plots
-//! and the time series of workloads that report over time.
+//! and the time series of workloads that report over time. A sweep
+//! (`report::sweep`) adds the `#sweep` table after the warnings and a row
+//! per parameter at the top of each workload table.
 //!
 //! The page is a pure function of the result: the same JSON gives the same
 //! bytes (nothing about the time of rendering goes in).
@@ -59,6 +61,8 @@ struct Page {
     profiles: Vec<ProfileView>,
     placement_intro: &'static str,
     placements: Vec<PlacementView>,
+    /// The sweep table (`report::sweep`); None without a sweep.
+    sweep: Option<SweepView>,
     /// One relative-change chart per target other than the baseline.
     overview: Vec<String>,
     workloads: Vec<WorkloadView>,
@@ -158,11 +162,46 @@ struct PlacementRowView {
     cells: Vec<String>,
 }
 
+/// The sweep table: a row per configuration, its parameters, then each
+/// headline metric's mean.
+#[derive(Serialize)]
+struct SweepView {
+    parameters: Vec<String>,
+    /// The metrics' titles, after the parameters.
+    columns: Vec<String>,
+    rows: Vec<SweepRowView>,
+}
+
+#[derive(Serialize)]
+struct SweepRowView {
+    target: String,
+    color: String,
+    parameters: Vec<String>,
+    cells: Vec<SweepCellView>,
+}
+
+#[derive(Serialize)]
+struct SweepCellView {
+    /// The mean, or "–" where the target has no value.
+    value: String,
+    missing: bool,
+    best: bool,
+}
+
+/// A sweep parameter's row in a workload table: its value per target.
+#[derive(Serialize)]
+struct ParameterRow {
+    name: String,
+    values: Vec<String>,
+}
+
 #[derive(Serialize)]
 struct WorkloadView {
     anchor: String,
     title: String,
     columns: Vec<ColumnView>,
+    /// The sweep's parameters, above the metrics; empty without a sweep.
+    parameters: Vec<ParameterRow>,
     rows: Vec<MetricRow>,
     /// The same operations in other units, shown folded.
     detail_rows: Vec<MetricRow>,
@@ -238,6 +277,7 @@ impl Page {
             profiles: profile_views(summary),
             placement_intro: PLACEMENT_INTRO,
             placements: placement_views(run, summary),
+            sweep: sweep_view(summary),
             overview: overview_charts(summary)?,
             workloads: summary
                 .workloads
@@ -470,6 +510,33 @@ fn placement_views(run: &RunResult, summary: &Summary) -> Vec<PlacementView> {
         .collect()
 }
 
+/// The sweep table, formatted as the text formats do.
+fn sweep_view(summary: &Summary) -> Option<SweepView> {
+    let table = summary.sweep.as_ref()?.table(summary);
+    Some(SweepView {
+        parameters: table.parameters.clone(),
+        columns: table.columns.iter().map(|c| c.title.clone()).collect(),
+        rows: table
+            .rows
+            .iter()
+            .map(|row| SweepRowView {
+                target: row.name.clone(),
+                color: charts::target_color_hex(row.target),
+                parameters: row.parameters.clone(),
+                cells: row
+                    .cells
+                    .iter()
+                    .map(|cell| SweepCellView {
+                        value: cell.map_or("–".to_string(), |c| number(c.mean)),
+                        missing: cell.is_none(),
+                        best: cell.is_some_and(|c| c.best),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    })
+}
+
 /// Seed 000's table, shown when there is something to compare.
 fn profile_views(summary: &Summary) -> Vec<ProfileView> {
     if summary.targets.len() < 2 {
@@ -519,10 +586,19 @@ fn workload_view(
             .map(|(t, cell)| cell_view(cell.as_ref(), metric.best == Some(t)))
             .collect(),
     };
+    let parameters = summary.sweep.iter().flat_map(|sweep| {
+        (sweep.names.iter().enumerate()).map(|(p, name)| ParameterRow {
+            name: name.clone(),
+            values: (0..summary.targets.len())
+                .map(|t| sweep.value(t, p).to_string())
+                .collect(),
+        })
+    });
     Ok(WorkloadView {
         anchor: format!("workload-{}", index + 1),
         title: workload_title(workload),
         columns,
+        parameters: parameters.collect(),
         rows: workload.headline().map(row).collect(),
         detail_rows: workload.details().map(row).collect(),
         bar_charts: workload
