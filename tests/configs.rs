@@ -595,3 +595,76 @@ fn a_device_is_wiped_only_when_named_with_wipe_and_unused() {
     let listing = common::listing(&disk.mount());
     assert_eq!(listing, ["lost+found"], "a new file system");
 }
+
+/// Sectors the loop device under a configuration read between its setup
+/// and its teardown, as its setup and teardown commands saw them in
+/// /sys/block/loopN/stat, for a tree read run with `--cold how`.
+fn sectors_read_with_cold(how: &str) -> Option<(u64, serde_json::Value)> {
+    let marks = tempfile::tempdir().unwrap();
+    let stat = |name: &str| {
+        format!(
+            "cat /sys/block/$(basename {{dev}})/stat > {}",
+            marks.path().join(name).display()
+        )
+    };
+    let configs = format!(
+        "[[config]]\nname = \"ext4\"\nmkfs = \"mkfs.ext4 -F {{dev}}\"\n\
+         setup = [\"{}\"]\nteardown = [\"{}\"]\n",
+        stat("before"),
+        stat("after")
+    );
+    let setup = Setup::new("256m", "0.3s", &configs)?;
+    let suite = write(
+        marks.path(),
+        "tree.toml",
+        "description = \"read\"\nrepeat = 1\n[[workload]]\nkind = \"tree\"\n\
+         args = \"--dataset small --scale 0.002 --ops read,delete\"\n",
+    );
+    let mut args = run_args(
+        &suite,
+        &setup.configs,
+        setup.mnt.path(),
+        &["--allow-shell", "--cold", how],
+    );
+    let json = marks.path().join("result.json");
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    run(&args).assert_success();
+    let read = |name: &str| -> u64 {
+        let text = std::fs::read_to_string(marks.path().join(name)).unwrap();
+        text.split_whitespace().nth(2).unwrap().parse().unwrap()
+    };
+    setup.assert_all_gone(&[]);
+    Some((read("after") - read("before"), read_json(&json)))
+}
+
+#[test]
+fn cold_remount_reads_from_the_device_where_cold_none_reads_the_cache() {
+    let Some((remounted, record)) = sectors_read_with_cold("remount") else {
+        return;
+    };
+    let tree = &target(&record, "ext4")["workloads"][0];
+    assert_eq!(
+        tree["params"]["caches"],
+        "synced, unmounted and mounted again before each operation (--cold remount)",
+        "{tree}"
+    );
+    let (cached, record) = sectors_read_with_cold("none").unwrap();
+    let tree = &target(&record, "ext4")["workloads"][0];
+    assert_eq!(tree["params"]["caches"], "not dropped (--cold none)");
+    let bytes = tree["params"]["dataset_bytes"].as_u64().unwrap_or(0);
+    eprintln!("dataset {bytes} B; read {remounted} sectors remounted, {cached} cached");
+    assert!(
+        remounted * 512 > 15 << 20,
+        "the read came from the device: {remounted} sectors"
+    );
+    assert!(
+        cached * 512 < 2 << 20,
+        "the read came from the page cache: {cached} sectors"
+    );
+}
+
+#[test]
+fn cold_remount_needs_configurations() {
+    let out = run(&["run", "--cold", "remount", "--no-save", "/tmp"]);
+    out.assert_error(2, &["--cold remount needs --configs"]);
+}

@@ -13,7 +13,7 @@ use crate::configs::Config;
 use crate::configs::build::Place;
 use crate::configs::session::{self, Outcome};
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
-use crate::driver::{Overhead, StopRule};
+use crate::driver::{Overhead, Remount, StopRule};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::output::{Stream, emit};
@@ -26,7 +26,7 @@ use crate::storage::env::HostEnv;
 use crate::storage::wipe::check_wipeable;
 use crate::suite::plan::{Builder, SuiteOptions};
 use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
-use crate::workload::{Progress, Workload};
+use crate::workload::{ColdMode, Progress, Workload};
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -123,6 +123,12 @@ pub struct RunArgs {
     /// held by md, LVM or dm. Repeatable.
     #[arg(long, value_name = "DEVICE", requires = "configs")]
     wipe: Vec<PathBuf>,
+    /// How caches are made cold before each operation of the tree
+    /// workloads: drop (sync and drop_caches), remount (unmount and mount
+    /// again; with --configs: also caches drop_caches leaves, such as
+    /// ZFS's ARC), none [default: each workload's own setting].
+    #[arg(long, value_name = "HOW", value_enum)]
+    cold: Option<ColdMode>,
     /// With --configs: build every configuration anew for each repetition
     /// (no repetition runs on a file system an earlier one aged).
     #[arg(long, requires = "configs")]
@@ -147,6 +153,11 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     refuse_under_mpi(&suite)?;
     let run_id = new_run_id();
     let configs = load_configs(&args)?;
+    if args.cold == Some(ColdMode::Remount) && configs.is_none() {
+        return usage(
+            "--cold remount needs --configs: fsbench remounts only what it mounted (--cold drop empties the page cache of any target)",
+        );
+    }
     // With --configs the targets are the configurations, measured where
     // they are built; until then they are names (and the work directory).
     let specs = match &configs {
@@ -211,7 +222,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             session::mark_shared(configs, place, &mut built);
             measured.map(|()| built.stopped.take())
         }
-        None => runner.measure_targets(targets, 0..repeat, true, true),
+        None => runner.measure_targets(targets, 0..repeat, true, true, None),
     };
     let overhead = runner.overhead.clone();
     for target in &mut record.targets {
@@ -326,6 +337,7 @@ impl Runner<'_> {
         repetitions: std::ops::Range<u32>,
         with_references: bool,
         until: bool,
+        remount: Option<&Remount<'_>>,
     ) -> anyhow::Result<Option<String>> {
         let rule = self.precision.filter(|_| until);
         let options = SuiteOptions {
@@ -345,6 +357,8 @@ impl Runner<'_> {
         let clock = Instant::now();
         let mut plan = self.suite.plan(targets, self.build, options)?;
         plan.repetitions = repetitions;
+        plan.cold = self.args.cold;
+        plan.remount = remount;
         let build_time = clock.elapsed();
         let verbose = self.args.verbose;
         let ran = crate::driver::run(plan, self.record, |target, result| {
@@ -364,6 +378,7 @@ impl session::Measure for Runner<'_> {
         targets: &[(String, PathBuf)],
         repetitions: std::ops::Range<u32>,
         with_references: bool,
+        remount: &Remount<'_>,
     ) -> anyhow::Result<Option<String>> {
         let targets = targets
             .iter()
@@ -372,7 +387,8 @@ impl session::Measure for Runner<'_> {
                 path: path.clone(),
             })
             .collect();
-        self.measure_targets(targets, repetitions, with_references, !self.args.fresh)
+        let until = !self.args.fresh;
+        self.measure_targets(targets, repetitions, with_references, until, Some(remount))
     }
 
     fn stop_after_repetition(&mut self) -> Option<String> {

@@ -10,6 +10,7 @@
 //! an error, a signal (the value is dropped). What a kill -9 leaves,
 //! `fsbench clean DIR` releases (`release_leftovers`) before it removes the
 //! directory.
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -100,7 +101,11 @@ struct Fs {
     device: Option<String>,
     /// Detached at teardown: a loop device fsbench attached.
     attached: bool,
-    mounted: bool,
+    /// Set while fsbench's mount is in place (a remount that could not
+    /// mount again clears it).
+    mounted: Cell<bool>,
+    /// The mount command line, for a remount.
+    mount: Vec<String>,
     teardown: Vec<String>,
     /// Teardown commands run only for a configuration whose setup started.
     setup_started: bool,
@@ -151,6 +156,29 @@ impl Builds {
             .iter()
             .map(|fs| (fs.name.clone(), fs.target.clone()))
             .collect()
+    }
+
+    /// Unmounts the configuration named `name` and mounts it again as it
+    /// was (`--cold remount`): every cache of the file system goes. The
+    /// unmount is not lazy: a file still open on it fails the remount
+    /// rather than leave the caches in place.
+    pub fn remount(&self, name: &str) -> anyhow::Result<()> {
+        let Some(fs) = self.built.iter().find(|fs| fs.name == name) else {
+            anyhow::bail!("--cold remount: no configuration {name}");
+        };
+        if fs.mount.is_empty() {
+            return crate::error::usage(format!(
+                "--cold remount: {name} is made by its setup commands; fsbench cannot remount it"
+            ));
+        }
+        let point = fs.dir.display().to_string();
+        unmount_when_released(&point)
+            .with_context(|| format!("--cold remount: cannot unmount {point}"))?;
+        fs.mounted.set(false);
+        output_of(&fs.mount, None)
+            .with_context(|| format!("--cold remount: cannot mount {point} again"))?;
+        fs.mounted.set(true);
+        Ok(())
     }
 
     /// Takes everything down (see `teardown`) and returns what each
@@ -206,7 +234,8 @@ impl Fs {
             dir,
             device: None,
             attached: false,
-            mounted: false,
+            mounted: Cell::new(false),
+            mount: Vec::new(),
             teardown: Vec::new(),
             setup_started: false,
             record: Built {
@@ -336,7 +365,8 @@ impl Fs {
         }
         mount.extend([source.to_string(), self.dir.display().to_string()]);
         self.run(&mount, None)?;
-        self.mounted = true;
+        self.mounted.set(true);
+        self.mount = mount;
         Ok(())
     }
 
@@ -405,13 +435,12 @@ impl Fs {
                 }
             }
         }
-        if self.mounted {
+        if self.mounted.replace(false) {
             let point = self.dir.display().to_string();
             self.record.commands.push(format!("umount {point}"));
             if let Err(e) = unmount(&point) {
                 eprintln!("fsbench: cannot unmount {point}: {e:#}");
             }
-            self.mounted = false;
         }
         if self.attached
             && let Some(device) = &self.device
@@ -484,6 +513,20 @@ fn fs_info(program: &str, device: &str, point: &Path) -> String {
         Ok(text) => format!("$ {}\n{text}", quoted(&words)),
         Err(_) => String::new(),
     }
+}
+
+/// `umount`, not lazily. The last references to files just closed may be
+/// dropped a moment later (by the threads that used them), so a busy
+/// file system is tried again for up to a second before it counts.
+fn unmount_when_released(point: &str) -> anyhow::Result<()> {
+    let umount = ["umount".to_string(), point.to_string()];
+    for _ in 0..20 {
+        if output_of(&umount, None).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    output_of(&umount, None).map(|_| ())
 }
 
 /// `umount`, lazily if the file system is busy.

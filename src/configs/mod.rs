@@ -332,11 +332,7 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
 
 /// What makes the configuration: exactly one of mkfs, source, or setup
 /// commands with no mkfs or source.
-fn make(
-    entry: &Entry,
-    name: &str,
-    parameters: &BTreeMap<String, String>,
-) -> anyhow::Result<Make> {
+fn make(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> anyhow::Result<Make> {
     let fill = |text: &str, field: &str, kept: &[&str]| substitute(text, parameters, field, kept);
     if entry.device.is_some() && entry.mkfs.is_none() {
         anyhow::bail!("{name}: device is where mkfs runs: give mkfs too");

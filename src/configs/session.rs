@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::build::{Builds, Place};
 use super::{Built, Config};
+use crate::driver::Remount;
 
 /// What measures the targets a round built (the driver, run by `fsbench
 /// run` with its suite).
@@ -20,11 +21,13 @@ pub trait Measure {
     /// Measures `targets` (name, path) over `repetitions`, the references
     /// with them when `with_references`; the stopping rule's reason if it
     /// ended the repetitions early.
+    /// `remount` unmounts and mounts a target of the round again, by name.
     fn measure(
         &mut self,
         targets: &[(String, PathBuf)],
         repetitions: Range<u32>,
         with_references: bool,
+        remount: &Remount<'_>,
     ) -> anyhow::Result<Option<String>>;
 
     /// After a whole repetition of a --fresh run: the stopping rule's
@@ -137,7 +140,8 @@ fn measure_built(
     if targets.is_empty() {
         return Ok(None);
     }
-    measure.measure(&targets, repetitions, with_references)
+    let remount = |name: &str| builds.remount(name);
+    measure.measure(&targets, repetitions, with_references, &remount)
 }
 
 /// Takes a round down and keeps its records and failures.

@@ -25,7 +25,7 @@ use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
 use crate::storage::env::{TargetEnv, probe_target};
 use crate::workload::progress::Schedule;
-use crate::workload::{Location, Progress, RunContext, Space, Workload};
+use crate::workload::{Cold, ColdMode, Location, Progress, RunContext, Space, Workload};
 use scratch::TargetScratch;
 
 /// Read after each whole repetition with the record so far: the reason to
@@ -49,7 +49,16 @@ pub struct Plan<'w> {
     /// The name of the scratch directories (`fsbench-<id>`); None: the
     /// run's id.
     pub scratch_id: Option<String>,
+    /// How caches are made cold before workloads' phases; None: each
+    /// workload's own setting.
+    pub cold: Option<ColdMode>,
+    /// Unmounts and mounts the target of this name again (configurations
+    /// fsbench built), for `ColdMode::Remount`.
+    pub remount: Option<&'w Remount<'w>>,
 }
+
+/// Unmounts and mounts a target again, by its name.
+pub type Remount<'w> = dyn Fn(&str) -> anyhow::Result<()> + 'w;
 
 /// How the parts use the targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,6 +379,8 @@ fn run_repetition(
     let of_count = plan.repetition_count_text();
     for target in rotated(plan.running_targets(), repetition) {
         let env = &envs[target];
+        let (remount, name) = (plan.remount, plan.targets[target].name.clone());
+        let remount_here = || remount_target(remount, &name, &scratches[target]);
         let mut slot = plan.first_slot(target);
         let progress = &plan.progress;
         for (index, part) in plan.parts.iter_mut().enumerate() {
@@ -394,6 +405,7 @@ fn run_repetition(
                     step,
                     progress,
                     env: env.as_ref(),
+                    cold: cold(plan.cold, &remount_here),
                 };
                 // A rank's failure is agreed on here, before any rank
                 // removes its scratch directories.
@@ -407,6 +419,35 @@ fn run_repetition(
         }
     }
     Ok(())
+}
+
+/// What a workload is told about making caches cold under `mode`.
+fn cold<'a>(mode: Option<ColdMode>, remount: &'a dyn Fn() -> anyhow::Result<()>) -> Cold<'a> {
+    match mode {
+        None => Cold::AsWorkload,
+        Some(ColdMode::None) => Cold::None,
+        Some(ColdMode::Drop) => Cold::Drop,
+        Some(ColdMode::Remount) => Cold::Remount(remount),
+    }
+}
+
+/// Unmounts and mounts target `name` again, the driver's own descriptors
+/// on it (the scratch directories') parked meanwhile; the workload's are
+/// closed by the workload.
+fn remount_target(
+    remount: Option<&Remount<'_>>,
+    name: &str,
+    scratch: &TargetScratch,
+) -> anyhow::Result<()> {
+    let Some(remount) = remount else {
+        return crate::error::usage(format!(
+            "--cold remount: {name} is not a configuration fsbench built (--configs): it cannot be remounted"
+        ));
+    };
+    scratch.park()?;
+    let remounted = remount(name);
+    let unparked = scratch.unpark();
+    remounted.and(unparked)
 }
 
 /// The targets in the order repetition `repetition` runs them: each

@@ -28,6 +28,19 @@ impl TargetScratch {
         self.nested.get(part).unwrap_or(&self.top)
     }
 
+    /// Lets go of the target's file system (`Scratch::park`), the nested
+    /// directories first.
+    pub fn park(&self) -> anyhow::Result<()> {
+        self.nested.iter().try_for_each(Scratch::park)?;
+        self.top.park()
+    }
+
+    /// Takes it back after a remount (`Scratch::unpark`), the top first.
+    pub fn unpark(&self) -> anyhow::Result<()> {
+        self.top.unpark()?;
+        self.nested.iter().try_for_each(Scratch::unpark)
+    }
+
     /// Removes them all; one report for the target.
     pub fn finish(self) -> Option<CleanupReport> {
         let mut nested_reports = Vec::new();

@@ -8,7 +8,7 @@
 //! `O_EXCL | O_NOFOLLOW` inside it, and its removal goes through the file
 //! descriptors opened at creation, never through the path again.
 use std::ffi::CString;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -117,6 +117,52 @@ impl Scratch {
         self.dir.as_fd()
     }
 
+    /// Lets go of the file system it is on, keeping its file descriptors'
+    /// numbers (each now on /dev/null), so that the file system can be
+    /// unmounted and mounted again (`--cold remount`); `unpark` then
+    /// reopens the same directory. Nothing in it may be used between.
+    pub fn park(&self) -> anyhow::Result<()> {
+        self.fds().into_iter().try_for_each(park_fd)
+    }
+
+    /// Reopens what `park` let go of, by path, and takes it only if it is
+    /// this very scratch directory again: its marker names this run (what
+    /// the mount now shows could be another file system).
+    pub fn unpark(&self) -> anyhow::Result<()> {
+        let shown = self.path.display();
+        let parent_path = self.path.parent().unwrap_or(Path::new("/"));
+        let parent = rustix::fs::open(
+            parent_path,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .with_context(|| format!("cannot reopen {}", parent_path.display()))?;
+        let dir = cleanup::open_subdir(parent.as_fd(), &self.name)
+            .with_context(|| format!("cannot reopen scratch directory {shown}"))?;
+        let found = marker::open_valid(dir.as_fd(), &self.id())
+            .map_err(|e| anyhow::anyhow!("{shown} after the remount: {e}"))?;
+        // Takes the run's lock again (no one else holds it).
+        if found.is_live() {
+            anyhow::bail!("{shown} after the remount: its marker is locked by another process");
+        }
+        let marker = found.into_fd();
+        replace_fd(self.parent.as_fd(), parent.as_fd())?;
+        replace_fd(self.dir.as_fd(), dir.as_fd())?;
+        if let Some(held) = &self.marker {
+            replace_fd(held.as_fd(), marker.as_fd())?;
+        }
+        Ok(())
+    }
+
+    /// The descriptors it holds on its file system.
+    fn fds(&self) -> Vec<BorrowedFd<'_>> {
+        [Some(&self.parent), Some(&self.dir), self.marker.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|fd| fd.as_fd())
+            .collect()
+    }
+
     /// Removes the scratch directory and everything in it; `None` when the
     /// user asked to keep it. A cleanup that fails does not throw the run's
     /// results away: the report says what was left and why, the failure is
@@ -154,6 +200,27 @@ impl Scratch {
         }
         report
     }
+}
+
+/// Lets go of what descriptor `fd` has open, keeping its number (on
+/// /dev/null until `replace_fd` puts something there again).
+pub fn park_fd(fd: BorrowedFd<'_>) -> anyhow::Result<()> {
+    let null = rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .context("cannot open /dev/null")?;
+    replace_fd(fd, null.as_fd())
+}
+
+/// Makes descriptor `old` refer to what `new` refers to, keeping its
+/// number (what was open under it is closed): a workload's or the
+/// driver's borrowed descriptor stays valid across a remount.
+pub fn replace_fd(old: BorrowedFd<'_>, new: BorrowedFd<'_>) -> anyhow::Result<()> {
+    // SAFETY: dup3 only acts on the two descriptor numbers, both open
+    // (borrowed for the call); `old` keeps its owner, now on `new`'s file.
+    let done = unsafe { libc::dup3(new.as_raw_fd(), old.as_raw_fd(), libc::O_CLOEXEC) };
+    if done < 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot replace a descriptor");
+    }
+    Ok(())
 }
 
 /// Workloads reach their files by path below the scratch directory. In a

@@ -56,6 +56,8 @@ impl Suite {
             keep: options.keep,
             progress: options.progress,
             scratch_id: None,
+            cold: None,
+            remount: None,
         })
     }
 

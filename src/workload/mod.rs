@@ -105,6 +105,34 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
 }
 
+/// How caches are made cold before the phases of the workloads that empty
+/// them (the tree's operations), when the run decides (`fsbench run
+/// --cold`) rather than each workload's own setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColdMode {
+    /// Nothing is emptied: phases read what earlier ones left cached.
+    None,
+    /// sync, then drop_caches (the page cache, dentries and inodes).
+    Drop,
+    /// sync, then the file system is unmounted and mounted again: every
+    /// cache of it goes, also those drop_caches leaves (ZFS's ARC). Only
+    /// for configurations fsbench built (`--configs`).
+    Remount,
+}
+
+/// What a workload is told about making caches cold.
+#[derive(Clone, Copy, Default)]
+pub enum Cold<'a> {
+    /// Its own setting (a tree's `--no-drop-caches`).
+    #[default]
+    AsWorkload,
+    None,
+    Drop,
+    /// Unmounts and mounts the target again; the workload calls it with
+    /// every descriptor of its own on the target closed (or parked).
+    Remount(&'a dyn Fn() -> anyhow::Result<()>),
+}
+
 /// What a workload gets from the driver.
 pub struct RunContext<'a> {
     /// Its scratch directory (on the first of its locations).
@@ -120,6 +148,8 @@ pub struct RunContext<'a> {
     /// What the driver found out about the (first) target: file system,
     /// mount options, device; None when it could not be probed.
     pub env: Option<&'a TargetEnv>,
+    /// How caches are made cold before its phases.
+    pub cold: Cold<'a>,
 }
 
 /// A target's scratch directory, with the target's name for messages.

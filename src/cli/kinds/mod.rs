@@ -115,6 +115,8 @@ pub fn run_single(
         keep: how.keep,
         progress: Progress::new(how.quiet),
         scratch_id: None,
+        cold: None,
+        remount: None,
     };
     let outcome = crate::driver::run(plan, &mut record, |_, result| {
         show(result)?;

@@ -53,6 +53,8 @@ impl Runner for DrivenRunner<'_> {
             // `--keep` can keep them all.
             scratch_id: (self.runs > 0)
                 .then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
+            cold: None,
+            remount: None,
         };
         let outcome = crate::driver::run(plan, &mut self.record, |_, result| {
             crate::report::scale_out::show(result)

@@ -39,6 +39,7 @@ fn with_context<R>(
         step: 0,
         progress: &progress,
         env: env.as_ref(),
+        cold: Default::default(),
     };
     body(&ctx)
 }

@@ -17,32 +17,44 @@ use super::{
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
+use crate::storage::cleanup::open_subdir;
 use crate::storage::env::in_memory;
-use crate::workload::RunContext;
+use crate::storage::scratch::{park_fd, replace_fd};
 use crate::workload::synclog::SyncLog;
+use crate::workload::{Cold, RunContext};
 
-/// Whether the page cache was emptied before each operation, and if not,
+/// How caches were made cold before each operation, and if they were not,
 /// why.
 enum Caches {
     Dropping,
+    Remounting,
     Kept(String),
 }
 
 impl Caches {
-    /// Syncs, so that no earlier phase's dirty data is written back during
-    /// this one, and drops clean caches (needs root); on the first failure
-    /// to drop, records why and stops trying.
-    fn before_operation(&mut self) {
-        rustix::fs::sync();
-        if let Caches::Dropping = self
-            && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3")
-        {
-            *self = Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
+    /// What the run or the workload asked for.
+    fn asked(cold: Cold<'_>, drop_caches: bool) -> Caches {
+        match (cold, drop_caches) {
+            (Cold::AsWorkload, true) | (Cold::Drop, _) => Caches::Dropping,
+            (Cold::AsWorkload, false) => Caches::Kept("--no-drop-caches".into()),
+            (Cold::None, _) => Caches::Kept("--cold none".into()),
+            (Cold::Remount(_), _) => Caches::Remounting,
         }
     }
 
-    fn dropped(&self) -> bool {
-        matches!(self, Caches::Dropping)
+    fn emptied(&self) -> bool {
+        !matches!(self, Caches::Kept(_))
+    }
+
+    /// What the result says of them.
+    fn described(&self) -> String {
+        match self {
+            Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
+            Caches::Remounting => {
+                "synced, unmounted and mounted again before each operation (--cold remount)".into()
+            }
+            Caches::Kept(why) => format!("not dropped ({why})"),
+        }
     }
 }
 
@@ -57,6 +69,9 @@ pub(super) struct Repetition<'w, 'c> {
     src: OwnedFd,
     src_path: PathBuf,
     caches: Caches,
+    /// Caches were made cold for the next timed operation already: before
+    /// it opened its outputs (a remount needs them closed).
+    made_cold: bool,
     /// The tree or the data the read operations see lives in RAM.
     memory_backed: bool,
     /// The sync log of `--sync-log`, and the time spent in the operations
@@ -74,10 +89,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let scratch = ctx.scratch.dir();
         let dir_name = format!("r{}", ctx.repetition);
         let dir = make_dir(scratch, &dir_name)?;
-        let caches = match work.config.drop_caches {
-            true => Caches::Dropping,
-            false => Caches::Kept("--no-drop-caches".into()),
-        };
+        let caches = Caches::asked(ctx.cold, work.config.drop_caches);
         let (src, src_path) = match (&work.plan, &work.config.source) {
             (Some(plan), Source::Dataset { seed, .. }) => {
                 let src = generate(plan, *seed, dir.as_fd(), ctx, result)?;
@@ -100,6 +112,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             src,
             src_path,
             caches,
+            made_cold: false,
             memory_backed,
             log,
             logging: None,
@@ -132,13 +145,10 @@ impl<'w, 'c> Repetition<'w, 'c> {
             crate::scale::note_span(&logging);
             log.finish()?.add_to(self.result, logging);
         }
-        let caches = match &self.caches {
-            Caches::Dropping => "synced and dropped (drop_caches=3) before each operation".into(),
-            Caches::Kept(why) => format!("not dropped ({why})"),
-        };
+        let caches = self.caches.described();
         if let Some(params) = self.result.params.as_object_mut() {
             params.insert("caches".into(), caches.clone().into());
-            params.insert("caches_dropped".into(), self.caches.dropped().into());
+            params.insert("caches_dropped".into(), self.caches.emptied().into());
         }
         self.result.notes.push(format!("caches: {caches}"));
         if self.memory_backed {
@@ -156,13 +166,60 @@ impl<'w, 'c> Repetition<'w, 'c> {
         Ok(())
     }
 
+    /// Syncs, so that no earlier phase's dirty data is written back during
+    /// the next one, and empties the caches as asked: drop_caches (needs
+    /// root; on the first failure, records why and stops trying) or a
+    /// remount of the target.
+    fn make_cold(&mut self) -> anyhow::Result<()> {
+        self.made_cold = true;
+        rustix::fs::sync();
+        match self.caches {
+            Caches::Dropping => {
+                if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
+                    self.caches =
+                        Caches::Kept(format!("cannot write /proc/sys/vm/drop_caches: {e}"));
+                }
+                Ok(())
+            }
+            Caches::Remounting => self.remount(),
+            Caches::Kept(_) => Ok(()),
+        }
+    }
+
+    /// Unmounts and mounts the target again with the repetition's own
+    /// descriptors on it parked, then reopens them by name (the dataset's
+    /// too when it is in the scratch directory; a user's `--source`
+    /// elsewhere stays open).
+    fn remount(&mut self) -> anyhow::Result<()> {
+        let Cold::Remount(remount) = self.ctx.cold else {
+            anyhow::bail!("the run asked for no remount");
+        };
+        let src_inside = matches!(self.work.config.source, Source::Dataset { .. });
+        park_fd(self.dir.as_fd())?;
+        if src_inside {
+            park_fd(self.src.as_fd())?;
+        }
+        remount()?;
+        let dir = open_subdir(self.ctx.scratch.dir(), &cstring(&self.dir_name)?)
+            .context("cannot reopen the repetition's directory after the remount")?;
+        replace_fd(self.dir.as_fd(), dir.as_fd())?;
+        if src_inside {
+            let src = open_subdir(self.dir.as_fd(), c"src")
+                .context("cannot reopen the dataset after the remount")?;
+            replace_fd(self.src.as_fd(), src.as_fd())?;
+        }
+        Ok(())
+    }
+
     /// Times `work` as operation `name` after dropping caches.
     fn timed<T>(
         &mut self,
         name: &str,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, PhaseTiming)> {
-        self.caches.before_operation();
+        if !std::mem::take(&mut self.made_cold) {
+            self.make_cold()?;
+        }
         self.ctx.progress.start(name);
         let (outcome, timing) = crate::scale::phase(
             |(_, timing)| *timing,
@@ -197,7 +254,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// `reads` data, the caches were not emptied before it (or the target
     /// lives in RAM), and the dataset fits in RAM.
     fn fits_in_page_cache(&self, reads: bool) -> bool {
-        let cached = self.memory_backed || !self.caches.dropped();
+        let cached = self.memory_backed || !self.caches.emptied();
         reads && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
@@ -247,6 +304,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     fn concat(&mut self) -> anyhow::Result<()> {
+        self.make_cold()?;
         let out = create_file(self.dir.as_fd(), "concat.out")?;
         let (tally, timing) = self.timed("concat", |rep| {
             let mut read = Read::new(Some(out.as_fd()));
@@ -272,6 +330,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let out = create_file(self.dir.as_fd(), "tree.tar")?;
         tarball::create(self.src.as_fd(), out).context("cannot create the tar")?;
         self.ctx.progress.done(0.0);
+        self.make_cold()?;
         let target = make_dir(self.dir.as_fd(), "untar")?;
         let (tally, timing) = self.timed_logging("untar", |rep| {
             let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
@@ -294,6 +353,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// operation itself (it then writes the sync log), not delete's
     /// untimed preparation.
     fn copy_to_copy(&mut self, measured: bool) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
+        self.make_cold()?;
         let dst = make_dir(self.dir.as_fd(), "copy")?;
         let threads = self.work.config.threads;
         let copy = |rep: &mut Self| {
@@ -348,6 +408,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// (fsync included), then read back; one latency sample per block.
     fn stream(&mut self) -> anyhow::Result<()> {
         let bytes = self.work.stream_bytes();
+        self.make_cold()?;
         let out = create_file(self.dir.as_fd(), "stream.dat")?;
         let pool = dataset::data_pool(0);
         let (tally, timing) = self.timed("stream write", |_| {
