@@ -5,6 +5,7 @@ pub mod distinct;
 pub mod env;
 pub mod marker;
 pub mod scratch;
+pub mod space;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
