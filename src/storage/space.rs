@@ -55,15 +55,18 @@ impl Used {
     }
 
     /// The file system of `dir` once what was written is on it: `syncfs`,
-    /// then (under MPI) every rank in step, so that no rank still writes
-    /// or syncs while the reading is taken. Never call it inside a timed
-    /// window. Every rank must call it the same number of times; a
-    /// failure to sync or read gives None, never an error, so the ranks
-    /// stay in step.
+    /// then (under MPI) every rank in step before and after the reading,
+    /// so that no rank still writes or syncs while it is taken, nor goes
+    /// on to remove or write anything before every rank has taken it.
+    /// Never call it inside a timed window. Every rank must call it the
+    /// same number of times; a failure to sync or read gives None, never
+    /// an error, so the ranks stay in step.
     pub fn settled(dir: BorrowedFd<'_>) -> anyhow::Result<Option<Used>> {
         let synced = rustix::fs::syncfs(dir);
         crate::scale::agree(Ok(()))?;
-        Ok(synced.and_then(|()| Used::of(dir)).ok())
+        let reading = synced.and_then(|()| Used::of(dir)).ok();
+        crate::scale::agree(Ok(()))?;
+        Ok(reading)
     }
 }
 
