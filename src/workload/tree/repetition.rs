@@ -22,6 +22,10 @@ use crate::storage::space::{Growth, Used};
 use crate::workload::RunContext;
 use crate::workload::synclog::SyncLog;
 
+/// The file system's use before and after an operation (`Used::settled`);
+/// None when either reading failed.
+type Readings = Option<(Used, Used)>;
+
 /// Whether the page cache was emptied before each operation, and if not,
 /// why.
 enum Caches {
@@ -176,7 +180,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         name: &str,
         space: bool,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
-    ) -> anyhow::Result<(T, PhaseTiming, Option<(Used, Used)>)> {
+    ) -> anyhow::Result<(T, PhaseTiming, Readings)> {
         self.caches.before_operation();
         let before = match space {
             true => Used::settled(self.dir.as_fd())?,
@@ -207,7 +211,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         name: &str,
         space: bool,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
-    ) -> anyhow::Result<(T, PhaseTiming, Option<(Used, Used)>)> {
+    ) -> anyhow::Result<(T, PhaseTiming, Readings)> {
         let (outcome, timing, readings) = self.timed_space(name, space, |rep| {
             let outcome = work(rep)?;
             rep.log.as_ref().map_or(Ok(()), SyncLog::commit)?;
@@ -223,7 +227,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn laid_down(
         &mut self,
         name: &str,
-        readings: Option<(Used, Used)>,
+        readings: Readings,
         logical_bytes: u64,
         entries: u64,
         timing: &PhaseTiming,
@@ -337,7 +341,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn copy_to_copy(
         &mut self,
         measured: bool,
-    ) -> anyhow::Result<(ops::Copied, PhaseTiming, Option<(Used, Used)>)> {
+    ) -> anyhow::Result<(ops::Copied, PhaseTiming, Readings)> {
         let dst = make_dir(self.dir.as_fd(), "copy")?;
         let threads = self.work.config.threads;
         let copy = |rep: &mut Self| {
@@ -529,7 +533,7 @@ fn generate(
 fn record_space(
     result: &mut WorkloadResult,
     name: &str,
-    readings: Option<(Used, Used)>,
+    readings: Readings,
     logical_bytes: u64,
     entries: u64,
     timing: &PhaseTiming,
