@@ -371,6 +371,11 @@ pub enum AcrossRanks {
     /// the metric named here: pooled exactly from every rank's count, mean
     /// and standard deviation.
     StdDevOf(String),
+    /// A ratio of what the one shared file system grew by to the work's
+    /// samples (space on disk per logical byte, `storage::space`): every
+    /// rank's reading of the file system counts every rank's writes, so
+    /// the job's value is rank 0's growth over all ranks' samples.
+    FileSystemGrowth,
 }
 
 impl AcrossRanks {

@@ -233,6 +233,52 @@ fn tree_on_four_ranks_adds_up() {
     sentinel.assert_intact();
 }
 
+/// Four ranks lay their datasets and copies down on one tmpfs at once:
+/// each rank's readings count all four, so a rank's own figure would be
+/// about 4; the job's is rank 0's growth over all ranks' bytes, about 1
+/// (tmpfs counts pages: a few large files take what they hold).
+#[test]
+fn space_on_four_ranks_is_the_shared_growth_over_all_bytes() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("512m") else {
+        return;
+    };
+    let (_, result) = mpirun_json(
+        RANKS,
+        &mnt,
+        &[],
+        &[
+            "tree",
+            &mnt.arg(),
+            "--dataset",
+            "images",
+            "--scale",
+            "0.005",
+            "--ops",
+            "copy",
+        ],
+    );
+    let per_rank = result["scale"]["per_rank"].as_array().unwrap();
+    for op in ["generate", "copy"] {
+        let name = format!("{op}_space");
+        let space = metric_named(&result, &name);
+        let value = number(&space["value"]);
+        assert!((0.95..1.2).contains(&value), "{name}: {value}");
+        // Every rank's bytes: 27.5 MB each.
+        assert_eq!(space["samples"].as_u64(), Some(4 * 27_500_000), "{name}");
+        let i = result["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["name"] == name.as_str())
+            .unwrap();
+        for rank in per_rank {
+            assert_eq!(number(&rank["metrics"][i]["value"]), value, "{name}");
+        }
+    }
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}
+
 /// How far the ranks' common clock can be off: it starts at a barrier,
 /// which four ranks on two busy cores left up to 10 ms apart (measured, see
 /// src/scale/mod.rs).

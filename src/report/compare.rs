@@ -87,6 +87,7 @@ impl Change {
     fn finding(&self) -> Option<Finding> {
         Some(Finding {
             what: verdict::what(&self.key.workload, &self.key.metric),
+            unit: self.unit.clone(),
             direction: self.direction,
             class: self.class,
             comparison: self.comparison?,

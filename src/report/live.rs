@@ -26,16 +26,18 @@ pub fn tree_heading(config: &TreeConfig, target: &str, workload: &TreeWorkload) 
 
 /// The table's text columns (operation, flags), left-aligned; the numbers
 /// are right-aligned.
-const TEXT_COLUMNS: &[usize] = &[0, 5];
+const TEXT_COLUMNS: &[usize] = &[0, 6];
 
 /// Seed 000's table: one row per operation, elapsed s and MB/s (plus
-/// entries/s and CPU %), as Markdown.
+/// entries/s, and seed 002's space used: bytes on disk per byte of what
+/// the operation laid down, and CPU %), as Markdown.
 pub fn tree_table(result: &WorkloadResult) -> String {
     let mut rows = vec![[
         "operation".to_string(),
         "elapsed (s)".into(),
         "MB/s".into(),
         "entries/s".into(),
+        "space (×)".into(),
         "CPU %".into(),
         "flags".into(),
     ]];
@@ -62,6 +64,7 @@ pub fn tree_table(result: &WorkloadResult) -> String {
             format!("{:.3}", elapsed.value),
             rate("mb_s", 3),
             rate("entries_s", 0),
+            rate("space", 2),
             elapsed
                 .cpu_percent
                 .map_or("-".into(), |c| format!("{c:.0}")),
@@ -199,11 +202,20 @@ mod tests {
     #[test]
     fn tree_rows_are_named_as_every_view_names_them() {
         let ops = ["generate_s", "cmd1_s", "stream_write_s"];
-        let metrics = ops
+        let mut metrics: Vec<Metric> = ops
             .iter()
             .map(|op| Metric::test(op, "s", Direction::LowerIsBetter, 1.0))
             .collect();
+        metrics.push(Metric::test(
+            "generate_space",
+            "×",
+            Direction::LowerIsBetter,
+            40.96,
+        ));
         let table = tree_table(&result(metrics));
+        assert!(table.contains(" space (×) |"), "{table}");
+        let generate = table.lines().find(|l| l.contains("dataset generation"));
+        assert!(generate.is_some_and(|l| l.contains(" 40.96 |")), "{table}");
         for row in ["| dataset generation ", "| command 1 ", "| stream write "] {
             assert!(table.contains(row), "{row}\n{table}");
         }

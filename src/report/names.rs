@@ -35,6 +35,15 @@ const NAMES: &[(&str, &str)] = &[
     ("resp_stddev", "response std dev"),
     // A tree's dataset, made before its operations.
     ("generate", "dataset generation"),
+    // Space on disk per logical byte, and inodes per entry made, of what
+    // a tree's operations lay down (`storage::space`).
+    ("generate_space", "dataset space on disk"),
+    ("copy_space", "copy space on disk"),
+    ("untar_space", "untar space on disk"),
+    ("concat_space", "concat space on disk"),
+    ("generate_inodes_per_entry", "dataset inodes"),
+    ("copy_inodes_per_entry", "copy inodes"),
+    ("untar_inodes_per_entry", "untar inodes"),
     // The durability probes: the open flags keep their spelling.
     ("osync_write", "O_SYNC write"),
     ("odsync_write", "O_DSYNC write"),
@@ -183,6 +192,25 @@ mod tests {
         ("stream_read_mb_s", "MB/s", "stream read (MB/s)"),
         ("delete_s", "s", "delete (s)"),
         ("generate_s", "s", "dataset generation (s)"),
+        ("generate_space", "×", "dataset space on disk (×)"),
+        ("copy_space", "×", "copy space on disk (×)"),
+        ("untar_space", "×", "untar space on disk (×)"),
+        ("concat_space", "×", "concat space on disk (×)"),
+        (
+            "generate_inodes_per_entry",
+            "inodes/entry",
+            "dataset inodes (inodes/entry)",
+        ),
+        (
+            "copy_inodes_per_entry",
+            "inodes/entry",
+            "copy inodes (inodes/entry)",
+        ),
+        (
+            "untar_inodes_per_entry",
+            "inodes/entry",
+            "untar inodes (inodes/entry)",
+        ),
         // io and vdbench
         ("io_rate", "IO/s", "I/O rate (IO/s)"),
         ("mib_per_s", "MiB/s", "throughput (MiB/s)"),

@@ -18,6 +18,9 @@ use crate::storage::env::risk::short_name;
 pub struct Finding {
     /// Workload and metric, as a reader says them ("tree-photos find").
     pub what: String,
+    /// The metric's unit: a space figure (`storage::space::SPACE_UNIT`)
+    /// is smaller or larger, not faster or slower.
+    pub unit: String,
     pub direction: Direction,
     pub class: Option<Class>,
     pub comparison: Comparison,
@@ -48,12 +51,17 @@ impl Finding {
         self.comparison.p_value.is_some()
     }
 
-    /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find".
+    /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find",
+    /// "1.3x smaller tree-photos dataset space on disk".
     fn phrase(&self) -> String {
         let speedup = self.speedup();
+        let (better, worse) = match self.unit == crate::storage::space::SPACE_UNIT {
+            true => ("smaller", "larger"),
+            false => ("faster", "slower"),
+        };
         match speedup >= 1.0 {
-            true => format!("{} faster {}", times(speedup), self.what),
-            false => format!("{} slower {}", times(1.0 / speedup), self.what),
+            true => format!("{} {better} {}", times(speedup), self.what),
+            false => format!("{} {worse} {}", times(1.0 / speedup), self.what),
         }
     }
 }
@@ -457,6 +465,7 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
             };
             findings.push(Finding {
                 what: what(&workload.name, &metric.name),
+                unit: metric.unit.clone(),
                 direction: metric.direction,
                 class: classify(workload, metric),
                 comparison,
@@ -538,6 +547,7 @@ mod tests {
     fn finding(what: &str, ratio: f64, p: Option<f64>, class: Option<Class>) -> Finding {
         Finding {
             what: what.into(),
+            unit: "MiB/s".into(),
             direction: Direction::HigherIsBetter,
             class,
             comparison: Comparison {
@@ -606,6 +616,27 @@ mod tests {
         );
         let metadata = &verdict.classes.iter().find(|c| c.class == Class::Metadata);
         assert_eq!(metadata.map(|c| c.speedup), Some(2.0));
+    }
+
+    #[test]
+    fn less_space_on_disk_is_said_as_smaller_not_faster() {
+        let space = |what: &str, ratio| Finding {
+            unit: crate::storage::space::SPACE_UNIT.into(),
+            direction: Direction::LowerIsBetter,
+            ..finding(what, ratio, Some(1e-5), None)
+        };
+        let findings = [
+            space("tree dataset space on disk", 0.5),
+            space("tree copy space on disk", 1.25),
+        ];
+        let verdict = TargetVerdict::judge("zstd", "lz4", &findings, Vec::new(), None);
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "zstd: 2.0x smaller tree dataset space on disk; 1.2x larger tree copy space on disk."
+            )
+        );
+        assert!(verdict.classes.is_empty(), "space is no speed class");
     }
 
     #[test]

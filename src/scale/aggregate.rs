@@ -83,8 +83,19 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
         .first()
         .ok_or_else(|| anyhow::anyhow!("no rank reported"))?;
     let mut all_parts = Vec::new();
+    let mut left_out = Vec::new();
     for metric in &first.result.metrics {
-        all_parts.push(parts_of(reports, &metric.name)?);
+        match parts_of(reports, &metric.name) {
+            Ok(parts) => all_parts.push(parts),
+            // A space figure needs every rank's logical bytes: without one
+            // rank's, rank 0's growth over the others' bytes would overstate
+            // it. Left out rather than wrong (a rank whose reading failed,
+            // or saw the file system shrink, reports none).
+            Err(e) if metric.across_ranks == AcrossRanks::FileSystemGrowth => {
+                left_out.push(format!("{}: left out ({e})", metric.name));
+            }
+            Err(e) => return Err(e),
+        }
     }
     let origin = all_parts
         .iter()
@@ -93,6 +104,7 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
         .fold(f64::INFINITY, f64::min);
     let mut result = first.result.clone();
     result.metrics = all_parts.iter().map(|parts| combined(parts)).collect();
+    result.notes.extend(left_out);
     let hosts = hosts_of(reports);
     result.notes.push(format!(
         "{} ranks on {} host(s): each rate is all ranks' work over (latest end - earliest start)",
@@ -204,6 +216,15 @@ fn combined_value(parts: &[&Part<'_>], samples: f64, seconds: f64) -> f64 {
             .iter()
             .map(|p| p.metric.value)
             .fold(f64::NEG_INFINITY, f64::max),
+        // The ranks write on one shared file system and take their readings
+        // in step (`storage::space`), so each rank's growth is the whole
+        // job's: rank 0's (the first part; its value × its samples is the
+        // growth it read) over the logical bytes of every rank. Summing the
+        // ranks' growths would count every byte once per rank.
+        AcrossRanks::FileSystemGrowth if total > 0.0 => {
+            parts[0].metric.value * weight(&parts[0]) / total
+        }
+        AcrossRanks::FileSystemGrowth => 0.0,
         AcrossRanks::StdDevOf(_) if total <= 0.0 => 0.0,
         AcrossRanks::StdDevOf(mean_name) => {
             // Each rank's sum and sum of squares, from its count n, mean m
@@ -242,11 +263,20 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
     let model = parts[0].metric;
     let (samples, elapsed_s) = work_of(parts);
     let value = combined_value(parts, samples as f64, elapsed_s);
-    job_phase(parts, elapsed_s)
+    let metric = job_phase(parts, elapsed_s)
         .metric(&model.name, &model.unit, model.direction, value, samples)
         .with_latency(merged_latency(parts))
         .with_across_ranks(model.across_ranks.clone())
-        .with_detail(model.detail)
+        .with_detail(model.detail);
+    match model.across_ranks {
+        // Read after a sync, outside the phase: the phase's flags (too
+        // short, writes cached) say nothing of it (`storage::space`).
+        AcrossRanks::FileSystemGrowth => Metric {
+            flags: Vec::new(),
+            ..metric
+        },
+        _ => metric,
+    }
 }
 
 /// The phase all `parts` make, `elapsed_s` long: its data cached, or its
@@ -307,13 +337,22 @@ fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
     }
 }
 
-/// The value of a host's or a rank's part, without the flags and the
-/// merged latency histograms that only the job's metric shows.
-fn figure(parts: &[&Part<'_>], origin: f64) -> Figure {
+/// The value of a host's or a rank's part (of the `job`'s parts), without
+/// the flags and the merged latency histograms that only the job's metric
+/// shows. Space on disk is no one part's (each reading counts every rank's
+/// writes): its figure is the job's.
+fn figure(job: &[Part<'_>], parts: &[&Part<'_>], origin: f64) -> Figure {
     let (samples, elapsed_s) = work_of(parts);
+    let value = match parts[0].metric.across_ranks {
+        AcrossRanks::FileSystemGrowth => {
+            let job: Vec<&Part<'_>> = job.iter().collect();
+            combined_value(&job, 0.0, 0.0)
+        }
+        _ => combined_value(parts, samples as f64, elapsed_s),
+    };
     Figure {
         name: parts[0].metric.name.clone(),
-        value: combined_value(parts, samples as f64, elapsed_s),
+        value,
         samples,
         elapsed_s,
         start_s: earliest_start(parts) - origin,
@@ -349,7 +388,10 @@ fn host_part(
             .collect(),
         metrics: all_parts
             .iter()
-            .map(|parts| figure(&parts.iter().filter(on_host).collect::<Vec<_>>(), origin))
+            .map(|parts| {
+                let on_host: Vec<&Part<'_>> = parts.iter().filter(on_host).collect();
+                figure(parts, &on_host, origin)
+            })
             .collect(),
     }
 }
@@ -361,7 +403,7 @@ fn rank_part(report: &RankReport, all_parts: &[Vec<Part<'_>>], origin: f64) -> R
         host: report.host.hostname.clone(),
         metrics: all_parts
             .iter()
-            .map(|parts| figure(&parts.iter().filter(own).collect::<Vec<_>>(), origin))
+            .map(|parts| figure(parts, &parts.iter().filter(own).collect::<Vec<_>>(), origin))
             .collect(),
     }
 }
@@ -671,5 +713,73 @@ mod tests {
         assert_eq!(scale.per_rank[0].metrics[1].value, 2.0);
         // No stonewall view of a statistic: it is the job's value.
         assert!((scale.spread[1].stonewall_value - mean).abs() < 1e-9);
+    }
+
+    /// A copy of `bytes` on a shared file system of 4 ranks that grew by
+    /// `grew` in all while they copied, as rank `number` read it: its
+    /// reading counts every rank's copy (`storage::space`).
+    fn copier(number: u32, on: &str, bytes: u64, grew: f64) -> RankReport {
+        let space = Metric {
+            value: grew / bytes as f64,
+            unit: crate::storage::space::SPACE_UNIT.into(),
+            direction: Direction::LowerIsBetter,
+            across_ranks: AcrossRanks::FileSystemGrowth,
+            ..rate("copy_space", "", 1.0, bytes, 0.1)
+        };
+        rank(
+            number,
+            on,
+            vec![rate("copy_mb_s", "MB/s", 1e-6, bytes, 0.1), space],
+            vec![span(number as f64 * 0.01, 0.1, 0, vec![])],
+        )
+    }
+
+    #[test]
+    fn space_on_a_shared_file_system_is_rank_0s_growth_over_all_ranks_bytes() {
+        // 100 MB in all grew the file system by 120 MB: 1.2 on disk per
+        // byte. Each rank alone (its reading over its own bytes) would say
+        // 4.8; their sum of growths over the bytes, 4.8 too.
+        let mb = 25_000_000;
+        let reports: Vec<RankReport> = (0..4)
+            .map(|r| copier(r, ["a", "b"][r as usize / 2], mb, 120e6))
+            .collect();
+        assert_eq!(reports[1].result.metrics[1].value, 4.8);
+        let result = aggregate(&reports).unwrap();
+        let space = result.metric("copy_space").unwrap();
+        assert!((space.value - 1.2).abs() < 1e-9, "{}", space.value);
+        assert_eq!(space.samples, 4 * mb);
+        assert!(
+            space.flags.is_empty(),
+            "a sync came first: {:?}",
+            space.flags
+        );
+        // The rate beside it is still all ranks' work over the span.
+        assert_eq!(result.metric("copy_mb_s").unwrap().samples, 4 * mb);
+        // Not any rank's or host's own: every part shows the job's figure.
+        let scale = result.scale.unwrap();
+        for part in scale.per_rank.iter().map(|r| &r.metrics[1]) {
+            assert!((part.value - 1.2).abs() < 1e-9);
+        }
+        assert!((scale.hosts[1].metrics[1].value - 1.2).abs() < 1e-9);
+        assert!((scale.spread[1].stonewall_value - 1.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_space_figure_missing_on_a_rank_is_left_out_not_overstated() {
+        // Rank 2's reading failed: it has its copy's rate, not its space.
+        let mut reports: Vec<RankReport> = (0..3).map(|r| copier(r, "a", 1000, 6000.0)).collect();
+        let rate = reports[2].result.metrics[0].clone();
+        reports[2] = rank(2, "a", vec![rate], reports[2].spans.clone());
+        let result = aggregate(&reports).unwrap();
+        assert!(result.metric("copy_space").is_none());
+        assert!(result.metric("copy_mb_s").is_some());
+        assert!(
+            result
+                .notes
+                .iter()
+                .any(|n| n.starts_with("copy_space: left out")),
+            "{:?}",
+            result.notes
+        );
     }
 }

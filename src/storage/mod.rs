@@ -5,6 +5,7 @@ pub mod distinct;
 pub mod env;
 pub mod marker;
 pub mod scratch;
+pub mod space;
 pub mod wipe;
 
 use std::path::{Path, PathBuf};

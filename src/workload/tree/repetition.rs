@@ -20,8 +20,13 @@ use crate::result::{Metric, WorkloadResult};
 use crate::storage::cleanup::open_subdir;
 use crate::storage::env::in_memory;
 use crate::storage::scratch::{park_fd, replace_fd};
+use crate::storage::space::{Growth, Used};
 use crate::workload::synclog::SyncLog;
 use crate::workload::{Cold, RunContext};
+
+/// The file system's use before and after an operation (`Used::settled`);
+/// None when either reading failed.
+type Readings = Option<(Used, Used)>;
 
 /// How caches were made cold before each operation, and if they were not,
 /// why.
@@ -217,9 +222,27 @@ impl<'w, 'c> Repetition<'w, 'c> {
         name: &str,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, PhaseTiming)> {
+        let (outcome, timing, _) = self.timed_space(name, false, work)?;
+        Ok((outcome, timing))
+    }
+
+    /// `timed`, and with `space` the file system's use read before (after
+    /// the sync that precedes the operation) and after (synced, once the
+    /// timed window is over): the operation's `Growth` is then made from
+    /// them by `laid_down`, None when either reading failed.
+    fn timed_space<T>(
+        &mut self,
+        name: &str,
+        space: bool,
+        work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<(T, PhaseTiming, Readings)> {
         if !std::mem::take(&mut self.made_cold) {
             self.make_cold()?;
         }
+        let before = match space {
+            true => Used::settled(self.dir.as_fd())?,
+            false => None,
+        };
         self.ctx.progress.start(name);
         let (outcome, timing) = crate::scale::phase(
             |(_, timing)| *timing,
@@ -230,7 +253,11 @@ impl<'w, 'c> Repetition<'w, 'c> {
             },
         )?;
         self.ctx.progress.done(timing.elapsed.as_secs_f64());
-        Ok((outcome, timing))
+        let readings = match space {
+            true => before.zip(Used::settled(self.dir.as_fd())?),
+            false => None,
+        };
+        Ok((outcome, timing, readings))
     }
 
     /// `timed` for an operation that writes the sync log: it ends by
@@ -239,15 +266,30 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn timed_logging<T>(
         &mut self,
         name: &str,
+        space: bool,
         work: impl FnOnce(&mut Self) -> anyhow::Result<T>,
-    ) -> anyhow::Result<(T, PhaseTiming)> {
-        let (outcome, timing) = self.timed(name, |rep| {
+    ) -> anyhow::Result<(T, PhaseTiming, Readings)> {
+        let (outcome, timing, readings) = self.timed_space(name, space, |rep| {
             let outcome = work(rep)?;
             rep.log.as_ref().map_or(Ok(()), SyncLog::commit)?;
             Ok(outcome)
         })?;
         self.logging = Some(self.logging.map_or(timing, |sum| sum.plus(timing)));
-        Ok((outcome, timing))
+        Ok((outcome, timing, readings))
+    }
+
+    /// What operation `name` laid down, from its `readings`: its space
+    /// metrics (`storage::space`) after its others, and the readings in
+    /// the result's parameters (`space.<name>`).
+    fn laid_down(
+        &mut self,
+        name: &str,
+        readings: Readings,
+        logical_bytes: u64,
+        entries: u64,
+        timing: &PhaseTiming,
+    ) {
+        record_space(self.result, name, readings, logical_bytes, entries, timing);
     }
 
     /// Whether an operation's speed may come from the page cache: it
@@ -306,7 +348,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn concat(&mut self) -> anyhow::Result<()> {
         self.make_cold()?;
         let out = create_file(self.dir.as_fd(), "concat.out")?;
-        let (tally, timing) = self.timed("concat", |rep| {
+        let (tally, timing, readings) = self.timed_space("concat", true, |rep| {
             let mut read = Read::new(Some(out.as_fd()));
             walk::walk(rep.src.as_fd(), &mut read)?;
             Ok(read.tally)
@@ -320,6 +362,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
         }
         drop(out);
         self.record("concat", &tally, timing, Units::Both, true, Some(size));
+        // One file, made before the operation: its bytes, no entries.
+        self.laid_down("concat", readings, size, 0, &timing);
         self.remove_output("concat.out")
     }
 
@@ -332,7 +376,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         self.ctx.progress.done(0.0);
         self.make_cold()?;
         let target = make_dir(self.dir.as_fd(), "untar")?;
-        let (tally, timing) = self.timed_logging("untar", |rep| {
+        let (tally, timing, readings) = self.timed_logging("untar", true, |rep| {
             let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
             tarball::extract(tar, target.as_fd(), rep.log.as_ref())
         })?;
@@ -345,6 +389,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             true,
             Some(tally.bytes),
         );
+        self.laid_down("untar", readings, tally.bytes, tally.entries, &timing);
         self.remove_output("tree.tar")?;
         self.remove_output("untar")
     }
@@ -352,7 +397,10 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// Copies the dataset to `copy`; `measured` when it is the copy
     /// operation itself (it then writes the sync log), not delete's
     /// untimed preparation.
-    fn copy_to_copy(&mut self, measured: bool) -> anyhow::Result<(ops::Copied, PhaseTiming)> {
+    fn copy_to_copy(
+        &mut self,
+        measured: bool,
+    ) -> anyhow::Result<(ops::Copied, PhaseTiming, Readings)> {
         self.make_cold()?;
         let dst = make_dir(self.dir.as_fd(), "copy")?;
         let threads = self.work.config.threads;
@@ -361,15 +409,17 @@ impl<'w, 'c> Repetition<'w, 'c> {
             ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)
         };
         match measured {
-            true => self.timed_logging("copy", copy),
-            false => self.timed("copy", copy),
+            true => self.timed_logging("copy", true, copy),
+            false => self.timed_space("copy", false, copy),
         }
     }
 
     fn copy(&mut self) -> anyhow::Result<()> {
-        let (copied, timing) = self.copy_to_copy(true)?;
+        let (copied, timing, readings) = self.copy_to_copy(true)?;
         let written = Some(copied.tally.bytes);
         self.record("copy", &copied.tally, timing, Units::Both, true, written);
+        let (bytes, entries) = (copied.tally.bytes, copied.tally.entries);
+        self.laid_down("copy", readings, bytes, entries, &timing);
         if copied.skipped > 0 {
             self.result.notes.push(format!(
                 "copy: {} special files (fifos, sockets, devices) skipped",
@@ -440,7 +490,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         }
         let name = cstring("copy")?;
         let threads = self.work.config.threads;
-        let (entries, timing) = self.timed_logging("delete", |rep| {
+        let (entries, timing, _) = self.timed_logging("delete", false, |rep| {
             ops::delete_logged(rep.dir.as_fd(), &name, threads, rep.log.as_ref())
         })?;
         let tally = Tally {
@@ -495,6 +545,9 @@ fn generate(
 ) -> anyhow::Result<OwnedFd> {
     let pool = dataset::data_pool(seed);
     let src = make_dir(dir, "src")?;
+    // The file system settled before the dataset is written, as before
+    // every operation (`Repetition::make_cold`), for its space figures.
+    let before = Used::settled(dir)?;
     ctx.progress.start("generate");
     let mut tally = Tally::default();
     let timing = crate::scale::phase(
@@ -512,6 +565,7 @@ fn generate(
         },
     )?;
     ctx.progress.done(timing.elapsed.as_secs_f64());
+    let readings = before.zip(Used::settled(dir)?);
     let description = plan.describe();
     tally.entries = description.entries;
     tally.bytes = description.bytes;
@@ -523,7 +577,48 @@ fn generate(
     result
         .metrics
         .extend(generated.into_iter().map(Metric::as_detail));
+    // What the dataset costs on disk is no view of how fast it was made:
+    // `generate_space` is a headline (what seed 002's table called "space
+    // used"), compared like the operations' times.
+    let (bytes, entries) = (tally.bytes, tally.entries);
+    record_space(result, "generate", readings, bytes, entries, &timing);
     Ok(src)
+}
+
+/// Operation `name`'s space figures (`storage::space::Growth::metrics`)
+/// from its `readings` (before, after), and the readings themselves in
+/// the result's parameters, under `space.<name>`: nothing without
+/// readings. The readings are of the whole file system: on a shared one
+/// they include what others wrote meanwhile, and a sync log kept on the
+/// target (`--sync-log target`) counts with the operation that writes it.
+fn record_space(
+    result: &mut WorkloadResult,
+    name: &str,
+    readings: Readings,
+    logical_bytes: u64,
+    entries: u64,
+    timing: &PhaseTiming,
+) {
+    let Some((before, after)) = readings else {
+        return;
+    };
+    let growth = Growth {
+        before,
+        after,
+        logical_bytes,
+        entries,
+    };
+    let measured = Measured::over(timing);
+    result.metrics.extend(growth.metrics(name, &measured));
+    let Some(params) = result.params.as_object_mut() else {
+        return;
+    };
+    let space = params
+        .entry("space")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let (Some(space), Ok(growth)) = (space.as_object_mut(), serde_json::to_value(growth)) {
+        space.insert(name.into(), growth);
+    }
 }
 
 /// Which rates an operation reports besides its elapsed time.
