@@ -668,3 +668,29 @@ fn cold_remount_needs_configurations() {
     let out = run(&["run", "--cold", "remount", "--no-save", "/tmp"]);
     out.assert_error(2, &["--cold remount needs --configs"]);
 }
+
+#[test]
+fn sigint_during_teardown_still_takes_everything_down() {
+    let configs = "[[config]]\nname = \"slow-down\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n\
+         teardown = [\"sleep 4\"]\n";
+    let Some(setup) = Setup::new("256m", "0.3s", configs) else {
+        return;
+    };
+    let mut args = setup.args();
+    args.push("--allow-shell".into());
+    let mut fsbench = Running::spawn(&args);
+    // The teardown's sleep runs: the file system is still mounted.
+    wait_until(Duration::from_secs(60), "the teardown command", || {
+        assert!(fsbench.is_running(), "the run ended too early");
+        let out = Command::new("pgrep")
+            .args(["-f", "^sleep 4$"])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    });
+    assert_eq!(mounts_under(setup.mnt.path()).len(), 1);
+    fsbench.signal(libc::SIGINT);
+    let out = fsbench.wait();
+    out.assert_code(130).assert_no_panic();
+    setup.assert_all_gone(&[]);
+}

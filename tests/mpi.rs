@@ -18,8 +18,21 @@ fn mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Output {
     start_mpirun(np, env, args).wait()
 }
 
+/// A session directory base of its own for one mpirun: Open MPI makes its
+/// top session directory with a check then a mkdir, which fails ("File
+/// exists") when two mpiruns of the parallel tests start at once.
+fn session_base() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ompi-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("cannot create a session directory base");
+    dir
+}
+
 fn start_mpirun<S: AsRef<str>>(np: u32, env: &[(&str, &str)], args: &[S]) -> Running {
     let mut command = Command::new("mpirun");
+    command.env("OMPI_MCA_orte_tmpdir_base", session_base());
     command.args([
         "--allow-run-as-root",
         "--oversubscribe",

@@ -107,7 +107,8 @@ struct Fs {
     /// The mount command line, for a remount.
     mount: Vec<String>,
     teardown: Vec<String>,
-    /// Teardown commands run only for a configuration whose setup started.
+    /// Teardown commands run only for a configuration that reached its
+    /// setup (its mount, if any, made).
     setup_started: bool,
     record: Built,
     seconds: f64,
@@ -377,9 +378,9 @@ impl Fs {
         let teardown = config.teardown.iter().map(|l| self.fill(l)).collect();
         let lines: Vec<String> = config.setup.iter().map(|l| self.fill(l)).collect();
         self.teardown = teardown;
+        self.setup_started = true;
         for line in lines {
             crate::interrupt::check()?;
-            self.setup_started = true;
             self.run_line(&line, root)?;
         }
         if let Make::Commands { path } = &config.make {

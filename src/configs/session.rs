@@ -93,7 +93,7 @@ pub fn run(
         for (index, round) in rounds.iter().enumerate() {
             let builds = build_round(round)?;
             let ran = measure_built(&builds, measure, repetitions.clone(), index == 0);
-            close(builds, outcome);
+            close(builds, outcome)?;
             outcome.stopped = ran?.or(outcome.stopped.take());
         }
         return Ok(());
@@ -102,7 +102,7 @@ pub fn run(
         for (index, round) in rounds.iter().enumerate() {
             let builds = build_round(round)?;
             let ran = measure_built(&builds, measure, repetition..repetition + 1, index == 0);
-            close(builds, outcome);
+            close(builds, outcome)?;
             ran?;
         }
         if let Some(reason) = measure.stop_after_repetition() {
@@ -144,8 +144,9 @@ fn measure_built(
     measure.measure(&targets, repetitions, with_references, &remount)
 }
 
-/// Takes a round down and keeps its records and failures.
-fn close(mut builds: Builds, outcome: &mut Outcome) {
+/// Takes a round down and keeps its records and failures; a signal that
+/// came while it was taken down (it always is, whole) ends the run.
+fn close(mut builds: Builds, outcome: &mut Outcome) -> anyhow::Result<()> {
     let failed = std::mem::take(&mut builds.failed);
     outcome.absorb(builds.finish());
     for (name, why) in failed {
@@ -153,6 +154,7 @@ fn close(mut builds: Builds, outcome: &mut Outcome) {
             outcome.failed.push((name, why));
         }
     }
+    crate::interrupt::check()
 }
 
 /// The configurations by round, as indices: a round holds every
