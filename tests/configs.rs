@@ -694,3 +694,88 @@ fn sigint_during_teardown_still_takes_everything_down() {
     out.assert_code(130).assert_no_panic();
     setup.assert_all_gone(&[]);
 }
+
+fn have(program: &str) -> bool {
+    let found = Command::new(program).arg("-V").output().is_ok();
+    if !found {
+        eprintln!("skipping: no {program}");
+    }
+    found
+}
+
+#[test]
+fn ext4_xfs_and_btrfs_are_built_measured_and_removed() {
+    if !(have("mkfs.xfs") && have("mkfs.btrfs")) {
+        return;
+    }
+    let configs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/filesystems.toml"),
+    )
+    .unwrap();
+    let Some(setup) = Setup::new("1200m", "0.3s", &configs) else {
+        return;
+    };
+    let mut args = run_args(&setup.suite, &setup.configs, setup.mnt.path(), &[]);
+    // XFS needs 300 MiB at least.
+    let size = args.iter().position(|a| a == "64m").unwrap();
+    args[size] = "320m".into();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    run(&args).assert_success();
+    let record = read_json(&json);
+    for fs in ["ext4", "xfs", "btrfs"] {
+        let t = target(&record, fs);
+        assert_eq!(t["env"]["fs_type"], fs, "{record}");
+        assert!(!t["workloads"].as_array().unwrap().is_empty());
+        assert!(t["built"]["shares"].is_null(), "images coexist: {record}");
+        let info = t["built"]["fs_info"].as_str().unwrap();
+        assert!(!info.is_empty(), "{fs} says what mkfs made: {record}");
+    }
+    setup.assert_all_gone(&[]);
+}
+
+#[test]
+fn a_two_by_two_sweep_makes_four_configurations_with_their_parameters_as_columns() {
+    let configs = "matrix = { journal = [\"ordered\", \"writeback\"], bs = [\"1024\", \"4096\"] }\n\
+         [[config]]\nname = \"ext4-{journal}-{bs}\"\nmkfs = \"mkfs.ext4 -F -b {bs} {dev}\"\n\
+         options = \"data={journal}\"\ntype = \"ext4\"\n";
+    let Some(setup) = Setup::new("512m", "0.3s", configs) else {
+        return;
+    };
+    let (out, record) = run_json(&setup, &[]);
+    out.assert_success();
+    assert_eq!(record["targets"].as_array().unwrap().len(), 4, "{record}");
+    let t = target(&record, "ext4-writeback-1024");
+    assert_eq!(t["built"]["parameters"]["bs"], "1024");
+    assert!(
+        t["env"]["mount_options"]
+            .as_str()
+            .unwrap()
+            .contains("data=writeback")
+    );
+    assert!(
+        t["built"]["fs_info"]
+            .as_str()
+            .unwrap()
+            .contains("Block size:               1024"),
+        "{t}"
+    );
+    // The report's CSV has a column per parameter, each row its target's.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    std::fs::write(&json, record.to_string()).unwrap();
+    let csv = run(&["report", "--format", "csv", json.to_str().unwrap()]);
+    csv.assert_success();
+    let mut reader = csv::Reader::from_reader(csv.stdout.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (target_at, bs_at, journal_at) = (column("target"), column("bs"), column("journal"));
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert!(rows.len() >= 4, "{}", csv.stdout);
+    for row in &rows {
+        let expected = format!("ext4-{}-{}", &row[journal_at], &row[bs_at]);
+        assert_eq!(&row[target_at], expected, "{}", csv.stdout);
+    }
+    setup.assert_all_gone(&[]);
+}

@@ -40,6 +40,21 @@ const METRICS: [(&str, &str, &str, &str); 3] = [
 ];
 
 const REPETITIONS: usize = 2;
+/// The sweep table's columns: each metric's readable title.
+const METRIC_TITLES: [&str; 3] = [
+    "tree: copy (s) ↓",
+    "tree: find (s) ↓",
+    "4k-rand-read: I/O rate (IO/s) ↑",
+];
+/// The sweep table's header in Markdown and HTML.
+const SWEEP_HEADER: [&str; 6] = [
+    "target",
+    "recsize",
+    "ssb",
+    METRIC_TITLES[0],
+    METRIC_TITLES[1],
+    METRIC_TITLES[2],
+];
 
 /// Target `t`'s (run order) value of metric `m` in repetition `r`: a
 /// figure of its own for every target and metric. The mean over the two
@@ -225,14 +240,7 @@ fn the_sweep_table_has_a_row_per_configuration_with_its_own_figures() {
     let table = summary.sweep.as_ref().unwrap().table(&summary);
     assert_eq!(table.parameters, ["recsize", "ssb"]);
     let titles: Vec<&str> = table.columns.iter().map(|c| c.title.as_str()).collect();
-    assert_eq!(
-        titles,
-        [
-            "tree: copy (s) ↓",
-            "tree: find (s) ↓",
-            "4k-rand-read: I/O rate (IO/s) ↑"
-        ]
-    );
+    assert_eq!(titles, METRIC_TITLES);
     let rows: Vec<Vec<String>> = (table.rows.iter())
         .map(|row| {
             let mut cells = vec![row.name.clone()];
@@ -315,17 +323,7 @@ fn markdown_has_the_sweep_table() {
     let end = start + 1 + text[start + 1..].find("\n## ").unwrap();
     let section = &text[start..end];
     let lines: Vec<&str> = section.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(
-        cells(lines[0]),
-        [
-            "target",
-            "recsize",
-            "ssb",
-            "tree: copy (s) ↓",
-            "tree: find (s) ↓",
-            "4k-rand-read: I/O rate (IO/s) ↑"
-        ]
-    );
+    assert_eq!(cells(lines[0]), SWEEP_HEADER);
     let rows: Vec<Vec<String>> = lines[2..]
         .iter()
         .map(|l| {
@@ -415,17 +413,7 @@ fn html_has_the_sweep_table() {
     let end = start + html[start..].find("</section>").unwrap();
     let section = &html[start..end];
     let head = &section[section.find("<thead>").unwrap()..section.find("</thead>").unwrap()];
-    assert_eq!(
-        elements(head, "th"),
-        [
-            "target",
-            "recsize",
-            "ssb",
-            "tree: copy (s) ↓",
-            "tree: find (s) ↓",
-            "4k-rand-read: I/O rate (IO/s) ↑"
-        ]
-    );
+    assert_eq!(elements(head, "th"), SWEEP_HEADER);
     let body = &section[section.find("<tbody>").unwrap()..];
     let rows: Vec<Vec<String>> = body
         .split("<tr>")
