@@ -450,8 +450,10 @@ fn environment_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
 /// How fsbench built the targets (`fsbench run --configs`).
 fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
     type BuiltField = fn(&crate::configs::Built) -> String;
-    let fields: [(&'static str, BuiltField); 3] = [
+    let fields: [(&'static str, BuiltField); 7] = [
         ("built by mkfs", |b| b.mkfs.clone()),
+        ("built on", |b| b.device.clone()),
+        ("mounted source", |b| b.source.clone()),
         ("built mount options", |b| match b.options.as_str() {
             "" => "(defaults)".to_string(),
             options => options.to_string(),
@@ -463,6 +465,12 @@ fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
                 .collect::<Vec<_>>()
                 .join(", ")
         }),
+        ("measured one after another: shares", |b| {
+            b.shares.clone().unwrap_or_default()
+        }),
+        ("builds (time building)", |b| {
+            format!("{} ({:.1} s)", b.builds, b.build_seconds)
+        }),
     ];
     fields
         .iter()
@@ -473,7 +481,8 @@ fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
                 .collect();
             env_row(name, values)
         })
-        .filter(|row| row.name != "sweep parameters" || row.values.iter().any(|v| !v.is_empty()))
+        // A row says something only where some configuration has it.
+        .filter(|row| row.values.iter().any(|v| !v.is_empty() && v != "-"))
         .collect()
 }
 
