@@ -296,6 +296,18 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
             .any(|p| p.metric.flags.contains(&Flag::WritesCached)),
         // Over all ranks: no timing of this rank.
         phase: None,
+        // Ranks on one host read the same counters: a sum would count a
+        // device's bytes once per rank, so the job keeps the ranks' flags.
+        device: None,
+        read_bytes: None,
+        written_bytes: None,
+        unsynced: None,
+        served_from_cache: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::ServedFromCache)),
+        not_yet_on_device: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::NotYetOnDevice)),
     }
 }
 
@@ -447,6 +459,7 @@ mod tests {
             across_ranks: Default::default(),
             phase: Some(PHASE),
             detail: false,
+            device: None,
         }
     }
 
