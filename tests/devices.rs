@@ -269,3 +269,102 @@ fn a_loop_ext4_on_a_loop_ext4_resolves_to_both_loop_devices() {
     drop(inner);
     sentinel.assert_intact();
 }
+
+/// The tree's `read` on a loop ext4: `read_s` with its device counters.
+fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("tree.json");
+    let mut args = vec![
+        "tree",
+        mnt.to_str().unwrap(),
+        "--scale",
+        "0.005",
+        "--ops",
+        "read",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run(&args).assert_success().assert_no_panic();
+    assert_no_scratch_left(mnt);
+    rate(&read_json(&json), "read_s")
+}
+
+#[test]
+fn the_tree_workload_gets_the_counters_too_cold_and_hot() {
+    let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
+        return;
+    };
+    // Caches dropped before the read (the tree's default): from the device.
+    let cold = tree_read(&mnt, &[]);
+    let evidence = &cold["device"];
+    let read = bytes(&evidence["workload_read_bytes"]);
+    assert!(read > 0.0, "{cold:#}");
+    assert!(bytes(&evidence["read_bytes"]) >= 0.9 * read, "{cold:#}");
+    assert!(
+        !flags(&cold).iter().any(|f| f == "served_from_cache"),
+        "{cold:#}"
+    );
+    // Not dropped: the dataset just written is read from the page cache.
+    let hot = tree_read(&mnt, &["--no-drop-caches"]);
+    assert!(
+        bytes(&hot["device"]["read_bytes"]) < 0.1 * bytes(&hot["device"]["workload_read_bytes"]),
+        "{hot:#}"
+    );
+    assert!(
+        flags(&hot).iter().any(|f| f == "served_from_cache"),
+        "{hot:#}"
+    );
+    assert!(
+        !flags(&hot).iter().any(|f| f == "fits_in_page_cache"),
+        "{hot:#}"
+    );
+    sentinel.assert_intact();
+}
+
+#[test]
+fn a_two_device_btrfs_counts_both_devices() {
+    common::require_tool("mkfs.btrfs");
+    let Some(mut first) = LoopDevice::new("256m") else {
+        return;
+    };
+    let Some(second) = LoopDevice::new("256m") else {
+        return;
+    };
+    let out = std::process::Command::new("mkfs.btrfs")
+        .args([
+            "-q",
+            "-f",
+            "-d",
+            "raid0",
+            "-m",
+            "raid1",
+            &first.device,
+            &second.device,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mkfs.btrfs: {out:?}");
+    let mnt = first.mount();
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("env.json");
+    run(&[
+        "env",
+        mnt.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ])
+    .assert_success();
+    let listed = devices(&read_json(&json));
+    let mut counted: Vec<String> = listed
+        .iter()
+        .filter(|(_, counted)| *counted)
+        .map(|(name, _)| name.clone())
+        .collect();
+    counted.sort();
+    let mut expected = [loop_name(&first), loop_name(&second)];
+    expected.sort();
+    assert_eq!(counted, expected, "{listed:?}");
+    first.unmount();
+}
