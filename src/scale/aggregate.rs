@@ -665,6 +665,24 @@ mod tests {
         assert_eq!(result.metrics[0].flags, [Flag::TooShort]);
     }
 
+    #[test]
+    fn a_rank_whose_counters_flagged_its_figure_flags_the_job_without_counters() {
+        let mut cached = rate("read", "MiB/s", 1.0, 10, 1.0);
+        cached.flags = vec![Flag::ServedFromCache];
+        let reports = vec![
+            rank(0, "a", vec![cached], vec![span(0.0, 1.0, 10, vec![])]),
+            rank(
+                1,
+                "b",
+                vec![rate("read", "MiB/s", 1.0, 10, 1.0)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+        ];
+        let result = aggregate(&reports).unwrap();
+        assert_eq!(result.metrics[0].flags, [Flag::ServedFromCache]);
+        assert!(result.metrics[0].device.is_none(), "no double counting");
+    }
+
     /// A statistic of the samples, as the io workload reports its response
     /// times: `value` over `samples` of the phase.
     fn statistic(name: &str, value: f64, samples: u64, across_ranks: AcrossRanks) -> Metric {
