@@ -71,10 +71,17 @@ impl Counters {
         let mut sum: Option<Counters> = None;
         let mut seen = 0;
         for line in text.lines() {
-            let Some((dev, counters)) = Counters::parse_line(line) else {
-                continue;
+            // Only the watched lines are parsed past their device number.
+            let mut fields = line.split_ascii_whitespace();
+            let dev = (fields.next(), fields.next());
+            let watched = |(major, minor): (Option<&str>, Option<&str>)| {
+                let dev = (major?.parse().ok()?, minor?.parse().ok()?);
+                devices.contains(&dev).then_some(())
             };
-            if devices.contains(&dev) {
+            if watched(dev).is_none() {
+                continue;
+            }
+            if let Some((_, counters)) = Counters::parse_line(line) {
                 sum = Some(sum.map_or(counters, |s| s.plus(&counters)));
                 seen += 1;
             }
