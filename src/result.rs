@@ -255,6 +255,14 @@ pub enum Flag {
     /// The phase's writes were not synced and fewer than the kernel lets
     /// stay dirty, so no write waited for the storage.
     WritesCached,
+    /// The devices under the target read under 10 % of the bytes the
+    /// phase read: its reads came from the page cache (measured, where
+    /// `FitsInPageCache` guesses from sizes). The figures are the metric's
+    /// `device` (`Metric::flag_text`).
+    ServedFromCache,
+    /// The phase wrote without a sync and the devices wrote under 10 % of
+    /// its bytes by its end: they were still in the page cache.
+    NotYetOnDevice,
 }
 
 impl Flag {
@@ -265,7 +273,74 @@ impl Flag {
             Flag::WritesCached => {
                 "writes not synced and fewer than the page cache holds dirty: measured the page cache, not the storage"
             }
+            Flag::ServedFromCache => {
+                "served from the page cache: the device read under 10 % of the bytes read"
+            }
+            Flag::NotYetOnDevice => {
+                "not yet on the device: no sync, and the device wrote under 10 % of the bytes written"
+            }
         }
+    }
+
+    /// Whether the device counters raised the flag (its figures are in
+    /// the metric's `device`).
+    pub fn from_device(self) -> bool {
+        matches!(self, Flag::ServedFromCache | Flag::NotYetOnDevice)
+    }
+}
+
+/// What the devices under the target did over a metric's phase
+/// (`measure::devices`), and the bytes the workload moved in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceEvidence {
+    /// Bytes the counted devices read and wrote (sectors × 512).
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// Reads and writes the devices completed.
+    pub ops: u64,
+    /// % of the phase with I/O in flight.
+    pub util_percent: f64,
+    /// Requests in flight on average.
+    pub queue_depth: f64,
+    /// Milliseconds per request on average.
+    pub service_ms: f64,
+    /// Where the kernel counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discards: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushes: Option<u64>,
+    /// Bytes the workload read and wrote in the phase, where it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_written_bytes: Option<u64>,
+    /// The evidence ratios: device bytes ÷ workload bytes, per direction
+    /// the workload moved bytes in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_ratio: Option<f64>,
+}
+
+impl DeviceEvidence {
+    /// Device bytes ÷ workload bytes over the directions the workload
+    /// moved bytes in; None when it moved none (or did not say).
+    pub fn ratio(&self) -> Option<f64> {
+        let read = self.workload_read_bytes.filter(|&b| b > 0);
+        let written = self.workload_written_bytes.filter(|&b| b > 0);
+        let moved = read.unwrap_or(0) + written.unwrap_or(0);
+        let device =
+            read.map_or(0, |_| self.read_bytes) + written.map_or(0, |_| self.written_bytes);
+        (moved > 0).then(|| device as f64 / moved as f64)
+    }
+}
+
+/// `bytes` in MiB, as flags say them: "0.3 MiB", "512 MiB".
+fn mib(bytes: u64) -> String {
+    let mib = bytes as f64 / (1u64 << 20) as f64;
+    match mib {
+        m if m >= 10.0 || m == 0.0 => format!("{m:.0} MiB"),
+        m => format!("{m:.1} MiB"),
     }
 }
 
@@ -298,6 +373,10 @@ pub struct Metric {
     /// twice. Results without the field have headline metrics only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub detail: bool,
+    /// What the devices under the target did over the phase; absent
+    /// without devices (tmpfs) and in results made before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceEvidence>,
 }
 
 #[cfg(test)]
@@ -317,11 +396,39 @@ impl Metric {
             across_ranks: Default::default(),
             phase: None,
             detail: false,
+            device: None,
         }
     }
 }
 
 impl Metric {
+    /// A flag as a reader is told it: with the device counters that
+    /// raised it ("served from the page cache: the device read 0.3 MiB of
+    /// the 512 MiB read"), else its description.
+    pub fn flag_text(&self, flag: Flag) -> String {
+        let device = self.device.as_ref();
+        let figures = match flag {
+            Flag::ServedFromCache => device.and_then(|d| {
+                let read = d.workload_read_bytes?;
+                Some(format!(
+                    "served from the page cache: the device read {} of the {} read",
+                    mib(d.read_bytes),
+                    mib(read)
+                ))
+            }),
+            Flag::NotYetOnDevice => device.and_then(|d| {
+                let written = d.workload_written_bytes?;
+                Some(format!(
+                    "not yet on the device: no sync, and the device wrote {} of the {} written",
+                    mib(d.written_bytes),
+                    mib(written)
+                ))
+            }),
+            _ => None,
+        };
+        figures.unwrap_or_else(|| flag.describe().to_string())
+    }
+
     /// The metric as a detail (see [`Metric::detail`]).
     pub fn as_detail(self) -> Metric {
         self.with_detail(true)

@@ -407,9 +407,15 @@ fn run_repetition(
                     env: env.as_ref(),
                     cold: cold(plan.cold, &remount_here),
                 };
+                // Every timed phase of the step reads the counters of the
+                // devices under its (first) target.
+                let devices = env.as_ref().map_or(&[][..], |e| &e.devices[..]);
+                let watch = crate::measure::devices::watch(devices);
+                let ran = instance.run(&ctx);
+                drop(watch);
                 // A rank's failure is agreed on here, before any rank
                 // removes its scratch directories.
-                let combined = scale::combine(instance.run(&ctx))?;
+                let combined = scale::combine(ran)?;
                 progress.end_step();
                 if let Some(mut result) = combined {
                     name_result(&mut result, part.label.as_deref(), steps, repetition);

@@ -3,6 +3,7 @@
 //! per-operation latency histograms, the running phase's progress
 //! (`checkpoint`), and the metrics a measured phase becomes (`phase`).
 pub mod checkpoint;
+pub mod devices;
 pub mod latency;
 pub mod phase;
 pub mod stats;
@@ -16,6 +17,8 @@ pub use latency::LatencyRecorder;
 pub struct PhaseClock {
     wall: Instant,
     cpu: Duration,
+    /// The watched devices' counters at the start (`devices::snapshot`).
+    devices: Option<devices::Counters>,
 }
 
 /// The outcome of a `PhaseClock`.
@@ -25,6 +28,9 @@ pub struct PhaseTiming {
     pub started: Instant,
     pub elapsed: Duration,
     pub cpu: Duration,
+    /// What the devices under the target did over the phase; None without
+    /// devices (tmpfs) or for a timing no clock took.
+    pub device: Option<devices::Delta>,
     /// Which timing this is (see [`PhaseTiming::id`]).
     id: u64,
 }
@@ -33,18 +39,24 @@ pub struct PhaseTiming {
 static NEXT_TIMING_ID: AtomicU64 = AtomicU64::new(0);
 
 impl PhaseClock {
+    /// Starts the clocks; the device counters are read first, so that
+    /// reading them is outside the phase's time.
     pub fn start() -> Self {
+        let devices = devices::snapshot();
         let cpu = process_cpu_time();
         PhaseClock {
             wall: Instant::now(),
             cpu,
+            devices,
         }
     }
 
+    /// Stops the clocks, then reads the device counters again.
     pub fn stop(&self) -> PhaseTiming {
         let elapsed = self.wall.elapsed();
         let cpu = process_cpu_time().saturating_sub(self.cpu);
-        PhaseTiming::new(self.wall, elapsed, cpu)
+        let device = devices::since(self.devices, elapsed.as_secs_f64());
+        PhaseTiming::new(self.wall, elapsed, cpu).with_device(device)
     }
 }
 
@@ -55,8 +67,15 @@ impl PhaseTiming {
             started,
             elapsed,
             cpu,
+            device: None,
             id: NEXT_TIMING_ID.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// The timing with what the devices did over it.
+    pub fn with_device(mut self, device: Option<devices::Delta>) -> PhaseTiming {
+        self.device = device;
+        self
     }
 
     /// No time yet, from now: the start of a sum of phases (`plus`).
@@ -66,12 +85,23 @@ impl PhaseTiming {
 
     /// Both phases together (wall and CPU time added), starting at the
     /// earlier start: a timing of its own.
+    /// The device counters are added when both have them.
     pub fn plus(self, other: PhaseTiming) -> PhaseTiming {
+        let device = match (self.device, other.device) {
+            (Some(a), Some(b)) => Some(a.plus(&b)),
+            (Some(only), None) | (None, Some(only))
+                if self.elapsed.is_zero() || other.elapsed.is_zero() =>
+            {
+                Some(only)
+            }
+            _ => None,
+        };
         PhaseTiming::new(
             self.started.min(other.started),
             self.elapsed + other.elapsed,
             self.cpu + other.cpu,
         )
+        .with_device(device)
     }
 
     /// Unique in this process, and shared by the copies of a timing: the

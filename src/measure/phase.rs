@@ -7,7 +7,12 @@
 //! its metrics (the flags, CPU %, the timing's id) is decided here once,
 //! and anything a phase will add is one change here.
 use crate::measure::PhaseTiming;
-use crate::result::{Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+use crate::measure::devices::Delta;
+use crate::result::{DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+
+/// Device bytes under this fraction of the workload's bytes: the page
+/// cache's figure, not the device's.
+pub const EVIDENCE_FRACTION: f64 = 0.1;
 
 /// What every metric over one phase shares: made from its timing by a
 /// workload (`Measured::over`), or from the ranks' spans by the MPI
@@ -29,6 +34,19 @@ pub struct Measured {
     /// job finds its span. None for a phase no timing of this process
     /// covers (the job's aggregate).
     pub phase: Option<u64>,
+    /// What the devices under the target did over the phase (the timing's
+    /// `device`); None without devices.
+    pub device: Option<Delta>,
+    /// Bytes the phase read and wrote, as the workload counted them
+    /// (`Measured::moved`); None where it does not say.
+    pub read_bytes: Option<u64>,
+    pub written_bytes: Option<u64>,
+    /// The bytes the phase left unsynced (`Measured::left_dirty`).
+    pub unsynced: Option<u64>,
+    /// Flagged by the ranks' own counters (the MPI aggregate), beside
+    /// what this phase's counters show.
+    pub served_from_cache: bool,
+    pub not_yet_on_device: bool,
 }
 
 /// How a count becomes a rate: its unit, and how many counted things make
@@ -69,6 +87,22 @@ impl Measured {
             fits_in_page_cache: false,
             writes_cached: false,
             phase: Some(timing.id()),
+            device: timing.device,
+            read_bytes: None,
+            written_bytes: None,
+            unsynced: None,
+            served_from_cache: false,
+            not_yet_on_device: false,
+        }
+    }
+
+    /// The phase read `read` and wrote `written` bytes: what the device
+    /// counters are weighed against.
+    pub fn moved(self, read: u64, written: u64) -> Measured {
+        Measured {
+            read_bytes: Some(read),
+            written_bytes: Some(written),
+            ..self
         }
     }
 
@@ -86,6 +120,7 @@ impl Measured {
         let cached = matches!((unsynced, limit), (Some(bytes), Some(limit)) if bytes < limit);
         Measured {
             writes_cached: self.writes_cached || cached,
+            unsynced: unsynced.or(self.unsynced),
             ..self
         }
     }
@@ -129,22 +164,63 @@ impl Measured {
             across_ranks: Default::default(),
             phase: self.phase,
             detail: false,
+            device: self.evidence(),
         }
     }
 
+    /// The device counters against the workload's bytes.
+    fn evidence(&self) -> Option<DeviceEvidence> {
+        let delta = self.device?;
+        // Unsynced writes are written bytes, for a workload that says no more.
+        let written = self.written_bytes.or(self.unsynced);
+        let ratio = |device: u64, moved: Option<u64>| {
+            moved.filter(|&m| m > 0).map(|m| device as f64 / m as f64)
+        };
+        Some(DeviceEvidence {
+            read_bytes: delta.read_bytes,
+            written_bytes: delta.written_bytes,
+            ops: delta.ops(),
+            util_percent: delta.util_percent(),
+            queue_depth: delta.queue_depth(),
+            service_ms: delta.service_ms(),
+            discards: delta.discards,
+            flushes: delta.flushes,
+            workload_read_bytes: self.read_bytes,
+            workload_written_bytes: written,
+            read_ratio: ratio(delta.read_bytes, self.read_bytes),
+            write_ratio: ratio(delta.written_bytes, written),
+        })
+    }
+
     /// What a reader must know about the phase's figures: too short to
-    /// time precisely, likely served from the page cache, writes that may
-    /// not have reached the storage.
+    /// time precisely, served from the page cache, writes that had not
+    /// reached the storage. Where the device counters weigh a direction
+    /// (the phase moved bytes in it), they decide, and replace the guess
+    /// from sizes; without them (tmpfs, a workload that does not say its
+    /// bytes) the guess stays.
     fn flags(&self) -> Vec<Flag> {
+        let evidence = self.evidence();
+        let read_ratio = evidence.as_ref().and_then(|e| e.read_ratio);
+        let write_ratio = evidence
+            .as_ref()
+            .and_then(|e| e.write_ratio)
+            .filter(|_| self.unsynced.is_some());
+        let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < EVIDENCE_FRACTION);
         let mut flags = Vec::new();
         if self.elapsed_s < MIN_PRECISE_SECONDS {
             flags.push(Flag::TooShort);
         }
-        if self.fits_in_page_cache {
+        if self.fits_in_page_cache && read_ratio.is_none() {
             flags.push(Flag::FitsInPageCache);
         }
-        if self.writes_cached {
+        if self.served_from_cache || under(read_ratio) {
+            flags.push(Flag::ServedFromCache);
+        }
+        if self.writes_cached && write_ratio.is_none() {
             flags.push(Flag::WritesCached);
+        }
+        if self.not_yet_on_device || under(write_ratio) {
+            flags.push(Flag::NotYetOnDevice);
         }
         flags
     }
@@ -247,6 +323,89 @@ mod tests {
         assert!(wrote(Some(8 * gib), Some(4 * gib)).is_empty(), "waited");
         assert!(wrote(None, Some(4 * gib)).is_empty(), "synced");
         assert!(wrote(Some(256 << 20), None).is_empty(), "no evidence");
+    }
+
+    fn with_device(read: u64, written: u64) -> Measured {
+        let delta = crate::measure::devices::Delta {
+            read_bytes: read,
+            written_bytes: written,
+            reads: 10,
+            writes: 10,
+            io_ms: 500,
+            weighted_ms: 1000,
+            busy_ms: 40,
+            discards: None,
+            flushes: Some(1),
+            elapsed_s: 1.0,
+        };
+        Measured::over(&phase(1000, 0).with_device(Some(delta)))
+    }
+
+    #[test]
+    fn device_reads_under_a_tenth_of_the_bytes_read_replace_the_size_guess() {
+        let mib = 1u64 << 20;
+        let cached = Measured {
+            fits_in_page_cache: true,
+            ..with_device(mib / 4, 0)
+        };
+        let metric = cached
+            .moved(512 * mib, 0)
+            .rate("read", Rate::MIB_PER_S, 512 * mib);
+        assert_eq!(metric.flags, [Flag::ServedFromCache]);
+        let device = metric.device.as_ref().unwrap();
+        assert_eq!(device.read_ratio, Some(1.0 / 2048.0));
+        assert_eq!((device.util_percent, device.queue_depth), (50.0, 1.0));
+        assert_eq!(device.service_ms, 2.0);
+        assert_eq!(
+            metric.flag_text(Flag::ServedFromCache),
+            "served from the page cache: the device read 0.2 MiB of the 512 MiB read"
+        );
+        // From the device: no flag, though the size guess said cached.
+        let cold = Measured {
+            fits_in_page_cache: true,
+            ..with_device(500 * mib, 0)
+        };
+        assert!(cold.moved(512 * mib, 0).seconds("t", 1).flags.is_empty());
+        // The workload did not say its bytes: the guess stays.
+        let unsaid = Measured {
+            fits_in_page_cache: true,
+            ..with_device(0, 0)
+        };
+        assert_eq!(unsaid.seconds("t", 1).flags, [Flag::FitsInPageCache]);
+    }
+
+    #[test]
+    fn unsynced_writes_the_device_has_not_seen_are_not_yet_on_it() {
+        let mib = 1u64 << 20;
+        let wrote = |device_written, unsynced| {
+            with_device(0, device_written)
+                .moved(0, 256 * mib)
+                .left_dirty_under(unsynced, Some(4 << 30))
+                .rate("write", Rate::MIB_PER_S, 256 * mib)
+        };
+        let dirty = wrote(mib, Some(256 * mib));
+        assert_eq!(dirty.flags, [Flag::NotYetOnDevice]);
+        assert!(
+            dirty
+                .flag_text(Flag::NotYetOnDevice)
+                .contains("wrote 1.0 MiB of the 256 MiB")
+        );
+        assert!(
+            wrote(200 * mib, Some(256 * mib)).flags.is_empty(),
+            "written back"
+        );
+        assert!(wrote(0, None).flags.is_empty(), "synced in the phase");
+    }
+
+    #[test]
+    fn without_devices_there_is_no_evidence() {
+        let metric = Measured::over(&phase(1000, 0)).moved(1 << 20, 0).rate(
+            "read",
+            Rate::MIB_PER_S,
+            1 << 20,
+        );
+        assert!(metric.device.is_none());
+        assert!(metric.flags.is_empty());
     }
 
     #[test]

@@ -91,6 +91,7 @@ impl Change {
             direction: self.direction,
             class: self.class,
             comparison: self.comparison?,
+            not_from_device: self.after.flags.iter().any(|f| f.from_device()),
         })
     }
 

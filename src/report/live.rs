@@ -57,6 +57,8 @@ pub fn tree_table(result: &WorkloadResult) -> String {
                 crate::result::Flag::TooShort => "short",
                 crate::result::Flag::FitsInPageCache => "cached",
                 crate::result::Flag::WritesCached => "unsynced",
+                crate::result::Flag::ServedFromCache => "from-cache",
+                crate::result::Flag::NotYetOnDevice => "not-on-device",
             })
             .collect();
         rows.push([
@@ -81,6 +83,12 @@ pub fn tree_table(result: &WorkloadResult) -> String {
     }
     if result.metrics.iter().any(|m| !m.flags.is_empty()) {
         text.push_str("flags: short = under 0.5 s (less precise); cached = the data fits in RAM and was not dropped from it\n");
+    }
+    for elapsed in result.metrics.iter().filter(|m| m.unit == "s") {
+        for flag in elapsed.flags.iter().filter(|f| f.from_device()) {
+            let text_of = elapsed.flag_text(*flag);
+            text.push_str(&format!("{}: {text_of}\n", names::words(&elapsed.name)));
+        }
     }
     text
 }

@@ -81,6 +81,10 @@ pub struct Cell {
     /// Latency of the median repetition (histograms of separate runs cannot
     /// be merged from their summaries).
     pub latency: Option<LatencySummary>,
+    /// Device bytes ÷ the bytes the workload moved, in %, over the
+    /// repetitions that have device counters (`DeviceEvidence::ratio`);
+    /// None without them.
+    pub device_percent: Option<f64>,
 }
 
 /// A cell against the baseline's cell of the same metric.
@@ -515,7 +519,19 @@ impl Builder {
                 flags.push(*flag);
             }
         }
-        let warnings = flags.iter().map(|f| self.warning(f.describe())).collect();
+        // A flag the device counters raised says their figures (the first
+        // flagged repetition's); the others their description.
+        let warnings = flags
+            .iter()
+            .map(|&flag| {
+                let flagged = measured.iter().find(|m| m.flags.contains(&flag));
+                match flagged.filter(|_| flag.from_device()) {
+                    Some(metric) => self.warning(&metric.flag_text(flag)),
+                    None => self.warning(flag.describe()),
+                }
+            })
+            .collect();
+        let device_percent = device_percent(&measured);
         measured.sort_by(|a, b| a.value.total_cmp(&b.value));
         let latency = measured[(measured.len() - 1) / 2].latency.clone();
         Some(Cell {
@@ -525,6 +541,7 @@ impl Builder {
             warnings,
             vs_baseline: None,
             latency,
+            device_percent,
         })
     }
 
@@ -538,6 +555,16 @@ impl Builder {
             }
         }
     }
+}
+
+/// The device bytes of the repetitions' phases over the bytes their
+/// workload moved, in %; None when none has device counters.
+fn device_percent(measured: &[&Metric]) -> Option<f64> {
+    let ratios: Vec<f64> = measured
+        .iter()
+        .filter_map(|m| m.device.as_ref()?.ratio())
+        .collect();
+    (!ratios.is_empty()).then(|| 100.0 * ratios.iter().sum::<f64>() / ratios.len() as f64)
 }
 
 /// Metric names in order of first appearance over targets and repetitions.

@@ -225,6 +225,16 @@ Sweep: {} (mean over the repetitions)
                 summary.targets[summary.baseline]
             ));
         }
+        let cells = summary.workloads.iter().flat_map(|w| &w.metrics);
+        if cells
+            .flat_map(|m| m.cells.iter().flatten())
+            .any(|c| c.device_percent.is_some())
+        {
+            legend.push_str(
+                "; dev 98% = the bytes the devices under the target read and wrote in the \
+                 phase, as a share of the bytes the workload moved (under 10 %: the page cache's figure)",
+            );
+        }
         let mut out = format!("\n{}", wrap(&legend, self.width, ""));
         for (i, warning) in summary.warnings.iter().enumerate() {
             let line = format!("{} {warning}", super::marker(i));
@@ -342,22 +352,33 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
         markers(&cell.warnings)
     );
     let ratio = cell.vs_baseline.as_ref().map(ratio);
+    let device = cell.device_percent.map(device_text);
     let lines: Vec<String> = match layout {
         Layout::Stacked => {
             let (mean, half) = mean_and_half(&cell.stats);
             let half = half.map(|h| format!("± {h}"));
-            [Some(format!("{mean}{marks}")), half, ratio]
+            [Some(format!("{mean}{marks}")), half, device, ratio]
                 .into_iter()
                 .flatten()
                 .collect()
         }
         _ => {
-            let value = format!("{}{marks}", mean_ci(&cell.stats));
+            let device = device.map_or(String::new(), |d| format!(" {d}"));
+            let value = format!("{}{device}{marks}", mean_ci(&cell.stats));
             [Some(value), ratio].into_iter().flatten().collect()
         }
     };
     let separator = if layout == Layout::OneLine { " " } else { "\n" };
     lines.join(separator)
+}
+
+/// "dev 98%": the device bytes as a share of the bytes the workload
+/// moved; a cell has it only when its result has device counters.
+fn device_text(percent: f64) -> String {
+    match percent {
+        p if p > 0.0 && p < 1.0 => format!("dev {p:.1}%"),
+        p => format!("dev {p:.0}%"),
+    }
 }
 
 /// `table` as it is when it fits `width`, else wrapped to it between words

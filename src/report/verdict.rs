@@ -24,6 +24,10 @@ pub struct Finding {
     pub direction: Direction,
     pub class: Option<Class>,
     pub comparison: Comparison,
+    /// The device counters flagged the target's figure as the page
+    /// cache's (`Flag::from_device`): a win it shows is not the storage's,
+    /// and the verdict says so.
+    pub not_from_device: bool,
 }
 
 impl Finding {
@@ -59,9 +63,13 @@ impl Finding {
             true => ("smaller", "larger"),
             false => ("faster", "slower"),
         };
+        let caveat = match self.not_from_device {
+            true => " (page cache, not the device)",
+            false => "",
+        };
         match speedup >= 1.0 {
-            true => format!("{} {better} {}", times(speedup), self.what),
-            false => format!("{} {worse} {}", times(1.0 / speedup), self.what),
+            true => format!("{} {better} {}{caveat}", times(speedup), self.what),
+            false => format!("{} {worse} {}{caveat}", times(1.0 / speedup), self.what),
         }
     }
 }
@@ -107,6 +115,9 @@ pub struct TargetVerdict {
     pub same: usize,
     pub untested: usize,
     pub classes: Vec<ClassSpeedup>,
+    /// Of `faster`, how many figures the device counters flagged as the
+    /// page cache's.
+    pub faster_not_from_device: usize,
     /// Short names of what the configuration can lose ("data=writeback").
     pub risks: Vec<String>,
     /// The durability check's conclusion, when it ran on the target.
@@ -135,11 +146,13 @@ impl TargetVerdict {
                 .filter(move |f| f.comparison.significant && (f.speedup() >= 1.0) == better)
         };
         let faster = significant(true).count();
+        let faster_not_from_device = significant(true).filter(|f| f.not_from_device).count();
         let slower = significant(false).count();
         let untested = findings.iter().filter(|f| !f.tested()).count();
         TargetVerdict {
             target: target.to_string(),
             faster,
+            faster_not_from_device,
             slower,
             same: findings.len() - faster - slower - untested,
             untested,
@@ -159,8 +172,12 @@ impl TargetVerdict {
                  (use --repeat 3 or --precision 5%)"
             );
         }
+        let caveat = match self.faster_not_from_device {
+            0 => String::new(),
+            n => format!(" ({n} of them the page cache's figures, not the device's)"),
+        };
         let mut text = format!(
-            "faster in {}, slower in {}, no difference in {} of {total} headline metrics",
+            "faster in {}{caveat}, slower in {}, no difference in {} of {total} headline metrics",
             self.faster, self.slower, self.same
         );
         if self.untested > 0 {
@@ -469,6 +486,7 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
                 direction: metric.direction,
                 class: classify(workload, metric),
                 comparison,
+                not_from_device: cell.flags.iter().any(|f| f.from_device()),
             });
         }
     }
@@ -556,6 +574,7 @@ mod tests {
                 p_value: p,
                 significant: p.is_some_and(|p| p < ALPHA),
             },
+            not_from_device: false,
         }
     }
 
@@ -616,6 +635,31 @@ mod tests {
         );
         let metadata = &verdict.classes.iter().find(|c| c.class == Class::Metadata);
         assert_eq!(metadata.map(|c| c.speedup), Some(2.0));
+    }
+
+    #[test]
+    fn a_win_the_device_counters_flagged_is_counted_with_its_caveat() {
+        let cached = Finding {
+            not_from_device: true,
+            ..finding("seq-read", 8.0, Some(1e-6), Some(Class::Read))
+        };
+        let findings = [
+            cached,
+            finding("seq-write", 2.0, Some(1e-6), Some(Class::Write)),
+        ];
+        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        assert_eq!((verdict.faster, verdict.faster_not_from_device), (2, 1));
+        assert!(
+            verdict
+                .counts_text()
+                .starts_with("faster in 2 (1 of them the page cache's figures, not the device's)"),
+            "{}",
+            verdict.counts_text()
+        );
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some("b: 8.0x faster seq-read (page cache, not the device), 2.0x faster seq-write.")
+        );
     }
 
     #[test]

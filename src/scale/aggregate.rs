@@ -296,6 +296,18 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
             .any(|p| p.metric.flags.contains(&Flag::WritesCached)),
         // Over all ranks: no timing of this rank.
         phase: None,
+        // Ranks on one host read the same counters: a sum would count a
+        // device's bytes once per rank, so the job keeps the ranks' flags.
+        device: None,
+        read_bytes: None,
+        written_bytes: None,
+        unsynced: None,
+        served_from_cache: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::ServedFromCache)),
+        not_yet_on_device: parts
+            .iter()
+            .any(|p| p.metric.flags.contains(&Flag::NotYetOnDevice)),
     }
 }
 
@@ -447,6 +459,7 @@ mod tests {
             across_ranks: Default::default(),
             phase: Some(PHASE),
             detail: false,
+            device: None,
         }
     }
 
@@ -650,6 +663,24 @@ mod tests {
         )];
         let result = aggregate(&reports).unwrap();
         assert_eq!(result.metrics[0].flags, [Flag::TooShort]);
+    }
+
+    #[test]
+    fn a_rank_whose_counters_flagged_its_figure_flags_the_job_without_counters() {
+        let mut cached = rate("read", "MiB/s", 1.0, 10, 1.0);
+        cached.flags = vec![Flag::ServedFromCache];
+        let reports = vec![
+            rank(0, "a", vec![cached], vec![span(0.0, 1.0, 10, vec![])]),
+            rank(
+                1,
+                "b",
+                vec![rate("read", "MiB/s", 1.0, 10, 1.0)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+        ];
+        let result = aggregate(&reports).unwrap();
+        assert_eq!(result.metrics[0].flags, [Flag::ServedFromCache]);
+        assert!(result.metrics[0].device.is_none(), "no double counting");
     }
 
     /// A statistic of the samples, as the io workload reports its response

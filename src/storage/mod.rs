@@ -1,6 +1,7 @@
 //! Targets (the directories benchmarked), the scratch directory fsbench
 //! works in, its cleanup, and the environment probe.
 pub mod cleanup;
+pub mod devices;
 pub mod distinct;
 pub mod env;
 pub mod marker;

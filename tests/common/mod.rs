@@ -744,13 +744,20 @@ impl LoopDevice {
     /// A loop device on a `size` image in /var/tmp; None (after saying
     /// why) when not root.
     pub fn new(size: &str) -> Option<LoopDevice> {
+        LoopDevice::new_in(Path::new("/var/tmp"), size)
+    }
+
+    /// A loop device on a `size` image in a directory made in `parent` (a
+    /// loop device's image on another loop device's file system); None
+    /// when not root.
+    pub fn new_in(parent: &Path, size: &str) -> Option<LoopDevice> {
         if !is_root() {
             eprintln!("skipping: not root");
             return None;
         }
         let dir = tempfile::Builder::new()
             .prefix("fsb-loop-")
-            .tempdir_in("/var/tmp")
+            .tempdir_in(parent)
             .unwrap();
         let image = dir.path().join("disk.img");
         let status = Command::new("truncate")

@@ -347,6 +347,13 @@ fn notes(result: &WorkloadResult) -> String {
             ));
         }
     }
+    // What the device counters showed, with their figures, per test.
+    for metric in &result.metrics {
+        for flag in metric.flags.iter().filter(|f| f.from_device()) {
+            let text = metric.flag_text(*flag);
+            out.push_str(&format!("Note: {} {text}.\n", metric.name));
+        }
+    }
     for note in &result.notes {
         out.push_str(&format!("Note: {note}.\n"));
     }
@@ -407,6 +414,7 @@ mod tests {
             across_ranks: Default::default(),
             phase: None,
             detail: false,
+            device: None,
         }
     }
 

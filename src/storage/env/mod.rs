@@ -92,6 +92,11 @@ pub struct TargetEnv {
     /// What this configuration can lose on a crash (see `risk`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub risks: Vec<Risk>,
+    /// The block devices under the target (`storage::devices`): those
+    /// whose counters count its I/O, then those beneath them. Empty for
+    /// "no device" (tmpfs) and in results made before they were resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::storage::devices::BlockDev>,
 }
 
 /// Kernel name prefixes of block devices that are not a physical disk:
@@ -151,6 +156,7 @@ pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
         total_inodes: vfs.f_files,
         free_inodes: vfs.f_ffree,
         risks: Vec::new(),
+        devices: crate::storage::devices::resolve(&canonical),
     };
     env.risks = risks_of(&env, Path::new("/proc/fs/jbd2"));
     Ok(env)
@@ -196,6 +202,7 @@ mod tests {
             total_inodes: 1000,
             free_inodes: 999,
             risks: Vec::new(),
+            devices: Vec::new(),
         }
     }
 

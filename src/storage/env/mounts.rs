@@ -146,7 +146,7 @@ fn option_key(option: &str) -> &str {
 /// file systems (btrfs subvolumes) give files anonymous device numbers that
 /// mountinfo doesn't list, so the longest prefix over all mounts is the
 /// fallback.
-pub(super) fn select_mount<'a>(
+pub(crate) fn select_mount<'a>(
     mounts: &'a [MountEntry],
     dev: (u32, u32),
     path: &Path,

@@ -51,6 +51,7 @@ fn target_rows(target: &TargetEnv) -> Rows {
             or_dash(target.loop_backing_file.as_deref()),
         ),
         ("block device", or_dash(target.block_device.as_deref())),
+        ("counters of", counted_devices(target)),
         ("rotational", or_dash(rotational)),
         ("scheduler", or_dash(target.scheduler.as_deref())),
         ("write cache", or_dash(target.write_cache.as_deref())),
@@ -62,6 +63,23 @@ fn target_rows(target: &TargetEnv) -> Rows {
     ];
     rows.extend(risks);
     rows
+}
+
+/// The devices whose counters count the target's I/O, then those beneath
+/// them: "loop0; beneath: vda"; "no device" (tmpfs).
+fn counted_devices(target: &TargetEnv) -> String {
+    let names = |counted: bool| {
+        let devices = target.devices.iter().filter(|d| d.counted == counted);
+        devices
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (names(true), names(false)) {
+        (counted, _) if counted.is_empty() => "no device".to_string(),
+        (counted, below) if below.is_empty() => counted,
+        (counted, below) => format!("{counted}; beneath: {below}"),
+    }
 }
 
 fn or_dash(value: Option<&str>) -> String {
@@ -98,6 +116,7 @@ mod tests {
         assert!(text.contains("  free size:         15.5 MiB\n"), "{text}");
         assert!(text.contains("  rotational:        no\n"), "{text}");
         assert!(text.contains("  block device:      -\n"), "{text}");
+        assert!(text.contains("  counters of:       no device\n"), "{text}");
         assert!(text.contains("  free inodes:       999\n"), "{text}");
         // Every value of a block starts in the same column.
         for block in blocks {

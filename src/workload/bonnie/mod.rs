@@ -212,6 +212,13 @@ impl Outcome {
             fits_in_page_cache: self.test.reads_cached_data() && config.data_fits_in_cache(),
             ..Measured::over(&self.timing)
         };
+        // The bytes the data tests move, each way, for the device counters.
+        let measured = match self.test {
+            Test::GetChar | Test::GetBlock => measured.moved(self.work, 0),
+            Test::Rewrite => measured.moved(self.work, self.work),
+            Test::PutChar | Test::PutBlock => measured.moved(0, self.work),
+            _ => measured,
+        };
         measured
             .rate(self.test.metric_name(), self.test.rate(), self.work)
             .with_latency(self.latency.clone())

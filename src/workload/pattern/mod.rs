@@ -223,7 +223,14 @@ impl Workload for IoWorkload {
                 Ok((outcome, average, timing))
             },
         )?;
-        let measured = job_phase(&job, file, &outcome, timing, self.ram_bytes, ctx);
+        let measured = job_phase(
+            &job,
+            file,
+            (&outcome, &average),
+            timing,
+            self.ram_bytes,
+            ctx,
+        );
         notes.extend(job_notes(&job));
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
@@ -273,7 +280,7 @@ fn usable<'a>(
 fn job_phase(
     job: &Job,
     file: &FileSpec,
-    outcome: &JobOutcome,
+    (outcome, average): (&JobOutcome, &Row),
     timing: PhaseTiming,
     ram_bytes: u64,
     ctx: &RunContext<'_>,
@@ -285,6 +292,7 @@ fn job_phase(
         fits_in_page_cache: job.reads() && (in_memory || !job.direct && file.size < ram_bytes),
         ..Measured::over(&timing)
     }
+    .moved(average.counters.read.bytes, average.counters.write.bytes)
     .left_dirty(unsynced_bytes(job, file.size, written))
 }
 
@@ -303,6 +311,7 @@ fn measured(outcome: &JobOutcome, average: &Row) -> PhaseTiming {
         Duration::from_secs_f64(average.seconds),
         Duration::ZERO,
     )
+    .with_device(outcome.device)
 }
 
 /// Opens the file for `job`, runs it with its events going to `sink`, and

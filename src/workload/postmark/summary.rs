@@ -118,11 +118,17 @@ impl RunSummary {
             )
         };
         let over = |phase: &PhaseTiming, name: &str| {
-            Measured {
+            let measured = Measured {
                 fits_in_page_cache: cached && matches!(name, "read" | "data_read"),
                 ..Measured::over(phase)
-            }
-            .left_dirty(writes(name).then_some(c.bytes_written))
+            };
+            // The data figures weigh the device counters by their bytes.
+            let measured = match name {
+                "data_read" => measured.moved(c.bytes_read, 0),
+                "data_written" => measured.moved(0, c.bytes_written),
+                _ => measured,
+            };
+            measured.left_dirty(writes(name).then_some(c.bytes_written))
         };
         let transactions = Rate::per_second("transactions/s");
         let mut metrics = vec![over(&t.transactions, "transactions").rate(

@@ -311,10 +311,15 @@ impl<'w, 'c> Repetition<'w, 'c> {
         reads: bool,
         unsynced: Option<u64>,
     ) {
+        // The bytes it moved each way, for the device counters: what it
+        // read, and what it wrote unsynced (or, writing only, synced).
+        let read = if reads { tally.bytes } else { 0 };
+        let written = unsynced.unwrap_or(if reads { 0 } else { tally.bytes });
         let measured = Measured {
             fits_in_page_cache: self.fits_in_page_cache(reads),
             ..Measured::over(&timing)
         }
+        .moved(read, written)
         .left_dirty(unsynced);
         self.result
             .metrics

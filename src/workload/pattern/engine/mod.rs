@@ -22,7 +22,7 @@ use super::data::{Payload, pread_full, pwrite_full};
 use super::hostcpu::CpuTicks;
 use super::job::{Arrival, Engine, Job, Stop};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
-use crate::measure::{LatencyRecorder, process_cpu_time};
+use crate::measure::{LatencyRecorder, devices, process_cpu_time};
 use crate::rng::WyRand;
 use crate::workload::threads::{StartLine, spawn_all};
 
@@ -42,6 +42,8 @@ pub struct JobOutcome {
     pub write_latency: LatencyRecorder,
     /// Process CPU time over the measured (non-warm-up) part, in %.
     pub cpu_percent: f64,
+    /// What the devices under the target did over the measured part.
+    pub device: Option<crate::measure::devices::Delta>,
     /// What `--verify` found, in the order found (at most the job's limit).
     pub bad_blocks: Vec<BadBlock>,
 }
@@ -104,6 +106,7 @@ pub fn run_job(
             }
         });
         let workers = spawn_all(scope, "io", workers, || ready.call_off())?;
+        let devices_at_start = devices::snapshot();
         let start = Instant::now();
         let _ = shared.timeline.set(Timeline {
             start,
@@ -113,7 +116,7 @@ pub fn run_job(
             warmup: job.warmup_intervals(),
         });
         ready.go();
-        let report = report_intervals(&shared, on_row);
+        let report = report_intervals(&shared, devices_at_start, on_row);
         if report.is_err() {
             shared.board.stop_all();
         }
@@ -121,7 +124,7 @@ pub fn run_job(
             .into_iter()
             .map(|w| w.join().expect("I/O worker thread panicked"))
             .collect();
-        let (rows, cpu_percent) = report?;
+        let (rows, cpu_percent, device) = report?;
         let mut outcome = JobOutcome {
             started: start,
             rows,
@@ -129,6 +132,7 @@ pub fn run_job(
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
             cpu_percent,
+            device,
             bad_blocks: Vec::new(),
         };
         for output in outputs {
@@ -144,15 +148,18 @@ pub fn run_job(
 }
 
 /// The reporting loop: one row per interval, until every worker is done.
-/// Returns the rows and the process CPU % of the measured part.
+/// Returns the rows, the process CPU % of the measured part and what the
+/// devices did over it (counters read where the warm-up ends, or at the
+/// start, `devices_at_start`, and at the end).
 fn report_intervals(
     shared: &Shared<'_>,
+    devices_at_start: Option<devices::Counters>,
     on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
-) -> anyhow::Result<(Vec<Row>, f64)> {
+) -> anyhow::Result<(Vec<Row>, f64, Option<devices::Delta>)> {
     let timeline = shared.timeline.get().expect("set before the workers start");
     let mut rows = Vec::new();
     let mut cpu_before = CpuTicks::now();
-    let mut measured_from = (timeline.start, process_cpu_time());
+    let mut measured_from = (timeline.start, process_cpu_time(), devices_at_start);
     for index in 0.. {
         let boundary = timeline.boundary(index);
         shared.board.sleep_until(boundary);
@@ -182,7 +189,7 @@ fn report_intervals(
         on_row(&row)?;
         rows.push(row);
         if index + 1 == timeline.warmup {
-            measured_from = (ended, process_cpu_time());
+            measured_from = (ended, process_cpu_time(), devices::snapshot());
         }
         if collected.done {
             let wall = ended
@@ -191,7 +198,8 @@ fn report_intervals(
             let cpu = process_cpu_time()
                 .saturating_sub(measured_from.1)
                 .as_secs_f64();
-            return Ok((rows, super::counters::ratio(100.0 * cpu, wall)));
+            let device = devices::since(measured_from.2, wall);
+            return Ok((rows, super::counters::ratio(100.0 * cpu, wall), device));
         }
     }
     unreachable!("the interval loop only ends by returning")

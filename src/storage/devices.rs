@@ -1,0 +1,166 @@
+//! The block devices under a target: the ones whose counters in
+//! /proc/diskstats count its I/O (`measure::devices` reads them around
+//! every timed phase). From the target's mount to:
+//!
+//! - its device (a partition is itself: diskstats has a line per
+//!   partition), or every device of a multi-device btrfs
+//!   (`/sys/fs/btrfs/<uuid>/devices/`): the *counted* devices, whose sum is
+//!   what the target's I/O made the storage do;
+//! - beneath those, for evidence: md and dm members (`slaves/`), and a loop
+//!   device's backing file's devices, resolved the same way (a loop device
+//!   whose image lives on another loop device gives both).
+//!
+//! tmpfs, ramfs, proc and every other file system without a block device
+//! resolve to nothing: "no device". Network file systems too, for now:
+//! their client counters are not read.
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::env::block::{MAX_STACK_DEPTH, block_device_number, read_sysfs};
+use super::env::mounts::{parse_majmin, read_mountinfo, select_mount};
+
+/// One block device, as /proc/diskstats names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDev {
+    /// Kernel name: "loop3", "vda1", "dm-0", "md127".
+    pub name: String,
+    /// major:minor, the key of its diskstats line.
+    pub dev: (u32, u32),
+    /// Its counters are the target's (summed over every counted device);
+    /// false for a device beneath one (a member, a loop's backing disk).
+    pub counted: bool,
+}
+
+/// The devices under `path`, counted ones first; empty for a file system
+/// without a block device.
+pub fn resolve(path: &Path) -> Vec<BlockDev> {
+    let mut found = Vec::new();
+    for dev in counted_devices(path) {
+        add(&mut found, dev, true, MAX_STACK_DEPTH);
+    }
+    found
+}
+
+/// The device numbers the file system at `path` sits on directly.
+fn counted_devices(path: &Path) -> Vec<(u32, u32)> {
+    let Ok(stat) = rustix::fs::stat(path) else {
+        // A loop device's image that was deleted: its directory's device.
+        return path.parent().map(counted_devices).unwrap_or_default();
+    };
+    let st_dev = (
+        rustix::fs::major(stat.st_dev),
+        rustix::fs::minor(stat.st_dev),
+    );
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mounts = read_mountinfo();
+    let mount = select_mount(&mounts, st_dev, &canonical);
+    let fs_dev = mount.map_or(st_dev, |m| m.dev);
+    let source = mount.map_or("", |m| m.source.as_str());
+    let Some(dev) = block_device_number(fs_dev, source) else {
+        return Vec::new();
+    };
+    if mount.is_some_and(|m| m.fs_type == "btrfs") {
+        let all = btrfs_devices(Path::new("/sys/fs/btrfs"), dev);
+        if !all.is_empty() {
+            return all;
+        }
+    }
+    vec![dev]
+}
+
+/// Every device of the btrfs under `fs_root` (`/sys/fs/btrfs`) that has
+/// `dev` among its devices.
+fn btrfs_devices(fs_root: &Path, dev: (u32, u32)) -> Vec<(u32, u32)> {
+    let Ok(filesystems) = std::fs::read_dir(fs_root) else {
+        return Vec::new();
+    };
+    for fs in filesystems.flatten() {
+        let Ok(entries) = std::fs::read_dir(fs.path().join("devices")) else {
+            continue;
+        };
+        let devs: Vec<(u32, u32)> = entries
+            .flatten()
+            .filter_map(|entry| sysfs_dev(&entry.path()))
+            .collect();
+        if devs.contains(&dev) {
+            return devs;
+        }
+    }
+    Vec::new()
+}
+
+/// The major:minor in a sysfs block directory's `dev` file.
+fn sysfs_dev(node: &Path) -> Option<(u32, u32)> {
+    parse_majmin(&read_sysfs(&node.join("dev"))?)
+}
+
+/// `dev` and what lies beneath it, each device once.
+fn add(found: &mut Vec<BlockDev>, dev: (u32, u32), counted: bool, depth: usize) {
+    let Ok(node) = std::fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)) else {
+        return;
+    };
+    if found.iter().any(|d| d.dev == dev) {
+        return;
+    }
+    let name = node
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    found.push(BlockDev { name, dev, counted });
+    let Some(below) = depth.checked_sub(1) else {
+        return;
+    };
+    for member in members(&node) {
+        add(found, member, false, below);
+    }
+    // A partition of a loop device has its backing file on the disk.
+    let disk = super::env::block::whole_disk(node);
+    if let Some(file) = read_sysfs(&disk.join("loop/backing_file")) {
+        let file = PathBuf::from(file.trim_end_matches(" (deleted)"));
+        for dev in counted_devices(&file) {
+            add(found, dev, false, below);
+        }
+    }
+}
+
+/// The devices an md or dm device is built on (`slaves/`), partitions
+/// kept as themselves.
+fn members(node: &Path) -> Vec<(u32, u32)> {
+    let Ok(entries) = std::fs::read_dir(node.join("slaves")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| sysfs_dev(&std::fs::canonicalize(entry.path()).ok()?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::env::block::tests::write_file;
+
+    #[test]
+    fn a_file_system_without_a_device_has_none() {
+        // /proc is always there and never on a block device.
+        assert!(resolve(Path::new("/proc")).is_empty());
+    }
+
+    #[test]
+    fn a_btrfs_is_found_by_any_of_its_devices() {
+        let root = tempfile::tempdir().unwrap();
+        for (fs, devs) in [("aaaa", ["8:16", "8:32"]), ("bbbb", ["7:1", "7:2"])] {
+            for (i, dev) in devs.iter().enumerate() {
+                write_file(
+                    &root.path().join(format!("{fs}/devices/d{i}/dev")),
+                    &format!("{dev}\n"),
+                );
+            }
+        }
+        let mut found = btrfs_devices(root.path(), (7, 2));
+        found.sort();
+        assert_eq!(found, [(7, 1), (7, 2)]);
+        assert!(btrfs_devices(root.path(), (9, 9)).is_empty());
+    }
+}
