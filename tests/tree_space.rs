@@ -7,68 +7,18 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{
-    Sentinel, assert_no_scratch_left, is_root, metric_named, read_json, require_tool, run,
-};
+use common::{LoopDevice, Sentinel, assert_no_scratch_left, metric_named, read_json, run};
 use serde_json::Value;
 
-/// An ext4 file system (4 KiB blocks) in an image file, mounted through a
-/// loop device on a fresh directory; unmounted (lazily) and removed on
-/// Drop, also when the test panics.
-struct Ext4Loop {
-    // Dropped after `Drop::drop` has unmounted it.
-    dir: tempfile::TempDir,
-}
-
-impl Ext4Loop {
-    /// None (after saying why) when not root.
-    fn new(size_mib: u64) -> Option<Ext4Loop> {
-        if !is_root() {
-            eprintln!("skipping: not root");
-            return None;
-        }
-        let dir = tempfile::Builder::new()
-            .prefix("fsb-it-ext4-")
-            .tempdir()
-            .unwrap();
-        let image = dir.path().join("fs.img");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(size_mib << 20)
-            .unwrap();
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let mkfs = Command::new(require_tool("mkfs.ext4"))
-            .args(["-F", "-q", "-b", "4096", "-O", "^inline_data"])
-            .arg(&image)
-            .output()
-            .unwrap();
-        assert!(mkfs.status.success(), "mkfs.ext4: {mkfs:?}");
-        let mount = Command::new(require_tool("mount"))
-            .args(["-t", "ext4", "-o", "loop"])
-            .arg(&image)
-            .arg(&mnt)
-            .output()
-            .unwrap();
-        assert!(mount.status.success(), "mount -o loop: {mount:?}");
-        Some(Ext4Loop { dir })
-    }
-
-    fn path(&self) -> PathBuf {
-        self.dir.path().join("mnt")
-    }
-}
-
-impl Drop for Ext4Loop {
-    fn drop(&mut self) {
-        // -d: detach the loop device too.
-        let _ = Command::new("umount")
-            .args(["-l", "-d"])
-            .arg(self.path())
-            .status();
-    }
+/// An ext4 file system (4 KiB blocks, no inline data: a small file takes
+/// a block) on a loop device, mounted; taken down on Drop. None (after
+/// saying why) when not root.
+fn ext4(size: &str) -> Option<(LoopDevice, PathBuf)> {
+    let mut disk = LoopDevice::new(size)?;
+    disk.mkfs_with("ext4", &["-b", "4096", "-O", "^inline_data"]);
+    let mnt = disk.mount();
+    Some((disk, mnt))
 }
 
 /// `fsbench tree MNT ARGS... --json FILE` (quiet), asserted successful;
@@ -103,7 +53,7 @@ fn readings(result: &Value, op: &str) -> (u64, u64, u64, u64) {
 
 #[test]
 fn many_100_byte_files_take_a_block_each_on_ext4() {
-    let Some(fs) = Ext4Loop::new(128) else {
+    let Some((_disk, mnt)) = ext4("128m") else {
         return;
     };
     // The user's tree (outside the target, only read): 2000 files of
@@ -117,7 +67,7 @@ fn many_100_byte_files_take_a_block_each_on_ext4() {
         }
     }
     let result = tree(
-        &fs.path(),
+        &mnt,
         &["--source", source.path().to_str().unwrap(), "--ops", "copy"],
     );
     let space = value(&result, "copy_space");
@@ -145,13 +95,13 @@ fn many_100_byte_files_take_a_block_each_on_ext4() {
 
 #[test]
 fn a_few_multi_mib_files_take_about_what_they_hold_on_ext4() {
-    let Some(fs) = Ext4Loop::new(384) else {
+    let Some((_disk, mnt)) = ext4("384m") else {
         return;
     };
     // images at scale 0.01: ten files of 1 to 10 MB, 55 MB; copied and
     // untarred, then concatenated into one file.
     let result = tree(
-        &fs.path(),
+        &mnt,
         &[
             "--dataset",
             "images",
@@ -185,12 +135,12 @@ fn a_few_multi_mib_files_take_about_what_they_hold_on_ext4() {
 
 #[test]
 fn the_readings_leave_what_is_next_to_the_scratch_directory_alone() {
-    let Some(fs) = Ext4Loop::new(64) else {
+    let Some((_disk, mnt)) = ext4("64m") else {
         return;
     };
-    let sentinel = Sentinel::plant(&fs.path());
+    let sentinel = Sentinel::plant(&mnt);
     let result = tree(
-        &fs.path(),
+        &mnt,
         &[
             "--dataset",
             "source",
@@ -202,5 +152,5 @@ fn the_readings_leave_what_is_next_to_the_scratch_directory_alone() {
     );
     assert!(value(&result, "copy_space") > 1.0);
     sentinel.assert_intact();
-    assert_no_scratch_left(&fs.path());
+    assert_no_scratch_left(&mnt);
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Sentinel, is_root};
+use common::{Loop, Mount, Sentinel, is_root, succeeds};
 use fsbench::error::UsageError;
 use fsbench::storage::wipe::{Wipeable, check_wipeable};
 
@@ -22,13 +22,6 @@ fn skip_unless_root(test: &str) -> bool {
     !root
 }
 
-fn succeeds(command: &mut Command) -> bool {
-    command
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// A sparse image of `size` bytes in a fresh directory under /var/tmp
 /// (removed on drop, after the guards that use it).
 fn sparse_image(size: u64) -> (tempfile::TempDir, PathBuf) {
@@ -40,62 +33,6 @@ fn sparse_image(size: u64) -> (tempfile::TempDir, PathBuf) {
     let file = std::fs::File::create(&image).expect("create image");
     file.set_len(size).expect("size image");
     (dir, image)
-}
-
-/// A loop device attached to an image; detached on drop.
-struct Loop(PathBuf);
-
-impl Loop {
-    fn attach(image: &Path, partitions: bool) -> Loop {
-        let mut losetup = Command::new("losetup");
-        losetup.args(["--find", "--show"]);
-        if partitions {
-            losetup.arg("-P");
-        }
-        let out = losetup.arg(image).output().expect("run losetup");
-        assert!(out.status.success(), "losetup: {out:?}");
-        let device = String::from_utf8(out.stdout).expect("utf-8 device name");
-        Loop(PathBuf::from(device.trim_end()))
-    }
-
-    /// The kernel name: "loop3" for /dev/loop3.
-    fn name(&self) -> String {
-        self.0
-            .file_name()
-            .expect("named")
-            .to_string_lossy()
-            .into_owned()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        succeeds(Command::new("losetup").arg("-d").arg(&self.0));
-    }
-}
-
-/// A mount of `device` on `point`; unmounted on drop (lazily if busy).
-struct Mount(PathBuf);
-
-impl Mount {
-    fn new(device: &Path, point: &Path) -> Mount {
-        std::fs::create_dir_all(point).expect("create mount point");
-        assert!(
-            succeeds(Command::new("mount").arg(device).arg(point)),
-            "mount {} on {} failed",
-            device.display(),
-            point.display()
-        );
-        Mount(point.to_path_buf())
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        if !succeeds(Command::new("umount").arg(&self.0)) {
-            succeeds(Command::new("umount").arg("-l").arg(&self.0));
-        }
-    }
 }
 
 /// Swap activated on a device; deactivated on drop.

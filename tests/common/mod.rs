@@ -730,14 +730,82 @@ pub fn run_ok(command: &mut Command) {
     );
 }
 
+/// Runs a command with its output discarded: whether it succeeded.
+pub fn succeeds(command: &mut Command) -> bool {
+    command
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A loop device attached to an image (with its partitions, `-P`);
+/// detached on drop.
+pub struct Loop(pub PathBuf);
+
+impl Loop {
+    pub fn attach(image: &Path, partitions: bool) -> Loop {
+        let mut losetup = Command::new("losetup");
+        losetup.args(["--find", "--show"]);
+        if partitions {
+            losetup.arg("-P");
+        }
+        let out = losetup.arg(image).output().expect("run losetup");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let device = String::from_utf8(out.stdout).expect("utf-8 device name");
+        Loop(PathBuf::from(device.trim_end()))
+    }
+
+    /// The kernel name: "loop3" for /dev/loop3.
+    pub fn name(&self) -> String {
+        self.0
+            .file_name()
+            .expect("named")
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        succeeds(Command::new("losetup").arg("-d").arg(&self.0));
+    }
+}
+
+/// A mount of `device` on `point` (made if missing); unmounted on drop,
+/// lazily if busy.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    pub fn new(device: &Path, point: &Path) -> Mount {
+        std::fs::create_dir_all(point).expect("create mount point");
+        assert!(
+            succeeds(Command::new("mount").arg(device).arg(point)),
+            "mount {} on {} failed",
+            device.display(),
+            point.display()
+        );
+        Mount(point.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if !succeeds(Command::new("umount").arg(&self.0)) {
+            succeeds(Command::new("umount").arg("-l").arg(&self.0));
+        }
+    }
+}
+
 /// A loop device on a sparse image the test made in a directory of its
 /// own, optionally with a file system mounted from it; unmounted and
 /// detached on Drop, also when the test panics.
 pub struct LoopDevice {
     pub device: String,
     pub image: PathBuf,
-    mount_point: Option<PathBuf>,
-    _dir: tempfile::TempDir,
+    // Dropped in this order: the mount, the loop device, the directory.
+    mount: Option<Mount>,
+    attached: Loop,
+    dir: tempfile::TempDir,
 }
 
 impl LoopDevice {
@@ -766,28 +834,31 @@ impl LoopDevice {
             .status()
             .unwrap();
         assert!(status.success(), "truncate failed");
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&image)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "losetup failed");
+        let attached = Loop::attach(&image, false);
         Some(LoopDevice {
-            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            device: attached.0.display().to_string(),
             image,
-            mount_point: None,
-            _dir: dir,
+            mount: None,
+            attached,
+            dir,
         })
     }
 
     /// Runs `mkfs.<fs_type> -q` (ext*, with -F) on the device.
     pub fn mkfs(&self, fs_type: &str) {
+        self.mkfs_with(fs_type, &[]);
+    }
+
+    /// `mkfs` with `options` before the device.
+    pub fn mkfs_with(&self, fs_type: &str, options: &[&str]) {
         let force = match fs_type {
             "xfs" | "btrfs" => "-f",
             _ => "-F",
         };
         let out = Command::new(format!("mkfs.{fs_type}"))
-            .args(["-q", force, &self.device])
+            .args(["-q", force])
+            .args(options)
+            .arg(&self.attached.0)
             .output()
             .unwrap();
         assert!(out.status.success(), "mkfs.{fs_type} failed: {out:?}");
@@ -795,29 +866,13 @@ impl LoopDevice {
 
     /// Mounts the device on `dir/mnt` (made here), returning it.
     pub fn mount(&mut self) -> PathBuf {
-        let point = self._dir.path().join("mnt");
-        std::fs::create_dir_all(&point).unwrap();
-        let status = Command::new("mount")
-            .arg(&self.device)
-            .arg(&point)
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount {} failed", self.device);
-        self.mount_point = Some(point.clone());
+        let point = self.dir.path().join("mnt");
+        self.mount = Some(Mount::new(&self.attached.0, &point));
         point
     }
 
     /// Unmounts what `mount` mounted.
     pub fn unmount(&mut self) {
-        if let Some(point) = self.mount_point.take() {
-            let _ = Command::new("umount").arg("-l").arg(point).status();
-        }
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        self.unmount();
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        self.mount = None;
     }
 }
