@@ -270,8 +270,8 @@ fn a_loop_ext4_on_a_loop_ext4_resolves_to_both_loop_devices() {
     sentinel.assert_intact();
 }
 
-/// The tree's `read` on a loop ext4: `read_s` with its device counters.
-fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
+/// `fsbench tree MNT --scale 0.005 --ops OPS EXTRA`: its result.
+fn tree_json(mnt: &Path, ops: &str, extra: &[&str]) -> Value {
     let json_dir = tempfile::tempdir().unwrap();
     let json = json_dir.path().join("tree.json");
     let mut args = vec![
@@ -280,7 +280,7 @@ fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
         "--scale",
         "0.005",
         "--ops",
-        "read",
+        ops,
         "-q",
         "--json",
         json.to_str().unwrap(),
@@ -288,7 +288,50 @@ fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
     args.extend(extra);
     run(&args).assert_success().assert_no_panic();
     assert_no_scratch_left(mnt);
-    rate(&read_json(&json), "read_s")
+    read_json(&json)
+}
+
+/// The tree's `read` on a loop ext4: `read_s` with its device counters.
+fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
+    rate(&tree_json(mnt, "read", extra), "read_s")
+}
+
+#[test]
+fn a_tree_copy_ends_on_the_device_unless_no_end_sync() {
+    let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
+        return;
+    };
+    let synced = tree_json(&mnt, "copy", &[]);
+    let copy = rate(&synced, "copy_s");
+    let written = bytes(&copy["device"]["workload_written_bytes"]);
+    assert!(written > MIB, "{copy:#}");
+    assert!(
+        bytes(&copy["device"]["written_bytes"]) >= 0.9 * written,
+        "the copy's time includes its trip to the device: {copy:#}"
+    );
+    let unsynced = ["not_yet_on_device", "writes_cached"];
+    assert!(
+        !flags(&copy).iter().any(|f| unsynced.contains(&f.as_str())),
+        "{copy:#}"
+    );
+    let sync = rate(&synced, "copy_sync_s");
+    assert_eq!(sync["detail"], true, "{sync:#}");
+    assert!(
+        sync["value"].as_f64().unwrap() <= copy["value"].as_f64().unwrap(),
+        "the closing sync is part of the copy's time: {sync:#} {copy:#}"
+    );
+    // --no-end-sync: the page cache's time, flagged from the counters.
+    let cached = tree_json(&mnt, "copy", &["--no-end-sync"]);
+    let copy = rate(&cached, "copy_s");
+    assert!(
+        flags(&copy).iter().any(|f| f == "not_yet_on_device"),
+        "{copy:#}"
+    );
+    let metrics = cached["targets"][0]["workloads"][0]["metrics"]
+        .as_array()
+        .unwrap();
+    assert!(!metrics.iter().any(|m| m["name"] == "copy_sync_s"));
+    sentinel.assert_intact();
 }
 
 #[test]

@@ -35,6 +35,9 @@ const NAMES: &[(&str, &str)] = &[
     ("resp_stddev", "response std dev"),
     // A tree's dataset, made before its operations.
     ("generate", "dataset generation"),
+    ("copy_sync", "copy's closing sync"),
+    ("untar_sync", "untar's closing sync"),
+    ("concat_sync", "concat's closing sync"),
     // Space on disk per logical byte, and inodes per entry made, of what
     // a tree's operations lay down (`storage::space`).
     ("generate_space", "dataset space on disk"),
@@ -192,6 +195,7 @@ mod tests {
         ("stream_read_mb_s", "MB/s", "stream read (MB/s)"),
         ("delete_s", "s", "delete (s)"),
         ("generate_s", "s", "dataset generation (s)"),
+        ("copy_sync_s", "s", "copy's closing sync (s)"),
         ("generate_space", "×", "dataset space on disk (×)"),
         ("copy_space", "×", "copy space on disk (×)"),
         ("untar_space", "×", "untar space on disk (×)"),

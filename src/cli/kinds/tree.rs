@@ -87,6 +87,11 @@ pub struct TreeOptions {
     /// RAM are then flagged).
     #[arg(long)]
     no_drop_caches: bool,
+    /// Do not end copy, untar and concat with a sync inside their timed
+    /// window: time the page cache alone (flagged), not the trip to the
+    /// storage.
+    #[arg(long)]
+    no_end_sync: bool,
     #[command(flatten)]
     sync_log: SyncLogArgs,
 }
@@ -131,6 +136,7 @@ impl TreeOptions {
                 .map(|s| parse_size(s, 1))
                 .transpose()?,
             drop_caches: !self.no_drop_caches,
+            end_sync: !self.no_end_sync,
             threads: self.threads.into(),
             keep_outputs,
             sync_log: self.sync_log.config(),

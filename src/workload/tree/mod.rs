@@ -146,6 +146,10 @@ pub struct TreeConfig {
     /// Size of the stream file; None: the dataset's size (at least 16 MiB).
     pub stream_bytes: Option<u64>,
     pub drop_caches: bool,
+    /// Copy, untar and concat end with a sync of the file system inside
+    /// their timed window (as bonnie++'s block write ends with fsync, fio's
+    /// end_fsync), so their time is the storage's, not the page cache's.
+    pub end_sync: bool,
     /// Threads of find, stat, read, copy and delete (1: like find, cat, rsync, rm).
     pub threads: usize,
     /// Leave every operation's output in place (`--keep`).

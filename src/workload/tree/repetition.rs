@@ -63,6 +63,17 @@ impl Caches {
     }
 }
 
+/// What an operation wrote through the page cache, for its flags and its
+/// device evidence.
+#[derive(Debug, Clone, Copy)]
+enum Wrote {
+    Nothing,
+    /// Written and synced inside the timed window.
+    Synced(u64),
+    /// Written and left in the page cache (`--no-end-sync`).
+    Unsynced(u64),
+}
+
 /// One repetition: its directory `r<N>` in the scratch directory, the
 /// dataset in `r<N>/src` (or the user's directory), the outputs next to it.
 pub(super) struct Repetition<'w, 'c> {
@@ -74,6 +85,9 @@ pub(super) struct Repetition<'w, 'c> {
     src: OwnedFd,
     src_path: PathBuf,
     caches: Caches,
+    /// How long the last operation's closing sync took (`end_sync`),
+    /// taken by `wrote`.
+    sync_s: Option<f64>,
     /// Caches were made cold for the next timed operation already: before
     /// it opened its outputs (a remount needs them closed).
     made_cold: bool,
@@ -118,6 +132,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             src_path,
             caches,
             made_cold: false,
+            sync_s: None,
             memory_backed,
             log,
             logging: None,
@@ -239,6 +254,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         if !std::mem::take(&mut self.made_cold) {
             self.make_cold()?;
         }
+        self.sync_s = None;
         let before = match space {
             true => Used::settled(self.dir.as_fd())?,
             false => None,
@@ -300,8 +316,9 @@ impl<'w, 'c> Repetition<'w, 'c> {
         reads && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
-    /// An operation's metrics; `unsynced`: the bytes it wrote and left
-    /// unsynced in the page cache (None: it wrote none, or synced them).
+    /// An operation's metrics: what it read (`reads`: the tally's bytes)
+    /// and what it wrote; a synced write's closing sync is a detail of its
+    /// own (`<name>_sync_s`: the time minus it is the page cache's).
     fn record(
         &mut self,
         name: &str,
@@ -309,12 +326,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
         timing: PhaseTiming,
         units: Units,
         reads: bool,
-        unsynced: Option<u64>,
+        wrote: Wrote,
     ) {
-        // The bytes it moved each way, for the device counters: what it
-        // read, and what it wrote unsynced (or, writing only, synced).
         let read = if reads { tally.bytes } else { 0 };
-        let written = unsynced.unwrap_or(if reads { 0 } else { tally.bytes });
+        let (written, unsynced) = match wrote {
+            Wrote::Nothing => (0, None),
+            Wrote::Synced(bytes) => (bytes, None),
+            Wrote::Unsynced(bytes) => (bytes, Some(bytes)),
+        };
         let measured = Measured {
             fits_in_page_cache: self.fits_in_page_cache(reads),
             ..Measured::over(&timing)
@@ -324,6 +343,36 @@ impl<'w, 'c> Repetition<'w, 'c> {
         self.result
             .metrics
             .extend(metrics(name, tally, &measured, units));
+        if let (Wrote::Synced(_), Some(sync_s)) = (wrote, self.sync_s.take()) {
+            let sync = measured.metric(
+                format!("{name}_sync_s"),
+                "s",
+                crate::result::Direction::LowerIsBetter,
+                sync_s,
+                1,
+            );
+            self.result.metrics.push(sync.as_detail());
+        }
+    }
+
+    /// Inside an operation's timed window, once it has written: syncs the
+    /// file system unless `--no-end-sync`, keeping how long that took.
+    fn end_sync(&mut self) -> anyhow::Result<()> {
+        if self.work.config.end_sync {
+            let clock = Instant::now();
+            rustix::fs::syncfs(&self.dir).context("syncfs failed")?;
+            self.sync_s = Some(clock.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+
+    /// `bytes` written by the operation that just ended: synced if its
+    /// closing sync ran.
+    fn wrote(&self, bytes: u64) -> Wrote {
+        match self.sync_s {
+            Some(_) => Wrote::Synced(bytes),
+            None => Wrote::Unsynced(bytes),
+        }
     }
 
     /// find or stat: a walk of the dataset that reads no file data.
@@ -337,7 +386,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (walked, timing) = self.timed(name, |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
         })?;
-        self.record(name, &walked, timing, Units::Entries, true, None);
+        self.record(name, &walked, timing, Units::Entries, true, Wrote::Nothing);
         Ok(())
     }
 
@@ -346,7 +395,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (read, timing) = self.timed("read", |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
         })?;
-        self.record("read", &read, timing, Units::Both, true, None);
+        self.record("read", &read, timing, Units::Both, true, Wrote::Nothing);
         Ok(())
     }
 
@@ -356,6 +405,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (tally, timing, readings) = self.timed_space("concat", true, |rep| {
             let mut read = Read::new(Some(out.as_fd()));
             walk::walk(rep.src.as_fd(), &mut read)?;
+            rep.end_sync()?;
             Ok(read.tally)
         })?;
         let size = rustix::fs::fstat(&out)?.st_size as u64;
@@ -366,7 +416,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
             );
         }
         drop(out);
-        self.record("concat", &tally, timing, Units::Both, true, Some(size));
+        let wrote = self.wrote(size);
+        self.record("concat", &tally, timing, Units::Both, true, wrote);
         // One file, made before the operation: its bytes, no entries.
         self.laid_down("concat", readings, size, 0, &timing);
         self.remove_output("concat.out")
@@ -383,17 +434,13 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let target = make_dir(self.dir.as_fd(), "untar")?;
         let (tally, timing, readings) = self.timed_logging("untar", true, |rep| {
             let tar = open_file(rep.dir.as_fd(), "tree.tar")?;
-            tarball::extract(tar, target.as_fd(), rep.log.as_ref())
+            let tally = tarball::extract(tar, target.as_fd(), rep.log.as_ref())?;
+            rep.end_sync()?;
+            Ok(tally)
         })?;
         drop(target);
-        self.record(
-            "untar",
-            &tally,
-            timing,
-            Units::Both,
-            true,
-            Some(tally.bytes),
-        );
+        let wrote = self.wrote(tally.bytes);
+        self.record("untar", &tally, timing, Units::Both, true, wrote);
         self.laid_down("untar", readings, tally.bytes, tally.entries, &timing);
         self.remove_output("tree.tar")?;
         self.remove_output("untar")
@@ -411,7 +458,9 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let threads = self.work.config.threads;
         let copy = |rep: &mut Self| {
             let log = rep.log.as_ref().filter(|_| measured);
-            ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)
+            let copied = ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)?;
+            rep.end_sync()?;
+            Ok(copied)
         };
         match measured {
             true => self.timed_logging("copy", true, copy),
@@ -421,8 +470,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
 
     fn copy(&mut self) -> anyhow::Result<()> {
         let (copied, timing, readings) = self.copy_to_copy(true)?;
-        let written = Some(copied.tally.bytes);
-        self.record("copy", &copied.tally, timing, Units::Both, true, written);
+        let wrote = self.wrote(copied.tally.bytes);
+        self.record("copy", &copied.tally, timing, Units::Both, true, wrote);
         let (bytes, entries) = (copied.tally.bytes, copied.tally.entries);
         self.laid_down("copy", readings, bytes, entries, &timing);
         if copied.skipped > 0 {
@@ -453,7 +502,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
                 ..Default::default()
             };
             // What a command wrote, and whether it synced, is its own affair.
-            self.record(&name, &tally, timing, Units::Both, true, None);
+            self.record(&name, &tally, timing, Units::Both, true, Wrote::Nothing);
             self.remove_output(&name)?;
         }
         Ok(())
@@ -473,7 +522,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
             Ok(tally)
         })?;
         drop(out);
-        self.record("stream_write", &tally, timing, Units::Bytes, false, None);
+        let wrote = Wrote::Synced(tally.bytes);
+        self.record("stream_write", &tally, timing, Units::Bytes, false, wrote);
         let mut pump = ops::Pump::with_block(STREAM_BLOCK as usize);
         let (tally, timing) = self.timed("stream read", |rep| {
             let file = open_file(rep.dir.as_fd(), "stream.dat")?;
@@ -484,7 +534,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
             })?;
             Ok(tally)
         })?;
-        self.record("stream_read", &tally, timing, Units::Bytes, true, None);
+        self.record(
+            "stream_read",
+            &tally,
+            timing,
+            Units::Bytes,
+            true,
+            Wrote::Nothing,
+        );
         self.remove_output("stream.dat")
     }
 
@@ -502,7 +559,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
             entries,
             ..Default::default()
         };
-        self.record("delete", &tally, timing, Units::Entries, false, None);
+        self.record(
+            "delete",
+            &tally,
+            timing,
+            Units::Entries,
+            false,
+            Wrote::Nothing,
+        );
         Ok(())
     }
 
