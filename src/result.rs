@@ -260,8 +260,8 @@ pub enum Flag {
     /// `FitsInPageCache` guesses from sizes). The figures are the metric's
     /// `device` (`Metric::flag_text`).
     ServedFromCache,
-    /// The phase wrote without a sync and the devices wrote under 10 % of
-    /// its bytes by its end: they were still in the page cache.
+    /// The phase wrote without a sync and the devices wrote under half of
+    /// its bytes by its end: most were still in the page cache.
     NotYetOnDevice,
 }
 
@@ -277,7 +277,7 @@ impl Flag {
                 "served from the page cache: the device read under 10 % of the bytes read"
             }
             Flag::NotYetOnDevice => {
-                "not yet on the device: no sync, and the device wrote under 10 % of the bytes written"
+                "not yet on the device: no sync, and the device wrote under half of the bytes written"
             }
         }
     }

@@ -192,7 +192,7 @@ fn a_buffered_write_without_sync_is_not_yet_on_the_device() {
     let written = bytes(&evidence["workload_written_bytes"]);
     assert!(written >= 64.0 * MIB, "{metric:#}");
     assert!(
-        bytes(&evidence["written_bytes"]) < 0.1 * written,
+        bytes(&evidence["written_bytes"]) < 0.5 * written,
         "{metric:#}"
     );
     let flags = flags(&metric);

@@ -10,9 +10,14 @@ use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
 use crate::result::{DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
 
-/// Device bytes under this fraction of the workload's bytes: the page
-/// cache's figure, not the device's.
+/// Device reads under this fraction of the bytes read: the page cache's
+/// figure, not the device's.
 pub const EVIDENCE_FRACTION: f64 = 0.1;
+
+/// Device writes under this fraction of the bytes written, with no sync:
+/// most of them were still in the page cache when the phase ended
+/// (background writeback may have started on the rest).
+pub const MOSTLY_DIRTY_FRACTION: f64 = 0.5;
 
 /// What every metric over one phase shares: made from its timing by a
 /// workload (`Measured::over`), or from the ranks' spans by the MPI
@@ -205,7 +210,7 @@ impl Measured {
             .as_ref()
             .and_then(|e| e.write_ratio)
             .filter(|_| self.unsynced.is_some());
-        let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < EVIDENCE_FRACTION);
+        let under = |ratio: Option<f64>, fraction| ratio.is_some_and(|r| r < fraction);
         let mut flags = Vec::new();
         if self.elapsed_s < MIN_PRECISE_SECONDS {
             flags.push(Flag::TooShort);
@@ -213,13 +218,13 @@ impl Measured {
         if self.fits_in_page_cache && read_ratio.is_none() {
             flags.push(Flag::FitsInPageCache);
         }
-        if self.served_from_cache || under(read_ratio) {
+        if self.served_from_cache || under(read_ratio, EVIDENCE_FRACTION) {
             flags.push(Flag::ServedFromCache);
         }
         if self.writes_cached && write_ratio.is_none() {
             flags.push(Flag::WritesCached);
         }
-        if self.not_yet_on_device || under(write_ratio) {
+        if self.not_yet_on_device || under(write_ratio, MOSTLY_DIRTY_FRACTION) {
             flags.push(Flag::NotYetOnDevice);
         }
         flags
@@ -390,9 +395,14 @@ mod tests {
                 .flag_text(Flag::NotYetOnDevice)
                 .contains("wrote 1.0 MiB of the 256 MiB")
         );
+        // Background writeback had begun: most still dirty, flagged.
+        assert_eq!(
+            wrote(64 * mib, Some(256 * mib)).flags,
+            [Flag::NotYetOnDevice]
+        );
         assert!(
             wrote(200 * mib, Some(256 * mib)).flags.is_empty(),
-            "written back"
+            "mostly written back"
         );
         assert!(wrote(0, None).flags.is_empty(), "synced in the phase");
     }
