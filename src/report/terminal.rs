@@ -232,7 +232,8 @@ Sweep: {} (mean over the repetitions)
         {
             legend.push_str(
                 "; dev 98% = the bytes the devices under the target read and wrote in the \
-                 phase, as a share of the bytes the workload moved (under 10 %: the page cache's figure)",
+                 phase, as a share of the bytes the workload moved (reads under 10 %, \
+                 unsynced writes under half: the page cache's figure)",
             );
         }
         let mut out = format!("\n{}", wrap(&legend, self.width, ""));
