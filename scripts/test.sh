@@ -17,8 +17,9 @@ cd "$(dirname "$0")/.."
 # libopenmpi-dev, openmpi-bin, libclang-dev: the build with the mpi feature
 # (mpicc and bindgen) and mpirun for the scale-out tests.
 # man-db: man renders fsbench's man page and finds the installed one.
+# fdisk: sfdisk partitions a loop device for the --wipe refusal tests.
 packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
-  strace libopenmpi-dev openmpi-bin libclang-dev man-db)
+  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do
