@@ -411,3 +411,24 @@ fn a_two_device_btrfs_counts_both_devices() {
     assert_eq!(counted, expected, "{listed:?}");
     first.unmount();
 }
+
+#[test]
+fn env_says_what_the_disk_is_sector_sizes_and_size() {
+    let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
+        return;
+    };
+    let out = run(&["env", mnt.to_str().unwrap(), "--json", "-"]);
+    out.assert_success();
+    let record: Value = serde_json::from_str(&out.stdout).unwrap();
+    let facts = &record["targets"][0]["env"]["device_facts"];
+    assert_eq!(facts["size_bytes"], 256 << 20, "{record:#}");
+    assert_eq!(facts["logical_sector"], 512, "{record:#}");
+    // A loop device has no model and the file system is on all of it.
+    assert!(facts["model"].is_null() && facts["partition_offset"].is_null());
+    let text = run(&["env", mnt.to_str().unwrap()]);
+    assert!(
+        text.stdout.contains("sectors 512/") && text.stdout.contains("256.0 MiB"),
+        "{text}"
+    );
+    sentinel.assert_intact();
+}

@@ -441,6 +441,18 @@ fn environment_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
         env_row(name, values)
     });
     let mut rows: Vec<EnvRow> = std::iter::once(path).chain(fields).collect();
+    // What the disks are, where some target's record says (results from
+    // before it was recorded have no such row).
+    if targets
+        .iter()
+        .any(|t| t.env.as_ref().is_some_and(|e| e.device_facts.is_some()))
+    {
+        let facts = |t: &TargetResult| {
+            let facts = t.env.as_ref().and_then(|e| e.device_facts.as_ref());
+            facts.map_or_else(|| "-".to_string(), |f| f.described())
+        };
+        rows.push(env_row("device", targets.iter().map(facts).collect()));
+    }
     if targets.iter().any(|t| t.built.is_some()) {
         rows.extend(built_rows(targets));
     }

@@ -17,6 +17,70 @@ pub(super) struct BlockInfo {
     pub(super) scheduler: Option<String>,
     pub(super) write_cache: Option<String>,
     pub(super) raid_level: Option<String>,
+    pub(super) facts: Option<DeviceFacts>,
+}
+
+/// What the disk under a target is, from sysfs: enough to see a
+/// misaligned partition (a 4 KiB-sector disk whose partition does not
+/// start on a 4 KiB boundary turns every write into a read-modify-write).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceFacts {
+    /// device/model (SCSI/ATA/NVMe), trimmed; None for virtual devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The whole disk's size (`size` × 512).
+    pub size_bytes: u64,
+    /// queue/logical_block_size and queue/physical_block_size.
+    pub logical_sector: u64,
+    pub physical_sector: u64,
+    /// Where the partition starts on its disk (`start` × 512); None when
+    /// the file system is on the whole disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_offset: Option<u64>,
+}
+
+impl DeviceFacts {
+    /// A partition that does not start on a physical sector boundary.
+    pub fn misaligned(&self) -> bool {
+        self.partition_offset
+            .is_some_and(|offset| self.physical_sector > 0 && offset % self.physical_sector != 0)
+    }
+
+    /// One line: "QEMU HARDDISK, 256.0 GiB, sectors 512/4096 B, partition at
+    /// 1.0 MiB (aligned)".
+    pub fn described(&self) -> String {
+        use crate::size::format_bytes;
+        let mut parts: Vec<String> = self.model.iter().cloned().collect();
+        parts.push(format_bytes(self.size_bytes));
+        parts.push(format!(
+            "sectors {}/{} B (logical/physical)",
+            self.logical_sector, self.physical_sector
+        ));
+        if let Some(offset) = self.partition_offset {
+            let alignment = match self.misaligned() {
+                true => format!("MISALIGNED to its {} B sectors", self.physical_sector),
+                false => "aligned".to_string(),
+            };
+            parts.push(format!("partition at {offset} B ({alignment})"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// The facts of `disk`, `node` being the partition (or the disk itself).
+fn device_facts(node: &Path, disk: &Path) -> Option<DeviceFacts> {
+    let number = |path: &Path| read_sysfs(path).and_then(|v| v.trim().parse::<u64>().ok());
+    let offset = match node == disk {
+        true => None,
+        false => Some(number(&node.join("start"))? * 512),
+    };
+    Some(DeviceFacts {
+        model: read_sysfs(&disk.join("device/model")).map(|m| m.trim().to_string()),
+        size_bytes: number(&disk.join("size"))? * 512,
+        logical_sector: number(&disk.join("queue/logical_block_size"))?,
+        physical_sector: number(&disk.join("queue/physical_block_size"))?,
+        partition_offset: offset,
+    })
 }
 
 /// The block device a file system lives on. Major 0 is the anonymous range
@@ -54,8 +118,9 @@ pub(super) fn probe_block_device((major, minor): (u32, u32)) -> Option<BlockInfo
 /// Reads the attributes of the disk holding the sysfs block `node` (a disk
 /// or a partition directory under /sys/devices).
 fn describe_disk(node: PathBuf) -> BlockInfo {
-    let disk = whole_disk(node);
+    let disk = whole_disk(node.clone());
     BlockInfo {
+        facts: device_facts(&node, &disk),
         name: disk.file_name().map(|n| n.to_string_lossy().into_owned()),
         loop_backing_file: read_sysfs(&disk.join("loop/backing_file")),
         rotational: queue_attribute(&disk, "rotational").and_then(|r| parse_rotational(&r)),
@@ -267,5 +332,32 @@ pub(crate) mod tests {
         let looped = describe_disk(loop3);
         assert_eq!(looped.loop_backing_file.as_deref(), Some("/img/a b.img "));
         assert_eq!(looped.rotational, None);
+    }
+
+    #[test]
+    fn a_partition_off_its_physical_sectors_is_misaligned() {
+        let sys = ScratchDir::new("facts");
+        let disk = sys.0.join("sdz");
+        let part = disk.join("sdz1");
+        write_file(&disk.join("size"), "7814037168\n");
+        write_file(&disk.join("device/model"), "WDC WD40EFRX-68N\n");
+        write_file(&disk.join("queue/logical_block_size"), "512\n");
+        write_file(&disk.join("queue/physical_block_size"), "4096\n");
+        write_file(&part.join("partition"), "1\n");
+        // The old DOS layout: sector 63, 32256 bytes in.
+        write_file(&part.join("start"), "63\n");
+        let facts = device_facts(&part, &disk).unwrap();
+        assert_eq!(facts.partition_offset, Some(32256));
+        assert!(facts.misaligned());
+        assert_eq!(
+            facts.described(),
+            "WDC WD40EFRX-68N, 3.6 TiB, sectors 512/4096 B (logical/physical), \
+             partition at 32256 B (MISALIGNED to its 4096 B sectors)"
+        );
+        write_file(&part.join("start"), "2048\n");
+        assert!(!device_facts(&part, &disk).unwrap().misaligned());
+        // The whole disk: no partition, nothing to align.
+        let whole = device_facts(&disk, &disk).unwrap();
+        assert_eq!((whole.partition_offset, whole.misaligned()), (None, false));
     }
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+pub use block::DeviceFacts;
 use block::{block_device_number, probe_block_device};
 pub use host::{dirty_limit_bytes, host_name, probe_host};
 use mounts::{MountEntry, read_mountinfo, select_mount};
@@ -92,6 +93,10 @@ pub struct TargetEnv {
     /// What this configuration can lose on a crash (see `risk`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub risks: Vec<Risk>,
+    /// What the disk under the target is: model, size, sector sizes, the
+    /// partition's offset (None: no block device, or a result from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_facts: Option<DeviceFacts>,
     /// The block devices under the target (`storage::devices`): those
     /// whose counters count its I/O, then those beneath them. Empty for
     /// "no device" (tmpfs) and in results made before they were resolved.
@@ -151,6 +156,7 @@ pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
         scheduler: block.scheduler,
         write_cache: block.write_cache,
         raid_level: block.raid_level,
+        device_facts: block.facts,
         total_bytes: vfs.f_blocks.saturating_mul(vfs.f_frsize),
         free_bytes: vfs.f_bavail.saturating_mul(vfs.f_frsize),
         total_inodes: vfs.f_files,
@@ -197,6 +203,7 @@ mod tests {
             scheduler: None,
             write_cache: None,
             raid_level: None,
+            device_facts: None,
             total_bytes: 16 * MIB,
             free_bytes: 16 * MIB - 512 * 1024,
             total_inodes: 1000,

@@ -56,6 +56,13 @@ fn target_rows(target: &TargetEnv) -> Rows {
         ("scheduler", or_dash(target.scheduler.as_deref())),
         ("write cache", or_dash(target.write_cache.as_deref())),
         ("raid level", or_dash(target.raid_level.as_deref())),
+        (
+            "device",
+            target
+                .device_facts
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |f| f.described()),
+        ),
         ("total size", format_bytes(target.total_bytes)),
         ("free size", format_bytes(target.free_bytes)),
         ("total inodes", target.total_inodes.to_string()),
