@@ -307,8 +307,8 @@ fn built_line(built: &Outcome, wall: std::time::Duration) -> String {
     format!(
         "fsbench: {builds} builds of {} configurations took {:.1} s ({:.1} % of the run's {:.1} s)\n",
         built.built.len(),
-        built.build_time.as_secs_f64(),
-        100.0 * built.build_time.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+        built.build_seconds(),
+        100.0 * built.build_seconds() / wall.as_secs_f64().max(1e-9),
         wall.as_secs_f64()
     )
 }

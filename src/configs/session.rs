@@ -9,7 +9,6 @@
 //! the next. With --fresh every repetition builds each round anew.
 use std::ops::Range;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::build::{Builds, Place};
 use super::{Built, Config};
@@ -38,7 +37,8 @@ pub trait Measure {
     fn planned_bytes(&self) -> anyhow::Result<u64>;
 }
 
-/// What was built, what failed, and the time building took.
+/// What was built (with the time each took), what failed, and why the
+/// repetitions stopped early, if they did.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub built: Vec<(String, Built)>,
@@ -46,15 +46,18 @@ pub struct Outcome {
     /// it happened; the others were measured).
     pub failed: Vec<(String, String)>,
     pub stopped: Option<String>,
-    pub build_time: Duration,
 }
 
 impl Outcome {
+    /// The time spent building and taking down, over every configuration.
+    pub fn build_seconds(&self) -> f64 {
+        self.built.iter().map(|(_, b)| b.build_seconds).sum()
+    }
+
     /// Adds a round's records: a configuration built again (--fresh)
     /// counts its builds and their time.
     fn absorb(&mut self, records: Vec<(String, Built)>) {
         for (name, record) in records {
-            self.build_time += Duration::from_secs_f64(record.build_seconds);
             match self.built.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, kept)) => {
                     kept.builds += record.builds;
@@ -303,6 +306,6 @@ mod tests {
         assert_eq!(outcome.built.len(), 1);
         assert_eq!(outcome.built[0].1.builds, 2);
         assert_eq!(outcome.built[0].1.build_seconds, 3.0);
-        assert_eq!(outcome.build_time, Duration::from_secs(3));
+        assert_eq!(outcome.build_seconds(), 3.0);
     }
 }
