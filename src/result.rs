@@ -263,9 +263,31 @@ pub enum Flag {
     /// The phase wrote without a sync and the devices wrote under half of
     /// its bytes by its end: most were still in the page cache.
     NotYetOnDevice,
+    /// O_DIRECT reads, or writes on the device by the phase's end, that
+    /// the devices did under half of: served by something no counted
+    /// device did (holes, compression, deduplication, an uncounted
+    /// device), not by the storage under test.
+    ExceedsDevice,
+    /// The first repetition was significantly worse than the others
+    /// (`stats::first_is_warm_up`): raised by the summary over
+    /// repetitions, never on one metric.
+    WarmUp,
 }
 
 impl Flag {
+    /// A word for a table's flags column.
+    pub fn short(self) -> &'static str {
+        match self {
+            Flag::TooShort => "short",
+            Flag::FitsInPageCache => "cached",
+            Flag::WritesCached => "unsynced",
+            Flag::ServedFromCache => "from-cache",
+            Flag::NotYetOnDevice => "not-on-device",
+            Flag::ExceedsDevice => "exceeds-device",
+            Flag::WarmUp => "warm-up",
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Flag::TooShort => "ran under 0.5 s: measured, but less precise",
@@ -279,13 +301,22 @@ impl Flag {
             Flag::NotYetOnDevice => {
                 "not yet on the device: no sync, and the device wrote under half of the bytes written"
             }
+            Flag::ExceedsDevice => {
+                "exceeds the device: bytes that went past the page cache, but the device did under half of them"
+            }
+            Flag::WarmUp => {
+                "warm-up: the first repetition was significantly worse than the others, and is in the mean"
+            }
         }
     }
 
     /// Whether the device counters raised the flag (its figures are in
     /// the metric's `device`).
     pub fn from_device(self) -> bool {
-        matches!(self, Flag::ServedFromCache | Flag::NotYetOnDevice)
+        matches!(
+            self,
+            Flag::ServedFromCache | Flag::NotYetOnDevice | Flag::ExceedsDevice
+        )
     }
 }
 
@@ -320,9 +351,28 @@ pub struct DeviceEvidence {
     pub read_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_ratio: Option<f64>,
+    /// Device bytes written ÷ bytes written, for writes that reached the
+    /// device (synced, or O_DIRECT): what the file system's journal,
+    /// metadata and alignment cost on top of the data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_amplification: Option<f64>,
+    /// Device bytes (read and written) per operation, for a phase of
+    /// operations that move no file data (create, stat, delete): what a
+    /// metadata operation costs the storage, where journaling modes differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_op: Option<f64>,
 }
 
 impl DeviceEvidence {
+    /// The evidence with `bytes_per_op` over the phase's `operations`,
+    /// when the workload moved no data bytes in it.
+    pub fn over_operations(mut self, operations: u64) -> DeviceEvidence {
+        let device = self.read_bytes + self.written_bytes;
+        let no_data = self.ratio().is_none();
+        self.bytes_per_op = (no_data && operations > 0).then(|| device as f64 / operations as f64);
+        self
+    }
+
     /// Device bytes ÷ workload bytes over the directions the workload
     /// moved bytes in; None when it moved none (or did not say).
     pub fn ratio(&self) -> Option<f64> {
@@ -423,6 +473,16 @@ impl Metric {
                     mib(d.written_bytes),
                     mib(written)
                 ))
+            }),
+            Flag::ExceedsDevice => device.map(|d| {
+                format!(
+                    "exceeds the device: the phase read {} and wrote {} past the page cache, \
+                     the device read {} and wrote {} (holes, compression, or a device not counted)",
+                    mib(d.workload_read_bytes.unwrap_or(0)),
+                    mib(d.workload_written_bytes.unwrap_or(0)),
+                    mib(d.read_bytes),
+                    mib(d.written_bytes)
+                )
             }),
             _ => None,
         };

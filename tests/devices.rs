@@ -320,6 +320,21 @@ fn a_tree_copy_ends_on_the_device_unless_no_end_sync() {
         sync["value"].as_f64().unwrap() <= copy["value"].as_f64().unwrap(),
         "the closing sync is part of the copy's time: {sync:#} {copy:#}"
     );
+    // Writing the dataset is timed up to the device too, synced copies
+    // cost the device at least their bytes (write amplification >= ~1).
+    let generate = rate(&synced, "generate_s");
+    let generated = bytes(&generate["device"]["workload_written_bytes"]);
+    assert!(
+        bytes(&generate["device"]["written_bytes"]) >= 0.9 * generated,
+        "{generate:#}"
+    );
+    assert!(
+        flags(&generate).is_empty() || flags(&generate) == ["too_short"],
+        "{generate:#}"
+    );
+    assert!(rate(&synced, "generate_sync_s")["value"].as_f64().unwrap() > 0.0);
+    let amplification = copy["device"]["write_amplification"].as_f64().unwrap();
+    assert!(amplification >= 0.9, "{copy:#}");
     // --no-end-sync: the page cache's time, flagged from the counters.
     let cached = tree_json(&mnt, "copy", &["--no-end-sync"]);
     let copy = rate(&cached, "copy_s");
@@ -331,6 +346,11 @@ fn a_tree_copy_ends_on_the_device_unless_no_end_sync() {
         .as_array()
         .unwrap();
     assert!(!metrics.iter().any(|m| m["name"] == "copy_sync_s"));
+    assert!(!metrics.iter().any(|m| m["name"] == "generate_sync_s"));
+    assert!(
+        copy["device"]["write_amplification"].is_null(),
+        "not on the device yet"
+    );
     sentinel.assert_intact();
 }
 

@@ -10,7 +10,7 @@ use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;
 use fsbench::report::summary::{Class, Level, Summary, classify};
 use fsbench::report::{Reporter, load, markdown::Markdown, terminal::Terminal};
-use fsbench::result::{Direction, RunResult};
+use fsbench::result::{Direction, Flag, RunResult};
 
 fn fixture() -> RunResult {
     load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json"))
@@ -308,4 +308,54 @@ fn a_ratio_whose_interval_would_reach_below_zero_is_unbounded_everywhere() {
     }
     let terminal = Terminal { width: 100 }.render(&run, &summary).unwrap();
     assert!(!terminal.contains("-0."), "no negative ratio: {terminal}");
+}
+
+#[test]
+fn a_first_repetition_far_worse_than_the_others_is_flagged_warm_up_with_its_figures() {
+    // put_block is a rate: a first repetition at a third of the others.
+    let run = with_put_block([100.0, 300.0, 302.0]);
+    let summary = Summary::of(&run);
+    let bonnie = &summary.workloads[0];
+    let put_block = bonnie
+        .metrics
+        .iter()
+        .find(|m| m.name == "put_block")
+        .unwrap();
+    let cell = put_block.cells[1].as_ref().unwrap();
+    assert!(cell.flags.contains(&Flag::WarmUp), "{:?}", cell.flags);
+    let texts: Vec<&str> = cell
+        .warnings
+        .iter()
+        .map(|&i| summary.warnings[i].as_str())
+        .collect();
+    assert!(
+        texts.iter().any(
+            |t| t.starts_with("warm-up: the first repetition of put_block (100.0 ")
+                && t.contains("(300.0–302.0 ")
+        ),
+        "{texts:?}"
+    );
+    // The same values in another order: the slow one is not the first.
+    for order in [[300.0, 100.0, 302.0], [300.0, 302.0, 301.0]] {
+        let summary = Summary::of(&with_put_block(order));
+        let put_block = summary.workloads[0]
+            .metrics
+            .iter()
+            .find(|m| m.name == "put_block");
+        let cell = put_block.unwrap().cells[1].as_ref().unwrap();
+        assert!(!cell.flags.contains(&Flag::WarmUp), "{order:?}");
+    }
+    // A first value that is better, not worse, is no warm-up.
+    let summary = Summary::of(&with_put_block([900.0, 300.0, 302.0]));
+    let put_block = summary.workloads[0]
+        .metrics
+        .iter()
+        .find(|m| m.name == "put_block");
+    assert!(
+        !put_block.unwrap().cells[1]
+            .as_ref()
+            .unwrap()
+            .flags
+            .contains(&Flag::WarmUp)
+    );
 }

@@ -48,10 +48,16 @@ pub struct Measured {
     pub written_bytes: Option<u64>,
     /// The bytes the phase left unsynced (`Measured::left_dirty`).
     pub unsynced: Option<u64>,
-    /// Flagged by the ranks' own counters (the MPI aggregate), beside
-    /// what this phase's counters show.
-    pub served_from_cache: bool,
-    pub not_yet_on_device: bool,
+    /// The phase's writes were on the device when it ended (synced inside
+    /// it, or O_DIRECT), and its reads went to the device whatever the
+    /// page cache held (O_DIRECT): `Measured::reached_device`. Device
+    /// counters far below its bytes then mean I/O no counted device did.
+    pub writes_reached_device: bool,
+    pub reads_bypassed_cache: bool,
+    /// Flags the device counters raised where this process cannot read
+    /// them (the ranks' own, for the MPI aggregate), beside what this
+    /// phase's counters show.
+    pub device_flags: Vec<Flag>,
 }
 
 /// How a count becomes a rate: its unit, and how many counted things make
@@ -96,8 +102,20 @@ impl Measured {
             read_bytes: None,
             written_bytes: None,
             unsynced: None,
-            served_from_cache: false,
-            not_yet_on_device: false,
+            writes_reached_device: false,
+            reads_bypassed_cache: false,
+            device_flags: Vec::new(),
+        }
+    }
+
+    /// The phase's writes were on the device by its end (`writes`: synced
+    /// inside the phase, or O_DIRECT), and its reads bypassed the page
+    /// cache (`reads`: O_DIRECT).
+    pub fn reached_device(self, writes: bool, reads: bool) -> Measured {
+        Measured {
+            writes_reached_device: writes,
+            reads_bypassed_cache: reads,
+            ..self
         }
     }
 
@@ -169,7 +187,7 @@ impl Measured {
             across_ranks: Default::default(),
             phase: self.phase,
             detail: false,
-            device: self.evidence(),
+            device: self.evidence().map(|e| e.over_operations(samples)),
         }
     }
 
@@ -194,6 +212,10 @@ impl Measured {
             workload_written_bytes: written,
             read_ratio: ratio(delta.read_bytes, self.read_bytes),
             write_ratio: ratio(delta.written_bytes, written),
+            // Only writes that reached the device weigh what it costs them.
+            write_amplification: ratio(delta.written_bytes, written)
+                .filter(|_| self.writes_reached_device),
+            bytes_per_op: None,
         })
     }
 
@@ -218,16 +240,34 @@ impl Measured {
         if self.fits_in_page_cache && read_ratio.is_none() {
             flags.push(Flag::FitsInPageCache);
         }
-        if self.served_from_cache || under(read_ratio, EVIDENCE_FRACTION) {
+        let raised = |flag| self.device_flags.contains(&flag);
+        if raised(Flag::ServedFromCache) || under(read_ratio, EVIDENCE_FRACTION) {
             flags.push(Flag::ServedFromCache);
         }
         if self.writes_cached && write_ratio.is_none() {
             flags.push(Flag::WritesCached);
         }
-        if self.not_yet_on_device || under(write_ratio, MOSTLY_DIRTY_FRACTION) {
+        if raised(Flag::NotYetOnDevice) || under(write_ratio, MOSTLY_DIRTY_FRACTION) {
             flags.push(Flag::NotYetOnDevice);
         }
+        if raised(Flag::ExceedsDevice) || self.exceeds_device(evidence.as_ref()) {
+            flags.push(Flag::ExceedsDevice);
+        }
         flags
+    }
+
+    /// The phase moved bytes the page cache cannot explain and the devices
+    /// did not: O_DIRECT reads, or writes on the device by the phase's end,
+    /// with device bytes under `MOSTLY_DIRTY_FRACTION` of them. Holes read
+    /// back as zeros, compression, deduplication, or a device fsbench does
+    /// not count served them: not a figure of the storage under test.
+    fn exceeds_device(&self, evidence: Option<&DeviceEvidence>) -> bool {
+        let Some(evidence) = evidence else {
+            return false;
+        };
+        let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < MOSTLY_DIRTY_FRACTION);
+        (self.reads_bypassed_cache && under(evidence.read_ratio))
+            || (self.writes_reached_device && under(evidence.write_ratio))
     }
 }
 
@@ -405,6 +445,67 @@ mod tests {
             "mostly written back"
         );
         assert!(wrote(0, None).flags.is_empty(), "synced in the phase");
+    }
+
+    #[test]
+    fn direct_or_synced_bytes_the_device_did_not_do_exceed_it() {
+        let mib = 1u64 << 20;
+        let direct_read = |device_read| {
+            with_device(device_read, 0)
+                .moved(256 * mib, 0)
+                .reached_device(false, true)
+                .rate("read", Rate::MIB_PER_S, 256 * mib)
+        };
+        // 256 MiB read with O_DIRECT and the device read 4: holes read back.
+        let holes = direct_read(4 * mib);
+        assert!(
+            holes.flags.contains(&Flag::ExceedsDevice),
+            "{:?}",
+            holes.flags
+        );
+        assert!(
+            holes.flag_text(Flag::ExceedsDevice).contains(
+                "read 256 MiB and wrote 0 MiB past the page cache, the device read 4.0 MiB"
+            )
+        );
+        assert!(!direct_read(256 * mib).flags.contains(&Flag::ExceedsDevice));
+        let synced_write = |device_written| {
+            with_device(0, device_written)
+                .moved(0, 256 * mib)
+                .reached_device(true, false)
+                .rate("write", Rate::MIB_PER_S, 256 * mib)
+        };
+        assert_eq!(synced_write(16 * mib).flags, [Flag::ExceedsDevice]);
+        let journaled = synced_write(300 * mib);
+        assert!(journaled.flags.is_empty());
+        let amplification = journaled.device.unwrap().write_amplification.unwrap();
+        assert!((amplification - 300.0 / 256.0).abs() < 1e-9);
+        // A buffered read the device did not do is the page cache's, not
+        // beyond the device; nor is a write not said to be on the device.
+        let buffered = with_device(0, 16 * mib).moved(256 * mib, 256 * mib).rate(
+            "copy",
+            Rate::MIB_PER_S,
+            256 * mib,
+        );
+        assert!(!buffered.flags.contains(&Flag::ExceedsDevice));
+        assert_eq!(buffered.device.unwrap().write_amplification, None);
+    }
+
+    #[test]
+    fn a_phase_without_data_bytes_weighs_device_bytes_per_operation() {
+        let create =
+            with_device(0, 8 << 20)
+                .moved(0, 0)
+                .rate("create", Rate::per_second("files/s"), 2048);
+        let device = create.device.unwrap();
+        assert_eq!(device.bytes_per_op, Some(4096.0));
+        assert_eq!(device.ratio(), None);
+        // With data bytes the ratio says it, not a per-operation figure.
+        let write =
+            with_device(0, 8 << 20)
+                .moved(0, 8 << 20)
+                .rate("write", Rate::MIB_PER_S, 8 << 20);
+        assert_eq!(write.device.unwrap().bytes_per_op, None);
     }
 
     #[test]

@@ -9,9 +9,34 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 /// Two-sided confidence level of every interval in reports.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// A first repetition this much worse than the mean of the others (and
+/// beyond their own spread) was a warm-up, not a sample like them.
+pub const WARM_UP_FRACTION: f64 = 0.1;
+
+/// Standard deviations of the other repetitions the first must lie beyond.
+const WARM_UP_SDS: f64 = 3.0;
+
 /// Significance level of Welch's test: differences with p below it are
 /// called significant.
 pub const ALPHA: f64 = 0.05;
+
+/// Whether the first of `values` (in repetition order) is a warm-up: there
+/// are at least two others, it is worse (by `improved`: whether going from
+/// the first to a later value is an improvement) than every one of them,
+/// and further from their mean than `WARM_UP_FRACTION` of it and than
+/// `WARM_UP_SDS` of their standard deviations.
+pub fn first_is_warm_up(values: &[f64], improved: impl Fn(f64, f64) -> bool) -> bool {
+    let Some((&first, rest)) = values.split_first() else {
+        return false;
+    };
+    let Some(others) = Stats::of(rest).filter(|s| s.n >= 2 && s.n == rest.len()) else {
+        return false;
+    };
+    let gap = (first - others.mean).abs();
+    rest.iter().all(|&later| improved(first, later))
+        && gap > WARM_UP_FRACTION * others.mean.abs()
+        && gap > WARM_UP_SDS * others.sd
+}
 
 /// Summary statistics of one metric's repeated values.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +289,25 @@ fn fieller(a: &Stats, b: &Stats, df: f64) -> RatioInterval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_first_repetition_is_a_warm_up_in_either_direction() {
+        let faster = |a: f64, b: f64| b > a;
+        let quicker = |a: f64, b: f64| b < a;
+        assert!(first_is_warm_up(&[60.0, 100.0, 101.0, 99.0], faster));
+        assert!(first_is_warm_up(&[14.0, 10.0, 10.2, 9.9], quicker));
+        // The same first value where higher is worse is no warm-up.
+        assert!(!first_is_warm_up(&[60.0, 100.0, 101.0, 99.0], quicker));
+        // Within 10 % of the others, or within their spread: a sample.
+        assert!(!first_is_warm_up(&[95.0, 100.0, 101.0, 99.0], faster));
+        assert!(!first_is_warm_up(&[60.0, 100.0, 140.0, 70.0], faster));
+        // Not worse than every later one.
+        assert!(!first_is_warm_up(&[60.0, 100.0, 101.0, 59.0], faster));
+        // Too few repetitions to call it.
+        assert!(!first_is_warm_up(&[60.0, 100.0], faster));
+        assert!(!first_is_warm_up(&[], faster));
+        assert!(!first_is_warm_up(&[60.0, 100.0, f64::NAN], faster));
+    }
 
     fn close(actual: f64, expected: f64, tolerance: f64) {
         assert!(

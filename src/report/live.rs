@@ -50,17 +50,7 @@ pub fn tree_table(result: &WorkloadResult) -> String {
                 .metric(&format!("{op}_{suffix}"))
                 .map_or("-".to_string(), |m| format!("{:.decimals$}", m.value))
         };
-        let flags: Vec<&str> = elapsed
-            .flags
-            .iter()
-            .map(|f| match f {
-                crate::result::Flag::TooShort => "short",
-                crate::result::Flag::FitsInPageCache => "cached",
-                crate::result::Flag::WritesCached => "unsynced",
-                crate::result::Flag::ServedFromCache => "from-cache",
-                crate::result::Flag::NotYetOnDevice => "not-on-device",
-            })
-            .collect();
+        let flags: Vec<&str> = elapsed.flags.iter().map(|f| f.short()).collect();
         rows.push([
             names::words(&elapsed.name),
             format!("{:.3}", elapsed.value),

@@ -4,7 +4,7 @@
 //! interval and significance, the best target, and the warnings (flags and
 //! workload notes) that must accompany the numbers.
 use super::sweep::Sweep;
-use crate::measure::stats::{self, RatioInterval, Stats};
+use crate::measure::stats::{self, RatioInterval, Stats, first_is_warm_up};
 use crate::result::{Direction, Flag, LatencySummary, Metric, RunResult, WorkloadResult};
 
 #[derive(Debug, Clone)]
@@ -81,10 +81,21 @@ pub struct Cell {
     /// Latency of the median repetition (histograms of separate runs cannot
     /// be merged from their summaries).
     pub latency: Option<LatencySummary>,
-    /// Device bytes ÷ the bytes the workload moved, in %, over the
-    /// repetitions that have device counters (`DeviceEvidence::ratio`);
-    /// None without them.
-    pub device_percent: Option<f64>,
+    /// What the devices did for the figure, over the repetitions that
+    /// have device counters; None without them.
+    pub device: Option<DeviceShare>,
+}
+
+/// What the devices under the target did for a cell's figure, as the mean
+/// over its repetitions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DeviceShare {
+    /// Device bytes ÷ the bytes the workload moved, in %
+    /// (`DeviceEvidence::ratio`).
+    Percent(f64),
+    /// Device bytes per operation, for a phase that moves no file data
+    /// (`DeviceEvidence::bytes_per_op`).
+    PerOperation(f64),
 }
 
 /// A cell against the baseline's cell of the same metric.
@@ -485,7 +496,7 @@ impl Builder {
     ) -> MetricSummary {
         let mut cells: Vec<Option<Cell>> = reps
             .iter()
-            .map(|per_target| self.cell(&first.name, per_target))
+            .map(|per_target| self.cell(first, per_target))
             .collect();
         let baseline_values = cells
             .get(baseline)
@@ -509,8 +520,10 @@ impl Builder {
         }
     }
 
-    fn cell(&mut self, metric: &str, reps: &[&WorkloadResult]) -> Option<Cell> {
-        let mut measured: Vec<&Metric> = reps.iter().filter_map(|w| w.metric(metric)).collect();
+    /// Metric `first`'s cell of one target, from its repetitions.
+    fn cell(&mut self, first: &Metric, reps: &[&WorkloadResult]) -> Option<Cell> {
+        let mut measured: Vec<&Metric> =
+            reps.iter().filter_map(|w| w.metric(&first.name)).collect();
         let values: Vec<f64> = measured.iter().map(|m| m.value).collect();
         let stats = Stats::of(&values)?;
         let mut flags: Vec<Flag> = Vec::new();
@@ -521,7 +534,7 @@ impl Builder {
         }
         // A flag the device counters raised says their figures (the first
         // flagged repetition's); the others their description.
-        let warnings = flags
+        let mut warnings: Vec<usize> = flags
             .iter()
             .map(|&flag| {
                 let flagged = measured.iter().find(|m| m.flags.contains(&flag));
@@ -531,7 +544,12 @@ impl Builder {
                 }
             })
             .collect();
-        let device_percent = device_percent(&measured);
+        let direction = first.direction;
+        if first_is_warm_up(&values, |a, b| direction.is_improvement(b / a)) {
+            flags.push(Flag::WarmUp);
+            warnings.push(self.warning(&warm_up_text(first, &values)));
+        }
+        let device = device_share(&measured);
         measured.sort_by(|a, b| a.value.total_cmp(&b.value));
         let latency = measured[(measured.len() - 1) / 2].latency.clone();
         Some(Cell {
@@ -541,7 +559,7 @@ impl Builder {
             warnings,
             vs_baseline: None,
             latency,
-            device_percent,
+            device,
         })
     }
 
@@ -557,14 +575,36 @@ impl Builder {
     }
 }
 
+/// The warm-up warning with its figures: "read_mib_s: the first
+/// repetition (60.0 MiB/s) was significantly worse than the others
+/// (99.0–101.0 MiB/s), and is in the mean".
+fn warm_up_text(metric: &Metric, values: &[f64]) -> String {
+    let unit = &metric.unit;
+    let others = &values[1..];
+    let low = others.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = others.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "warm-up: the first repetition of {} ({} {unit}) was significantly worse than the \
+         others ({}–{} {unit}), and is in the mean",
+        metric.name,
+        super::number(values[0]),
+        super::number(low),
+        super::number(high)
+    )
+}
+
 /// The device bytes of the repetitions' phases over the bytes their
-/// workload moved, in %; None when none has device counters.
-fn device_percent(measured: &[&Metric]) -> Option<f64> {
-    let ratios: Vec<f64> = measured
-        .iter()
-        .filter_map(|m| m.device.as_ref()?.ratio())
-        .collect();
-    (!ratios.is_empty()).then(|| 100.0 * ratios.iter().sum::<f64>() / ratios.len() as f64)
+/// workload moved, else per operation; None when none has device counters.
+fn device_share(measured: &[&Metric]) -> Option<DeviceShare> {
+    let mean = |values: Vec<f64>| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let evidence = || measured.iter().filter_map(|m| m.device.as_ref());
+    let ratios = evidence().filter_map(|d| d.ratio()).collect();
+    let per_op = evidence().filter_map(|d| d.bytes_per_op).collect();
+    mean(ratios)
+        .map(|r| DeviceShare::Percent(100.0 * r))
+        .or_else(|| mean(per_op).map(DeviceShare::PerOperation))
 }
 
 /// Metric names in order of first appearance over targets and repetitions.

@@ -16,7 +16,7 @@ use comfy_table::{
 };
 
 use super::placement::{self, PlacementTable, placement_tables, title};
-use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::summary::{Cell, DeviceShare, MetricSummary, Profile, WorkloadSummary};
 use super::sweep::SweepTable;
 use super::verdict::Verdict;
 use super::{
@@ -24,6 +24,7 @@ use super::{
     target_label, workload_title,
 };
 use crate::result::RunResult;
+use crate::size::format_bytes;
 
 /// Width used when standard output is not a terminal (files, pipes, tests),
 /// and the least a terminal gets: a narrower one wraps long lines itself.
@@ -228,12 +229,13 @@ Sweep: {} (mean over the repetitions)
         let cells = summary.workloads.iter().flat_map(|w| &w.metrics);
         if cells
             .flat_map(|m| m.cells.iter().flatten())
-            .any(|c| c.device_percent.is_some())
+            .any(|c| c.device.is_some())
         {
             legend.push_str(
                 "; dev 98% = the bytes the devices under the target read and wrote in the \
                  phase, as a share of the bytes the workload moved (reads under 10 %, \
-                 unsynced writes under half: the page cache's figure)",
+                 unsynced writes under half: the page cache's figure); dev 4.0 KiB/op = \
+                 the device bytes per operation of a phase that moves no file data",
             );
         }
         let mut out = format!("\n{}", wrap(&legend, self.width, ""));
@@ -353,7 +355,7 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
         markers(&cell.warnings)
     );
     let ratio = cell.vs_baseline.as_ref().map(ratio);
-    let device = cell.device_percent.map(device_text);
+    let device = cell.device.map(device_text);
     let lines: Vec<String> = match layout {
         Layout::Stacked => {
             let (mean, half) = mean_and_half(&cell.stats);
@@ -374,11 +376,13 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
 }
 
 /// "dev 98%": the device bytes as a share of the bytes the workload
-/// moved; a cell has it only when its result has device counters.
-fn device_text(percent: f64) -> String {
-    match percent {
-        p if p > 0.0 && p < 1.0 => format!("dev {p:.1}%"),
-        p => format!("dev {p:.0}%"),
+/// moved, or "dev 4.0 KiB/op"; a cell has it only when its result has
+/// device counters.
+fn device_text(share: DeviceShare) -> String {
+    match share {
+        DeviceShare::Percent(p) if p > 0.0 && p < 1.0 => format!("dev {p:.1}%"),
+        DeviceShare::Percent(p) => format!("dev {p:.0}%"),
+        DeviceShare::PerOperation(bytes) => format!("dev {}/op", format_bytes(bytes as u64)),
     }
 }
 

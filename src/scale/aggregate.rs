@@ -302,13 +302,22 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
         read_bytes: None,
         written_bytes: None,
         unsynced: None,
-        served_from_cache: parts
-            .iter()
-            .any(|p| p.metric.flags.contains(&Flag::ServedFromCache)),
-        not_yet_on_device: parts
-            .iter()
-            .any(|p| p.metric.flags.contains(&Flag::NotYetOnDevice)),
+        writes_reached_device: false,
+        reads_bypassed_cache: false,
+        device_flags: device_flags(parts),
     }
+}
+
+/// The flags any rank's device counters raised, each once.
+fn device_flags(parts: &[&Part<'_>]) -> Vec<Flag> {
+    let mut flags: Vec<Flag> = Vec::new();
+    let raised = parts.iter().flat_map(|p| &p.metric.flags);
+    for &flag in raised.filter(|f| f.from_device()) {
+        if !flags.contains(&flag) {
+            flags.push(flag);
+        }
+    }
+    flags
 }
 
 /// The ranks' histograms added up, when every rank has one.

@@ -77,7 +77,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let caches = Caches::asked(ctx.cold, work.config.drop_caches);
         let (src, src_path) = match (&work.plan, &work.config.source) {
             (Some(plan), Source::Dataset { seed, .. }) => {
-                let src = generate(plan, *seed, dir.as_fd(), ctx, result)?;
+                let end_sync = work.config.end_sync;
+                let src = generate(plan, *seed, end_sync, dir.as_fd(), ctx, result)?;
                 (src, ctx.scratch.path().join(&dir_name).join("src"))
             }
             (_, Source::Dir(path)) => (open_dir_path(path)?, path.clone()),
@@ -260,19 +261,15 @@ impl<'w, 'c> Repetition<'w, 'c> {
             ..Measured::over(&timing)
         }
         .moved(read, written)
-        .left_dirty(unsynced);
+        .left_dirty(unsynced)
+        .reached_device(matches!(wrote, Wrote::Synced(_)), false);
         self.result
             .metrics
             .extend(metrics(name, tally, &measured, units));
         if let (Wrote::Synced(_), Some(sync_s)) = (wrote, self.sync_s.take()) {
-            let sync = measured.metric(
-                format!("{name}_sync_s"),
-                "s",
-                crate::result::Direction::LowerIsBetter,
-                sync_s,
-                1,
-            );
-            self.result.metrics.push(sync.as_detail());
+            self.result
+                .metrics
+                .push(sync_detail(name, &measured, sync_s));
         }
     }
 
@@ -280,9 +277,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     /// file system unless `--no-end-sync`, keeping how long that took.
     fn end_sync(&mut self) -> anyhow::Result<()> {
         if self.work.config.end_sync {
-            let clock = Instant::now();
-            rustix::fs::syncfs(&self.dir).context("syncfs failed")?;
-            self.sync_s = Some(clock.elapsed().as_secs_f64());
+            self.sync_s = Some(timed_syncfs(self.dir.as_fd())?);
         }
         Ok(())
     }
@@ -525,10 +520,28 @@ fn write_blocks(out: BorrowedFd<'_>, pool: &[u8], bytes: u64) -> anyhow::Result<
     Ok(tally)
 }
 
-/// Writes the dataset into `<dir>/src`, timed as operation `generate`.
+/// Syncs the file system of `dir`; returns how long that took.
+fn timed_syncfs(dir: BorrowedFd<'_>) -> anyhow::Result<f64> {
+    let clock = Instant::now();
+    rustix::fs::syncfs(dir).context("syncfs failed")?;
+    Ok(clock.elapsed().as_secs_f64())
+}
+
+/// The detail `<name>_sync_s`: how long an operation's closing sync took
+/// (its time minus this is the page cache's).
+fn sync_detail(name: &str, measured: &Measured, sync_s: f64) -> Metric {
+    let direction = crate::result::Direction::LowerIsBetter;
+    let sync = measured.metric(format!("{name}_sync_s"), "s", direction, sync_s, 1);
+    sync.as_detail()
+}
+
+/// Writes the dataset into `<dir>/src`, timed as operation `generate`:
+/// with `end_sync`, up to its being on the device (a syncfs inside the
+/// timed window), as the other writing operations.
 fn generate(
     plan: &Plan,
     seed: u64,
+    end_sync: bool,
     dir: BorrowedFd<'_>,
     ctx: &RunContext<'_>,
     result: &mut WorkloadResult,
@@ -540,6 +553,7 @@ fn generate(
     let before = Used::settled(dir)?;
     ctx.progress.start("generate");
     let mut tally = Tally::default();
+    let mut sync_s = None;
     let timing = crate::scale::phase(
         |timing| *timing,
         || {
@@ -551,6 +565,9 @@ fn generate(
                 Ok(())
             })
             .context("generate")?;
+            if end_sync {
+                sync_s = Some(timed_syncfs(src.as_fd())?);
+            }
             Ok(clock.stop())
         },
     )?;
@@ -559,7 +576,11 @@ fn generate(
     let description = plan.describe();
     tally.entries = description.entries;
     tally.bytes = description.bytes;
-    let measured = Measured::over(&timing).left_dirty(Some(tally.bytes));
+    let unsynced = sync_s.is_none().then_some(tally.bytes);
+    let measured = Measured::over(&timing)
+        .moved(0, tally.bytes)
+        .left_dirty(unsynced)
+        .reached_device(sync_s.is_some(), false);
     // Making the dataset prepares the operations asked for (`--ops`); it is
     // reported, but is not one of them: a detail, which neither the verdict
     // nor `--precision` waits on.
@@ -567,6 +588,11 @@ fn generate(
     result
         .metrics
         .extend(generated.into_iter().map(Metric::as_detail));
+    if let Some(sync_s) = sync_s {
+        result
+            .metrics
+            .push(sync_detail("generate", &measured, sync_s));
+    }
     // What the dataset costs on disk is no view of how fast it was made:
     // `generate_space` is a headline (what seed 002's table called "space
     // used"), compared like the operations' times.
