@@ -434,7 +434,7 @@ fn a_two_device_btrfs_counts_both_devices() {
 
 #[test]
 fn env_says_what_the_disk_is_sector_sizes_and_size() {
-    let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
+    let Some((device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };
     let out = run(&["env", mnt.to_str().unwrap(), "--json", "-"]);
@@ -445,6 +445,9 @@ fn env_says_what_the_disk_is_sector_sizes_and_size() {
     assert_eq!(facts["logical_sector"], 512, "{record:#}");
     // A loop device has no model and the file system is on all of it.
     assert!(facts["model"].is_null() && facts["partition_offset"].is_null());
+    let loop_queue = format!("/sys/block/{}/queue/nr_requests", loop_name(&device));
+    let depth: u64 = std::fs::read_to_string(loop_queue).unwrap().trim().parse().unwrap();
+    assert_eq!(facts["queue_depth"], depth, "{record:#}");
     let text = run(&["env", mnt.to_str().unwrap()]);
     assert!(
         text.stdout.contains("sectors 512/") && text.stdout.contains("256.0 MiB"),

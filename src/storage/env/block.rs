@@ -37,6 +37,10 @@ pub struct DeviceFacts {
     /// the file system is on the whole disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_offset: Option<u64>,
+    /// queue/nr_requests: how many requests the block layer queues for
+    /// the disk (what a deep io job's requests wait in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u64>,
 }
 
 impl DeviceFacts {
@@ -56,6 +60,9 @@ impl DeviceFacts {
             "sectors {}/{} B (logical/physical)",
             self.logical_sector, self.physical_sector
         ));
+        if let Some(depth) = self.queue_depth {
+            parts.push(format!("queue depth {depth}"));
+        }
         if let Some(offset) = self.partition_offset {
             let alignment = match self.misaligned() {
                 true => format!("MISALIGNED to its {} B sectors", self.physical_sector),
@@ -80,6 +87,7 @@ fn device_facts(node: &Path, disk: &Path) -> Option<DeviceFacts> {
         logical_sector: number(&disk.join("queue/logical_block_size"))?,
         physical_sector: number(&disk.join("queue/physical_block_size"))?,
         partition_offset: offset,
+        queue_depth: number(&disk.join("queue/nr_requests")),
     })
 }
 
@@ -343,6 +351,7 @@ pub(crate) mod tests {
         write_file(&disk.join("device/model"), "WDC WD40EFRX-68N\n");
         write_file(&disk.join("queue/logical_block_size"), "512\n");
         write_file(&disk.join("queue/physical_block_size"), "4096\n");
+        write_file(&disk.join("queue/nr_requests"), "64\n");
         write_file(&part.join("partition"), "1\n");
         // The old DOS layout: sector 63, 32256 bytes in.
         write_file(&part.join("start"), "63\n");
@@ -352,7 +361,7 @@ pub(crate) mod tests {
         assert_eq!(
             facts.described(),
             "WDC WD40EFRX-68N, 3.6 TiB, sectors 512/4096 B (logical/physical), \
-             partition at 32256 B (MISALIGNED to its 4096 B sectors)"
+             queue depth 64, partition at 32256 B (MISALIGNED to its 4096 B sectors)"
         );
         write_file(&part.join("start"), "2048\n");
         assert!(!device_facts(&part, &disk).unwrap().misaligned());
