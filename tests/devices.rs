@@ -446,7 +446,11 @@ fn env_says_what_the_disk_is_sector_sizes_and_size() {
     // A loop device has no model and the file system is on all of it.
     assert!(facts["model"].is_null() && facts["partition_offset"].is_null());
     let loop_queue = format!("/sys/block/{}/queue/nr_requests", loop_name(&device));
-    let depth: u64 = std::fs::read_to_string(loop_queue).unwrap().trim().parse().unwrap();
+    let depth: u64 = std::fs::read_to_string(loop_queue)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert_eq!(facts["queue_depth"], depth, "{record:#}");
     let text = run(&["env", mnt.to_str().unwrap()]);
     assert!(

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use fsbench::report::html::Html;
 use fsbench::report::{Reporter, Summary, load, names};
-use fsbench::result::RunResult;
+use fsbench::result::{DeviceEvidence, Flag, RunResult};
 use fsbench::storage::env::risk::Risk;
 
 /// A result of real runs: bonnie and io on two tmpfs mounts, three
@@ -94,6 +94,73 @@ fn fixture_with_a_risk() -> RunResult {
         message: "data=writeback: after a crash, recently written files can contain stale or garbage blocks".into(),
     });
     run
+}
+
+/// The fixture with device counters on get_block: target 0's reads came
+/// from the page cache (the device read 2 % of them, flagged), target 1's
+/// from the device (all of them).
+fn fixture_with_device_counters() -> RunResult {
+    let mut run = load(&in_package(FIXTURE)).expect("fixture loads");
+    for (target, device_share) in [(0, 0.02), (1, 1.0)] {
+        let metrics = run.targets[target]
+            .workloads
+            .iter_mut()
+            .flat_map(|w| w.metrics.iter_mut().filter(|m| m.name == "get_block"));
+        for metric in metrics {
+            let read = 64u64 << 20;
+            let device = (read as f64 * device_share) as u64;
+            metric.device = Some(DeviceEvidence {
+                read_bytes: device,
+                written_bytes: 0,
+                ops: 100,
+                util_percent: 50.0,
+                queue_depth: 1.0,
+                service_ms: 1.0,
+                discards: None,
+                flushes: None,
+                workload_read_bytes: Some(read),
+                workload_written_bytes: Some(0),
+                read_ratio: Some(device as f64 / read as f64),
+                write_ratio: None,
+                write_amplification: None,
+                bytes_per_op: None,
+            });
+            metric.flags.retain(|f| *f == Flag::TooShort);
+            if device_share < 0.1 {
+                metric.flags.push(Flag::ServedFromCache);
+            }
+        }
+    }
+    run
+}
+
+/// Beside each figure with counters, a bar as long as the device's share
+/// of the bytes, in the warning colour where the counters flagged it.
+#[test]
+fn device_bars_are_as_long_as_the_device_share_and_warn_where_flagged() {
+    let run = fixture_with_device_counters();
+    let summary = Summary::of(&run);
+    let html = Html.render(&run, &summary).unwrap();
+    let bars: Vec<&str> = html
+        .split("<span class=\"device")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</span></span>").unwrap_or(rest.len())])
+        .collect();
+    assert_eq!(bars.len(), 2, "one bar per cell with counters: {bars:?}");
+    let cached = bars
+        .iter()
+        .find(|b| b.contains("width: 2.0%"))
+        .expect("2 %");
+    assert!(cached.starts_with(" flagged\""), "{cached}");
+    let device = bars
+        .iter()
+        .find(|b| b.contains("width: 100.0%"))
+        .expect("100 %");
+    assert!(device.starts_with('"'), "not flagged: {device}");
+    assert!(html.contains("dev 2%") && html.contains("dev 100%"));
+    // The fixture itself (tmpfs) has no counters and no bar.
+    let (_, _, plain) = render_fixture();
+    assert!(!plain.contains("<span class=\"device"));
 }
 
 /// The risk flags come first, every one of them, as in the terminal

@@ -13,6 +13,9 @@ pub const CONFIDENCE: f64 = 0.95;
 /// beyond their own spread) was a warm-up, not a sample like them.
 pub const WARM_UP_FRACTION: f64 = 0.1;
 
+/// Repetitions after the first needed to call it a warm-up.
+const WARM_UP_OTHERS: usize = 3;
+
 /// Standard deviations of the other repetitions the first must lie beyond.
 const WARM_UP_SDS: f64 = 3.0;
 
@@ -21,7 +24,7 @@ const WARM_UP_SDS: f64 = 3.0;
 pub const ALPHA: f64 = 0.05;
 
 /// Whether the first of `values` (in repetition order) is a warm-up: there
-/// are at least two others, it is worse (by `improved`: whether going from
+/// are at least `WARM_UP_OTHERS` others (fewer have no spread to speak of), it is worse (by `improved`: whether going from
 /// the first to a later value is an improvement) than every one of them,
 /// and further from their mean than `WARM_UP_FRACTION` of it and than
 /// `WARM_UP_SDS` of their standard deviations.
@@ -29,7 +32,8 @@ pub fn first_is_warm_up(values: &[f64], improved: impl Fn(f64, f64) -> bool) -> 
     let Some((&first, rest)) = values.split_first() else {
         return false;
     };
-    let Some(others) = Stats::of(rest).filter(|s| s.n >= 2 && s.n == rest.len()) else {
+    let Some(others) = Stats::of(rest).filter(|s| s.n >= WARM_UP_OTHERS && s.n == rest.len())
+    else {
         return false;
     };
     let gap = (first - others.mean).abs();
@@ -296,6 +300,8 @@ mod tests {
         let quicker = |a: f64, b: f64| b < a;
         assert!(first_is_warm_up(&[60.0, 100.0, 101.0, 99.0], faster));
         assert!(first_is_warm_up(&[14.0, 10.0, 10.2, 9.9], quicker));
+        // Two others have no spread to weigh the first against.
+        assert!(!first_is_warm_up(&[60.0, 100.0, 101.0], faster));
         // The same first value where higher is worse is no warm-up.
         assert!(!first_is_warm_up(&[60.0, 100.0, 101.0, 99.0], quicker));
         // Within 10 % of the others, or within their spread: a sample.

@@ -115,6 +115,20 @@ pub fn number(value: f64) -> String {
     format!("{value:.*}", decimals(value))
 }
 
+/// "dev 98%": the device bytes as a share of the bytes the workload
+/// moved, or "dev 4.0 KiB/op" for a phase that moves no data; a cell has
+/// it only when its result has device counters.
+pub fn device_text(share: summary::DeviceShare) -> String {
+    use summary::DeviceShare;
+    match share {
+        DeviceShare::Percent(p) if p > 0.0 && p < 1.0 => format!("dev {p:.1}%"),
+        DeviceShare::Percent(p) => format!("dev {p:.0}%"),
+        DeviceShare::PerOperation(bytes) => {
+            format!("dev {}/op", crate::size::format_bytes(bytes as u64))
+        }
+    }
+}
+
 /// `mean ± half-width` of the 95 % CI, or the mean alone for a single
 /// repetition.
 pub fn mean_ci(stats: &crate::measure::stats::Stats) -> String {

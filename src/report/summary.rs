@@ -575,7 +575,7 @@ impl Builder {
     }
 }
 
-/// The warm-up warning with its figures: "read_mib_s: the first
+/// The warm-up warning with its figures: "warm-up: the first
 /// repetition (60.0 MiB/s) was significantly worse than the others
 /// (99.0–101.0 MiB/s), and is in the mean".
 fn warm_up_text(metric: &Metric, values: &[f64]) -> String {
@@ -584,9 +584,8 @@ fn warm_up_text(metric: &Metric, values: &[f64]) -> String {
     let low = others.iter().copied().fold(f64::INFINITY, f64::min);
     let high = others.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     format!(
-        "warm-up: the first repetition of {} ({} {unit}) was significantly worse than the \
+        "warm-up: the first repetition ({} {unit}) was significantly worse than the \
          others ({}–{} {unit}), and is in the mean",
-        metric.name,
         super::number(values[0]),
         super::number(low),
         super::number(high)

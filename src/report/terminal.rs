@@ -16,7 +16,7 @@ use comfy_table::{
 };
 
 use super::placement::{self, PlacementTable, placement_tables, title};
-use super::summary::{Cell, DeviceShare, MetricSummary, Profile, WorkloadSummary};
+use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::sweep::SweepTable;
 use super::verdict::Verdict;
 use super::{
@@ -24,7 +24,6 @@ use super::{
     target_label, workload_title,
 };
 use crate::result::RunResult;
-use crate::size::format_bytes;
 
 /// Width used when standard output is not a terminal (files, pipes, tests),
 /// and the least a terminal gets: a narrower one wraps long lines itself.
@@ -355,7 +354,7 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
         markers(&cell.warnings)
     );
     let ratio = cell.vs_baseline.as_ref().map(ratio);
-    let device = cell.device.map(device_text);
+    let device = cell.device.map(super::device_text);
     let lines: Vec<String> = match layout {
         Layout::Stacked => {
             let (mean, half) = mean_and_half(&cell.stats);
@@ -373,17 +372,6 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
     };
     let separator = if layout == Layout::OneLine { " " } else { "\n" };
     lines.join(separator)
-}
-
-/// "dev 98%": the device bytes as a share of the bytes the workload
-/// moved, or "dev 4.0 KiB/op"; a cell has it only when its result has
-/// device counters.
-fn device_text(share: DeviceShare) -> String {
-    match share {
-        DeviceShare::Percent(p) if p > 0.0 && p < 1.0 => format!("dev {p:.1}%"),
-        DeviceShare::Percent(p) => format!("dev {p:.0}%"),
-        DeviceShare::PerOperation(bytes) => format!("dev {}/op", format_bytes(bytes as u64)),
-    }
 }
 
 /// `table` as it is when it fits `width`, else wrapped to it between words

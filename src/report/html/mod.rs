@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::charts;
 use super::placement::{self, placement_tables};
-use super::summary::{Cell, Level, MetricSummary, WorkloadSummary};
+use super::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
 use super::verdict::{Verdict, VerdictLines};
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
@@ -239,6 +239,36 @@ struct CellView {
     ratio: Option<String>,
     ratio_ci: Option<String>,
     significant: bool,
+    device: Option<DeviceBar>,
+}
+
+/// What the devices did for a cell's figure: its text ("dev 98%", "dev
+/// 4.0 KiB/op") and, for a share of the workload's bytes, a bar of it
+/// (full at 100 %, longer ones capped and marked), in the warning colour
+/// when the counters flagged the figure as not the storage's.
+#[derive(Serialize)]
+struct DeviceBar {
+    text: String,
+    /// Width of the bar in % of its track; None for a per-operation figure.
+    width: Option<f64>,
+    over: bool,
+    flagged: bool,
+}
+
+impl DeviceBar {
+    fn of(cell: &Cell) -> Option<DeviceBar> {
+        let share = cell.device?;
+        let width = match share {
+            DeviceShare::Percent(p) => Some((p.clamp(0.0, 100.0) * 10.0).round() / 10.0),
+            DeviceShare::PerOperation(_) => None,
+        };
+        Some(DeviceBar {
+            text: super::device_text(share),
+            width,
+            over: matches!(share, DeviceShare::Percent(p) if p > 100.0),
+            flagged: cell.flags.iter().any(|f| f.from_device()),
+        })
+    }
 }
 
 impl Page {
@@ -650,6 +680,7 @@ fn cell_view(cell: Option<&Cell>, best: bool) -> CellView {
             ratio: None,
             ratio_ci: None,
             significant: false,
+            device: None,
         };
     };
     CellView {
@@ -660,6 +691,7 @@ fn cell_view(cell: Option<&Cell>, best: bool) -> CellView {
         ratio: cell.vs_baseline.as_ref().map(ratio),
         ratio_ci: cell.vs_baseline.as_ref().and_then(ratio_ci),
         significant: cell.vs_baseline.is_some_and(|c| c.significant),
+        device: DeviceBar::of(cell),
     }
 }
 
