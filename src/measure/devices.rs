@@ -211,10 +211,17 @@ static WATCHED: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
 /// Until dropped: the devices whose counters every timed phase reads.
 pub struct Watch(());
 
+/// Set to `off`: no phase reads the counters, so results have no device
+/// evidence (and the size guesses decide the flags). For measuring what
+/// reading them costs (`bench/counters.py`), not for everyday use.
+pub const SWITCH: &str = "FSBENCH_DEVICE_COUNTERS";
+
 /// Watches the counted devices among `devices` until the guard is dropped
-/// (the driver, around each step of a workload).
+/// (the driver, around each step of a workload); none when `SWITCH` says
+/// off.
 pub fn watch(devices: &[BlockDev]) -> Watch {
-    let counted = devices.iter().filter(|d| d.counted).map(|d| d.dev);
+    let off = std::env::var_os(SWITCH).is_some_and(|v| v == "off");
+    let counted = devices.iter().filter(|d| d.counted && !off).map(|d| d.dev);
     *lock() = counted.collect();
     Watch(())
 }
