@@ -361,6 +361,9 @@ pub struct DeviceEvidence {
     /// metadata operation costs the storage, where journaling modes differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_op: Option<f64>,
+    /// A network mount's fastest link, bytes/s (`Delta::link_bytes_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_s: Option<u64>,
 }
 
 impl DeviceEvidence {
@@ -474,15 +477,22 @@ impl Metric {
                     mib(written)
                 ))
             }),
-            Flag::ExceedsDevice => device.map(|d| {
-                format!(
+            Flag::ExceedsDevice => device.map(|d| match d.link_bytes_per_s {
+                Some(link) => format!(
+                    "exceeds the device: {} moved in {:.1} s, more than the network's fastest \
+                     link of {}/s carries (the client's cache served it)",
+                    mib(d.workload_read_bytes.unwrap_or(0) + d.workload_written_bytes.unwrap_or(0)),
+                    self.elapsed_s,
+                    mib(link)
+                ),
+                None => format!(
                     "exceeds the device: the phase read {} and wrote {} past the page cache, \
                      the device read {} and wrote {} (holes, compression, or a device not counted)",
                     mib(d.workload_read_bytes.unwrap_or(0)),
                     mib(d.workload_written_bytes.unwrap_or(0)),
                     mib(d.read_bytes),
                     mib(d.written_bytes)
-                )
+                ),
             }),
             _ => None,
         };

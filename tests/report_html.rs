@@ -124,6 +124,7 @@ fn fixture_with_device_counters() -> RunResult {
                 write_ratio: None,
                 write_amplification: None,
                 bytes_per_op: None,
+                link_bytes_per_s: None,
             });
             metric.flags.retain(|f| *f == Flag::TooShort);
             if device_share < 0.1 {

@@ -408,9 +408,10 @@ fn run_repetition(
                     cold: cold(plan.cold, &remount_here),
                 };
                 // Every timed phase of the step reads the counters of the
-                // devices under its (first) target.
+                // devices (or the network mount) under its (first) target.
                 let devices = env.as_ref().map_or(&[][..], |e| &e.devices[..]);
-                let watch = crate::measure::devices::watch(devices);
+                let network = env.as_ref().and_then(|e| e.network.as_ref());
+                let watch = crate::measure::devices::watch(devices, network);
                 let ran = instance.run(&ctx);
                 drop(watch);
                 // A rank's failure is agreed on here, before any rank

@@ -11,18 +11,19 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::storage::devices::BlockDev;
+use crate::storage::devices::{BlockDev, Network, NetworkMount};
 
 /// Bytes per diskstats sector, whatever the device's sector size.
 const SECTOR: u64 = 512;
 
-/// One device's (or several devices' summed) cumulative counters.
+/// One device's (or several devices' summed, or a network mount's)
+/// cumulative counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
     pub reads: u64,
-    pub read_sectors: u64,
+    pub read_bytes: u64,
     pub writes: u64,
-    pub write_sectors: u64,
+    pub written_bytes: u64,
     /// Milliseconds spent reading and writing (summed over requests).
     pub read_ms: u64,
     pub write_ms: u64,
@@ -51,10 +52,10 @@ impl Counters {
         let at = |i: usize| values.get(i).copied();
         let counters = Counters {
             reads: values[0],
-            read_sectors: values[2],
+            read_bytes: values[2] * SECTOR,
             read_ms: values[3],
             writes: values[4],
-            write_sectors: values[6],
+            written_bytes: values[6] * SECTOR,
             write_ms: values[7],
             io_ms: values[9],
             weighted_ms: values[10],
@@ -93,9 +94,9 @@ impl Counters {
         let add = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
         Counters {
             reads: self.reads + other.reads,
-            read_sectors: self.read_sectors + other.read_sectors,
+            read_bytes: self.read_bytes + other.read_bytes,
             writes: self.writes + other.writes,
-            write_sectors: self.write_sectors + other.write_sectors,
+            written_bytes: self.written_bytes + other.written_bytes,
             read_ms: self.read_ms + other.read_ms,
             write_ms: self.write_ms + other.write_ms,
             io_ms: self.io_ms + other.io_ms,
@@ -112,9 +113,9 @@ impl Counters {
         let sub_opt = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
         Counters {
             reads: sub(self.reads, after.reads),
-            read_sectors: sub(self.read_sectors, after.read_sectors),
+            read_bytes: sub(self.read_bytes, after.read_bytes),
             writes: sub(self.writes, after.writes),
-            write_sectors: sub(self.write_sectors, after.write_sectors),
+            written_bytes: sub(self.written_bytes, after.written_bytes),
             read_ms: sub(self.read_ms, after.read_ms),
             write_ms: sub(self.write_ms, after.write_ms),
             io_ms: sub(self.io_ms, after.io_ms),
@@ -143,13 +144,17 @@ pub struct Delta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flushes: Option<u64>,
     pub elapsed_s: f64,
+    /// A network mount's fastest link, in bytes/s: what no figure of it
+    /// can exceed unless the client's cache served it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_s: Option<u64>,
 }
 
 impl Delta {
     pub fn of(counters: &Counters, elapsed_s: f64) -> Delta {
         Delta {
-            read_bytes: counters.read_sectors * SECTOR,
-            written_bytes: counters.write_sectors * SECTOR,
+            read_bytes: counters.read_bytes,
+            written_bytes: counters.written_bytes,
             reads: counters.reads,
             writes: counters.writes,
             io_ms: counters.io_ms,
@@ -158,6 +163,7 @@ impl Delta {
             discards: counters.discards,
             flushes: counters.flushes,
             elapsed_s,
+            link_bytes_per_s: None,
         }
     }
 
@@ -196,6 +202,7 @@ impl Delta {
             discards: add(self.discards, other.discards),
             flushes: add(self.flushes, other.flushes),
             elapsed_s: self.elapsed_s + other.elapsed_s,
+            link_bytes_per_s: self.link_bytes_per_s.or(other.link_bytes_per_s),
         }
     }
 }
@@ -205,8 +212,20 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
-/// The counted devices of the step that is running, if any.
-static WATCHED: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
+/// Where the running step's I/O is counted.
+#[derive(Debug, Clone)]
+enum Source {
+    /// The counted block devices' lines of /proc/diskstats.
+    Disks(Vec<(u32, u32)>),
+    /// An NFS mount's client counters in /proc/self/mountstats: bytes
+    /// read from and written to the server.
+    Nfs(String),
+    /// Every network interface but lo in /proc/net/dev.
+    Interfaces,
+}
+
+/// The running step's source and, for a network mount, its link speed.
+static WATCHED: Mutex<Option<(Source, Option<u64>)>> = Mutex::new(None);
 
 /// Until dropped: the devices whose counters every timed phase reads.
 pub struct Watch(());
@@ -216,34 +235,61 @@ pub struct Watch(());
 /// reading them costs (`bench/counters.py`), not for everyday use.
 pub const SWITCH: &str = "FSBENCH_DEVICE_COUNTERS";
 
-/// Watches the counted devices among `devices` until the guard is dropped
-/// (the driver, around each step of a workload); none when `SWITCH` says
-/// off.
-pub fn watch(devices: &[BlockDev]) -> Watch {
+/// Watches the counted devices among `devices`, or a network mount's
+/// counters, until the guard is dropped (the driver, around each step of
+/// a workload); nothing when `SWITCH` says off.
+pub fn watch(devices: &[BlockDev], network: Option<&NetworkMount>) -> Watch {
+    let counted: Vec<(u32, u32)> = devices
+        .iter()
+        .filter(|d| d.counted)
+        .map(|d| d.dev)
+        .collect();
+    let source = match network {
+        Some(mount) => Some((mount.source(), mount.link_bytes_per_s)),
+        None if counted.is_empty() => None,
+        None => Some((Source::Disks(counted), None)),
+    };
     let off = std::env::var_os(SWITCH).is_some_and(|v| v == "off");
-    let counted = devices.iter().filter(|d| d.counted && !off).map(|d| d.dev);
-    *lock() = counted.collect();
+    *lock() = source.filter(|_| !off);
     Watch(())
+}
+
+impl NetworkMount {
+    fn source(&self) -> Source {
+        match &self.counters {
+            Network::Nfs { mount_point } => Source::Nfs(mount_point.clone()),
+            Network::Interfaces => Source::Interfaces,
+        }
+    }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        lock().clear();
+        *lock() = None;
     }
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Vec<(u32, u32)>> {
+fn lock() -> std::sync::MutexGuard<'static, Option<(Source, Option<u64>)>> {
     WATCHED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The watched devices' counters now; None when none is watched or
-/// /proc/diskstats cannot be read.
+/// The watched counters now; None when nothing is watched or they cannot
+/// be read.
 pub fn snapshot() -> Option<Counters> {
-    let devices = lock().clone();
-    if devices.is_empty() {
-        return None;
+    let (source, _) = lock().clone()?;
+    read(&source)
+}
+
+/// `source`'s counters now: one read of its /proc file.
+fn read(source: &Source) -> Option<Counters> {
+    match source {
+        Source::Disks(devices) => snapshot_of(devices),
+        Source::Nfs(mount_point) => {
+            let text = std::fs::read_to_string("/proc/self/mountstats").ok()?;
+            nfs_counters(&text, mount_point)
+        }
+        Source::Interfaces => interface_counters(&std::fs::read_to_string("/proc/net/dev").ok()?),
     }
-    snapshot_of(&devices)
 }
 
 /// `devices`' summed counters now: one read of /proc/diskstats.
@@ -255,8 +301,95 @@ fn snapshot_of(devices: &[(u32, u32)]) -> Option<Counters> {
 /// From a snapshot taken before a phase of `elapsed_s` to now.
 pub fn since(before: Option<Counters>, elapsed_s: f64) -> Option<Delta> {
     let before = before?;
-    let after = snapshot()?;
-    Some(Delta::of(&before.until(&after), elapsed_s))
+    let (source, link) = lock().clone()?;
+    let after = read(&source)?;
+    let delta = Delta::of(&before.until(&after), elapsed_s);
+    Some(Delta {
+        link_bytes_per_s: link,
+        ..delta
+    })
+}
+
+/// The NFS client's counters of the mount at `mount_point` in a
+/// /proc/self/mountstats `text`: its `bytes:` line's server read and
+/// write bytes (what crossed the network, the client's cache left out)
+/// and its READ and WRITE operations.
+fn nfs_counters(text: &str, mount_point: &str) -> Option<Counters> {
+    let heading = |line: &str| {
+        let mut words = line.split_ascii_whitespace();
+        let is_device = words.next() == Some("device");
+        let point = words.skip_while(|w| *w != "on").nth(1);
+        (is_device, point.map(unescape_mount_point))
+    };
+    let block = text
+        .lines()
+        .skip_while(|line| heading(line).1.as_deref() != Some(mount_point))
+        .skip(1)
+        .take_while(|line| !heading(line).0);
+    let mut counters = None;
+    let (mut reads, mut writes) = (0, 0);
+    for line in block {
+        let mut fields = line.split_ascii_whitespace();
+        let numbers = |fields: std::str::SplitAsciiWhitespace<'_>| -> Vec<u64> {
+            fields.filter_map(|f| f.parse().ok()).collect()
+        };
+        match fields.next() {
+            Some("bytes:") => {
+                let values = numbers(fields);
+                counters = Some((*values.get(4)?, *values.get(5)?));
+            }
+            Some("READ:") => reads = numbers(fields).first().copied().unwrap_or(0),
+            Some("WRITE:") => writes = numbers(fields).first().copied().unwrap_or(0),
+            _ => {}
+        }
+    }
+    let (read_bytes, written_bytes) = counters?;
+    Some(Counters {
+        reads,
+        read_bytes,
+        writes,
+        written_bytes,
+        ..Counters::default()
+    })
+}
+
+/// A mount point as /proc writes it: space, tab, newline and backslash
+/// as octal escapes.
+fn unescape_mount_point(text: &str) -> String {
+    text.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// Every interface's received and sent bytes and packets in a
+/// /proc/net/dev `text`, lo left out.
+fn interface_counters(text: &str) -> Option<Counters> {
+    let mut sum: Option<Counters> = None;
+    for line in text.lines().skip(2) {
+        let Some((name, values)) = line.split_once(':') else {
+            continue;
+        };
+        if name.trim() == "lo" {
+            continue;
+        }
+        let values: Vec<u64> = values
+            .split_ascii_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        if values.len() < 10 {
+            continue;
+        }
+        let counters = Counters {
+            read_bytes: values[0],
+            reads: values[1],
+            written_bytes: values[8],
+            writes: values[9],
+            ..Counters::default()
+        };
+        sum = Some(sum.map_or(counters, |s| s.plus(&counters)));
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -272,8 +405,11 @@ mod tests {
     fn a_diskstats_line_with_discards_and_flushes() {
         let (dev, c) = Counters::parse_line(NEW).unwrap();
         assert_eq!(dev, (7, 3));
-        assert_eq!((c.reads, c.read_sectors, c.read_ms), (120, 20480, 55));
-        assert_eq!((c.writes, c.write_sectors, c.write_ms), (300, 65536, 900));
+        assert_eq!((c.reads, c.read_bytes, c.read_ms), (120, 20480 * 512, 55));
+        assert_eq!(
+            (c.writes, c.written_bytes, c.write_ms),
+            (300, 65536 * 512, 900)
+        );
         assert_eq!((c.io_ms, c.weighted_ms), (640, 955));
         assert_eq!((c.discards, c.discard_sectors), (Some(10), Some(2048)));
         assert_eq!(c.flushes, Some(6));
@@ -283,7 +419,7 @@ mod tests {
     fn a_diskstats_line_without_them() {
         let (dev, c) = Counters::parse_line(OLD).unwrap();
         assert_eq!(dev, (253, 0));
-        assert_eq!((c.reads, c.read_sectors, c.writes), (4000, 80000, 5000));
+        assert_eq!((c.reads, c.read_bytes, c.writes), (4000, 80000 * 512, 5000));
         assert_eq!((c.io_ms, c.weighted_ms), (2500, 4200));
         assert_eq!((c.discards, c.flushes), (None, None));
         assert!(Counters::parse_line("7 3 loop3 1 2 3").is_none());
@@ -294,13 +430,63 @@ mod tests {
     fn the_watched_devices_are_summed_and_a_missing_one_gives_none() {
         let text = format!("{NEW}\n{OLD}\n   8 0 sda 1 1 1 1 1 1 1 1 1 1 1\n");
         let sum = Counters::of(&text, &[(7, 3), (253, 0)]).unwrap();
-        assert_eq!(sum.read_sectors, 20480 + 80000);
+        assert_eq!(sum.read_bytes, (20480 + 80000) * 512);
         assert_eq!(sum.discards, None, "one device does not count them");
         let reversed = format!("{OLD}\n{NEW}\n");
         assert_eq!(Counters::of(&reversed, &[(7, 3), (253, 0)]), Some(sum));
         let one = Counters::of(&text, &[(7, 3)]).unwrap();
         assert_eq!(one.flushes, Some(6));
         assert!(Counters::of(&text, &[(7, 3), (9, 9)]).is_none());
+    }
+
+    /// Two NFS mounts; the second's mount point has a space.
+    const MOUNTSTATS: &str = "\
+device rootfs mounted on / with fstype rootfs
+device 10.0.0.1:/data mounted on /mnt/nfs with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,rsize=1048576
+\tbytes:\t9000000 4000000 0 0 1048576 4194304 256 1024
+\tper-op statistics
+\t        NULL: 1 1 0 44 24 0 0 0 0
+\t        READ: 32 32 0 4480 1052672 2 30 33 0
+\t       WRITE: 64 64 0 4202496 10240 1 80 82 0
+device 10.0.0.2:/home mounted on /mnt/my\\040home with fstype nfs statvers=1.1
+\tbytes:\t1 2 3 4 5 6 7 8
+\t        READ: 7 7 0 0 0 0 0 0 0
+";
+
+    #[test]
+    fn an_nfs_mount_counts_what_crossed_the_network_to_and_from_the_server() {
+        let c = nfs_counters(MOUNTSTATS, "/mnt/nfs").unwrap();
+        // serverreadbytes and serverwritebytes, not what the client cache
+        // served (normalreadbytes).
+        assert_eq!((c.read_bytes, c.written_bytes), (1048576, 4194304));
+        assert_eq!((c.reads, c.writes), (32, 64));
+        let home = nfs_counters(MOUNTSTATS, "/mnt/my home").unwrap();
+        assert_eq!(
+            (home.read_bytes, home.written_bytes, home.reads, home.writes),
+            (5, 6, 7, 0)
+        );
+        assert!(nfs_counters(MOUNTSTATS, "/mnt/other").is_none());
+        assert!(
+            nfs_counters("device x mounted on /mnt/nfs with fstype nfs\n", "/mnt/nfs").is_none()
+        );
+        assert!(nfs_counters("", "/mnt/nfs").is_none());
+    }
+
+    #[test]
+    fn interfaces_count_received_as_read_and_sent_as_written_without_lo() {
+        let text = "\
+Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo: 6703764   52195    0    0    0     0          0         0  6703764   52195    0    0    0     0       0          0
+  eth0: 1000 10 0 0 0 0 0 0 500 5 0 0 0 0 0 0
+  eth1:2000 20 0 0 0 0 0 0 700 7 0 0 0 0 0 0
+  bad: 1 2
+";
+        let c = interface_counters(text).unwrap();
+        assert_eq!((c.read_bytes, c.reads), (3000, 30));
+        assert_eq!((c.written_bytes, c.writes), (1200, 12));
+        assert!(interface_counters("header\nheader\n    lo: 1 2 3 4 5 6 7 8 9 10\n").is_none());
     }
 
     #[test]
@@ -327,9 +513,9 @@ mod tests {
         let (_, after) = Counters::parse_line(NEW).unwrap();
         let before = Counters {
             reads: 20,
-            read_sectors: 480,
+            read_bytes: 480 * 512,
             writes: 100,
-            write_sectors: 1536,
+            written_bytes: 1536 * 512,
             read_ms: 5,
             write_ms: 100,
             io_ms: 140,

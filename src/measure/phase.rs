@@ -216,6 +216,7 @@ impl Measured {
             write_amplification: ratio(delta.written_bytes, written)
                 .filter(|_| self.writes_reached_device),
             bytes_per_op: None,
+            link_bytes_per_s: delta.link_bytes_per_s,
         })
     }
 
@@ -258,16 +259,23 @@ impl Measured {
 
     /// The phase moved bytes the page cache cannot explain and the devices
     /// did not: O_DIRECT reads, or writes on the device by the phase's end,
-    /// with device bytes under `MOSTLY_DIRTY_FRACTION` of them. Holes read
+    /// with device bytes under `MOSTLY_DIRTY_FRACTION` of them (holes read
     /// back as zeros, compression, deduplication, or a device fsbench does
-    /// not count served them: not a figure of the storage under test.
+    /// not count served them); or, on a network mount, more bytes per
+    /// second than its fastest link carries. Not a figure of the storage
+    /// under test.
     fn exceeds_device(&self, evidence: Option<&DeviceEvidence>) -> bool {
         let Some(evidence) = evidence else {
             return false;
         };
         let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < MOSTLY_DIRTY_FRACTION);
+        let moved = self.read_bytes.unwrap_or(0) + self.written_bytes.unwrap_or(0);
+        let beyond_link = evidence
+            .link_bytes_per_s
+            .is_some_and(|link| per_second(moved as f64, self.elapsed_s) > link as f64);
         (self.reads_bypassed_cache && under(evidence.read_ratio))
             || (self.writes_reached_device && under(evidence.write_ratio))
+            || beyond_link
     }
 }
 
@@ -382,6 +390,7 @@ mod tests {
             discards: None,
             flushes: Some(1),
             elapsed_s: 1.0,
+            link_bytes_per_s: None,
         };
         Measured::over(&phase(1000, 0).with_device(Some(delta)))
     }
@@ -489,6 +498,28 @@ mod tests {
         );
         assert!(!buffered.flags.contains(&Flag::ExceedsDevice));
         assert_eq!(buffered.device.unwrap().write_amplification, None);
+    }
+
+    #[test]
+    fn a_network_figure_above_its_link_exceeds_the_device() {
+        let gbit = 125_000_000u64;
+        let over_link = |read_per_s: u64| {
+            let mut measured = with_device(read_per_s, 0);
+            if let Some(delta) = measured.device.as_mut() {
+                delta.link_bytes_per_s = Some(gbit);
+            }
+            measured
+                .moved(read_per_s, 0)
+                .rate("read", Rate::MIB_PER_S, read_per_s)
+        };
+        // 1 s phases: 300 MB/s over a 1 Gb/s link cannot be the network's.
+        let fast = over_link(300_000_000);
+        assert_eq!(fast.flags, [Flag::ExceedsDevice]);
+        assert!(
+            fast.flag_text(Flag::ExceedsDevice)
+                .contains("link of 119 MiB/s")
+        );
+        assert!(over_link(100_000_000).flags.is_empty());
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //!   whose image lives on another loop device gives both).
 //!
 //! tmpfs, ramfs, proc and every other file system without a block device
-//! resolve to nothing: "no device". Network file systems too, for now:
-//! their client counters are not read.
+//! resolve to nothing: "no device". A network file system has no device
+//! but a [`NetworkMount`]: NFS's own client counters of the mount, or for
+//! the others the host's network interfaces, and the link speed.
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,88 @@ pub struct BlockDev {
     /// Its counters are the target's (summed over every counted device);
     /// false for a device beneath one (a member, a loop's backing disk).
     pub counted: bool,
+}
+
+/// Where a network file system's I/O is counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "counters")]
+pub enum Network {
+    /// The NFS client's counters of this mount (/proc/self/mountstats):
+    /// bytes read from and written to the server, the client's cache left
+    /// out.
+    Nfs { mount_point: String },
+    /// The bytes of every network interface but lo (/proc/net/dev): the
+    /// mount's traffic, and any other traffic of the host.
+    Interfaces,
+}
+
+/// A network mount's counters and link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkMount {
+    #[serde(flatten)]
+    pub counters: Network,
+    /// The fastest interface that is up, in bytes/s (sysfs `speed`, Mb/s);
+    /// None where the interfaces do not say (virtual ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_s: Option<u64>,
+}
+
+/// File systems whose data crosses a network, besides NFS.
+const NETWORK_FS: &[&str] = &[
+    "cifs",
+    "smb3",
+    "smbfs",
+    "ceph",
+    "9p",
+    "afs",
+    "lustre",
+    "beegfs",
+    "gpfs",
+    "glusterfs",
+    "fuse.glusterfs",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "fuse.ceph",
+];
+
+/// The counters of the network file system at `path`; None for a local
+/// one.
+pub fn network(path: &Path) -> Option<NetworkMount> {
+    let canonical = std::fs::canonicalize(path).ok()?;
+    let dev = rustix::fs::stat(&canonical).ok()?.st_dev;
+    let st_dev = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let mounts = read_mountinfo();
+    let mount = select_mount(&mounts, st_dev, &canonical)?;
+    let counters = network_counters(&mount.fs_type, &mount.mount_point)?;
+    Some(NetworkMount {
+        counters,
+        link_bytes_per_s: link_speed(Path::new("/sys/class/net")),
+    })
+}
+
+/// How a mount of `fs_type` at `mount_point` is counted; None when it is
+/// local.
+fn network_counters(fs_type: &str, mount_point: &Path) -> Option<Network> {
+    match fs_type {
+        "nfs" | "nfs4" => Some(Network::Nfs {
+            mount_point: mount_point.to_string_lossy().into_owned(),
+        }),
+        other if NETWORK_FS.contains(&other) => Some(Network::Interfaces),
+        _ => None,
+    }
+}
+
+/// The fastest link among the interfaces under `net` (`/sys/class/net`)
+/// that are up, lo left out, in bytes/s.
+fn link_speed(net: &Path) -> Option<u64> {
+    let interfaces = std::fs::read_dir(net).ok()?;
+    let speeds = interfaces.flatten().filter_map(|interface| {
+        let dir = interface.path();
+        let up = read_sysfs(&dir.join("operstate")).is_some_and(|s| s.trim() == "up");
+        let mbit: i64 = read_sysfs(&dir.join("speed"))?.trim().parse().ok()?;
+        (interface.file_name() != "lo" && up && mbit > 0).then_some(mbit as u64 * 125_000)
+    });
+    speeds.max()
 }
 
 /// The devices under `path`, counted ones first; empty for a file system
@@ -145,6 +228,58 @@ mod tests {
     fn a_file_system_without_a_device_has_none() {
         // /proc is always there and never on a block device.
         assert!(resolve(Path::new("/proc")).is_empty());
+        assert!(network(Path::new("/proc")).is_none(), "nor a network");
+    }
+
+    #[test]
+    fn nfs_has_its_own_counters_other_network_file_systems_the_interfaces() {
+        let nfs = network_counters("nfs4", Path::new("/mnt/nfs"));
+        let mount_point = "/mnt/nfs".to_string();
+        assert_eq!(nfs, Some(Network::Nfs { mount_point }));
+        assert!(network_counters("nfs", Path::new("/x")).is_some());
+        for fs in ["cifs", "ceph", "fuse.sshfs", "9p", "lustre"] {
+            assert_eq!(
+                network_counters(fs, Path::new("/x")),
+                Some(Network::Interfaces),
+                "{fs}"
+            );
+        }
+        for fs in ["ext4", "xfs", "tmpfs", "fuse", "overlay"] {
+            assert_eq!(network_counters(fs, Path::new("/x")), None, "{fs}");
+        }
+    }
+
+    #[test]
+    fn the_link_is_the_fastest_interface_that_is_up() {
+        let net = tempfile::tempdir().unwrap();
+        for (name, state, speed) in [
+            ("lo", "unknown", "-1"),
+            ("eth0", "up", "1000"),
+            ("eth1", "up", "10000"),
+            ("eth2", "down", "40000"),
+            ("veth0", "up", "-1"),
+        ] {
+            write_file(
+                &net.path().join(format!("{name}/operstate")),
+                &format!("{state}\n"),
+            );
+            write_file(
+                &net.path().join(format!("{name}/speed")),
+                &format!("{speed}\n"),
+            );
+        }
+        assert_eq!(
+            link_speed(net.path()),
+            Some(10_000 * 125_000),
+            "10 Gb/s in bytes/s"
+        );
+        std::fs::remove_dir_all(net.path().join("eth1")).unwrap();
+        std::fs::remove_dir_all(net.path().join("eth0")).unwrap();
+        assert_eq!(
+            link_speed(net.path()),
+            None,
+            "no up interface says its speed"
+        );
     }
 
     #[test]

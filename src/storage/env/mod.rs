@@ -102,6 +102,10 @@ pub struct TargetEnv {
     /// "no device" (tmpfs) and in results made before they were resolved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::storage::devices::BlockDev>,
+    /// A network file system's counters and link (`storage::devices`);
+    /// None for a local one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::storage::devices::NetworkMount>,
 }
 
 /// Kernel name prefixes of block devices that are not a physical disk:
@@ -163,6 +167,7 @@ pub fn probe_target(path: &Path) -> anyhow::Result<TargetEnv> {
         free_inodes: vfs.f_ffree,
         risks: Vec::new(),
         devices: crate::storage::devices::resolve(&canonical),
+        network: crate::storage::devices::network(&canonical),
     };
     env.risks = risks_of(&env, Path::new("/proc/fs/jbd2"));
     Ok(env)
@@ -210,6 +215,7 @@ mod tests {
             free_inodes: 999,
             risks: Vec::new(),
             devices: Vec::new(),
+            network: None,
         }
     }
 

@@ -73,8 +73,12 @@ fn target_rows(target: &TargetEnv) -> Rows {
 }
 
 /// The devices whose counters count the target's I/O, then those beneath
-/// them: "loop0; beneath: vda"; "no device" (tmpfs).
+/// them: "loop0; beneath: vda"; "no device" (tmpfs); a network mount's
+/// counters and link.
 fn counted_devices(target: &TargetEnv) -> String {
+    if let Some(network) = &target.network {
+        return network_text(network);
+    }
     let names = |counted: bool| {
         let devices = target.devices.iter().filter(|d| d.counted == counted);
         devices
@@ -87,6 +91,20 @@ fn counted_devices(target: &TargetEnv) -> String {
         (counted, below) if below.is_empty() => counted,
         (counted, below) => format!("{counted}; beneath: {below}"),
     }
+}
+
+/// "NFS client counters (mountstats); link 117.7 MiB/s", "network
+/// interfaces (all but lo); link unknown".
+fn network_text(network: &crate::storage::devices::NetworkMount) -> String {
+    use crate::storage::devices::Network;
+    let counters = match network.counters {
+        Network::Nfs { .. } => "NFS client counters (mountstats)",
+        Network::Interfaces => "network interfaces (all but lo)",
+    };
+    let link = network
+        .link_bytes_per_s
+        .map_or("unknown".to_string(), |b| format!("{}/s", format_bytes(b)));
+    format!("{counters}; link {link}")
 }
 
 fn or_dash(value: Option<&str>) -> String {
@@ -138,6 +156,27 @@ mod tests {
                 .collect();
             assert!(columns.windows(2).all(|w| w[0] == w[1]), "{block}");
         }
+    }
+
+    #[test]
+    fn a_network_mount_says_what_counts_it_and_its_link() {
+        use crate::storage::devices::{Network, NetworkMount};
+        let nfs = TargetEnv {
+            network: Some(NetworkMount {
+                counters: Network::Nfs {
+                    mount_point: "/mnt/t".into(),
+                },
+                link_bytes_per_s: Some(125_000_000),
+            }),
+            ..sample_target()
+        };
+        let text = render_text(&sample_host(), &[nfs]);
+        assert!(
+            text.contains(
+                "  counters of:       NFS client counters (mountstats); link 119.2 MiB/s\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
