@@ -167,6 +167,25 @@ impl Delta {
         }
     }
 
+    /// The delta behind a metric's `evidence` over its `elapsed_s` (an
+    /// MPI rank's, sent as its metric): the counters, and the times its
+    /// derived figures were made of. Its reads stand for all operations.
+    pub fn from_evidence(evidence: &crate::result::DeviceEvidence, elapsed_s: f64) -> Delta {
+        Delta {
+            read_bytes: evidence.read_bytes,
+            written_bytes: evidence.written_bytes,
+            reads: evidence.ops,
+            writes: 0,
+            io_ms: (evidence.util_percent * 10.0 * elapsed_s).round() as u64,
+            weighted_ms: (evidence.queue_depth * 1000.0 * elapsed_s).round() as u64,
+            busy_ms: (evidence.service_ms * evidence.ops as f64).round() as u64,
+            discards: evidence.discards,
+            flushes: evidence.flushes,
+            elapsed_s,
+            link_bytes_per_s: evidence.link_bytes_per_s,
+        }
+    }
+
     /// Reads and writes completed.
     pub fn ops(&self) -> u64 {
         self.reads + self.writes

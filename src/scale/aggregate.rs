@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::log::{Latency, Span};
 use crate::measure::LatencyRecorder;
+use crate::measure::devices::Delta;
 use crate::measure::phase::Measured;
 use crate::result::{
-    AcrossRanks, Figure, Flag, HostPart, LatencySummary, Metric, RankPart, ScaleOut, Spread,
-    WorkloadResult,
+    AcrossRanks, DeviceEvidence, Figure, Flag, HostPart, LatencySummary, Metric, RankPart,
+    ScaleOut, Spread, WorkloadResult,
 };
 use crate::storage::env::HostEnv;
 
@@ -296,16 +297,48 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
             .any(|p| p.metric.flags.contains(&Flag::WritesCached)),
         // Over all ranks: no timing of this rank.
         phase: None,
-        // Ranks on one host read the same counters: a sum would count a
-        // device's bytes once per rank, so the job keeps the ranks' flags.
-        device: None,
-        read_bytes: None,
-        written_bytes: None,
+        // Ranks on one host read the same counters: one rank's per host.
+        device: per_host_delta(parts, elapsed_s),
+        read_bytes: summed(parts, |d| d.workload_read_bytes),
+        written_bytes: summed(parts, |d| d.workload_written_bytes),
         unsynced: None,
-        writes_reached_device: false,
+        writes_reached_device: parts.iter().all(|p| {
+            p.metric
+                .device
+                .as_ref()
+                .is_some_and(|d| d.write_amplification.is_some())
+        }),
         reads_bypassed_cache: false,
         device_flags: device_flags(parts),
     }
+}
+
+/// What the devices did for the job: the counters of the first rank of
+/// each host (the others on it read the same ones), summed over hosts,
+/// over the job's `elapsed_s`; None unless every host's has counters.
+fn per_host_delta(parts: &[&Part<'_>], elapsed_s: f64) -> Option<Delta> {
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut sum: Option<Delta> = None;
+    for part in parts {
+        let host = part.report.host.hostname.as_str();
+        if hosts.contains(&host) {
+            continue;
+        }
+        hosts.push(host);
+        let evidence = part.metric.device.as_ref()?;
+        let delta = Delta::from_evidence(evidence, part.metric.elapsed_s);
+        sum = Some(sum.map_or(delta, |s| s.plus(&delta)));
+    }
+    sum.map(|delta| Delta { elapsed_s, ..delta })
+}
+
+/// The bytes all ranks moved in a direction, from their evidence; None
+/// unless every rank says.
+fn summed(parts: &[&Part<'_>], bytes: impl Fn(&DeviceEvidence) -> Option<u64>) -> Option<u64> {
+    parts
+        .iter()
+        .map(|p| p.metric.device.as_ref().and_then(&bytes))
+        .sum()
 }
 
 /// The flags any rank's device counters raised, each once.
@@ -690,6 +723,75 @@ mod tests {
         let result = aggregate(&reports).unwrap();
         assert_eq!(result.metrics[0].flags, [Flag::ServedFromCache]);
         assert!(result.metrics[0].device.is_none(), "no double counting");
+    }
+
+    /// A read of `workload` bytes whose rank saw its host's device read
+    /// `device` bytes.
+    fn read_with_device(workload: u64, device: u64) -> Metric {
+        Metric {
+            device: Some(DeviceEvidence {
+                read_bytes: device,
+                written_bytes: 0,
+                ops: 10,
+                util_percent: 50.0,
+                queue_depth: 1.0,
+                service_ms: 2.0,
+                discards: None,
+                flushes: None,
+                workload_read_bytes: Some(workload),
+                workload_written_bytes: Some(0),
+                read_ratio: Some(device as f64 / workload as f64),
+                write_ratio: None,
+                write_amplification: None,
+                bytes_per_op: None,
+                link_bytes_per_s: None,
+            }),
+            ..rate("read", "MiB/s", 1.0, workload, 1.0)
+        }
+    }
+
+    #[test]
+    fn the_job_counts_each_hosts_devices_once_against_every_ranks_bytes() {
+        let mib = 1u64 << 20;
+        // Host a: two ranks read 100 MiB each, and both see a's device
+        // read 200 MiB; host b: one rank, 100 MiB from its device.
+        let reports = vec![
+            rank(
+                0,
+                "a",
+                vec![read_with_device(100 * mib, 200 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+            rank(
+                1,
+                "a",
+                vec![read_with_device(100 * mib, 200 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+            rank(
+                2,
+                "b",
+                vec![read_with_device(100 * mib, 100 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+        ];
+        let result = aggregate(&reports).unwrap();
+        let device = result.metrics[0]
+            .device
+            .as_ref()
+            .expect("per-host counters");
+        assert_eq!(device.read_bytes, 300 * mib, "a's once, and b's");
+        assert_eq!(device.workload_read_bytes, Some(300 * mib));
+        assert_eq!(device.read_ratio, Some(1.0));
+        assert!(
+            result.metrics[0].flags.is_empty(),
+            "{:?}",
+            result.metrics[0].flags
+        );
+        // A host without counters: no job figure rather than a partial one.
+        let mut partial = reports;
+        partial[2].result.metrics[0].device = None;
+        assert!(aggregate(&partial).unwrap().metrics[0].device.is_none());
     }
 
     /// A statistic of the samples, as the io workload reports its response
