@@ -8,7 +8,7 @@
 //! and anything a phase will add is one change here.
 use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
-use crate::result::{DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
 
 /// Device reads under this fraction of the bytes read: the page cache's
 /// figure, not the device's.
@@ -52,6 +52,8 @@ pub struct Measured {
     /// what this phase's counters show.
     pub served_from_cache: bool,
     pub not_yet_on_device: bool,
+    /// Where the phase's throughput fell off a cliff (`Measured::fell`).
+    pub cliff: Option<Cliff>,
 }
 
 /// How a count becomes a rate: its unit, and how many counted things make
@@ -98,7 +100,14 @@ impl Measured {
             unsynced: None,
             served_from_cache: false,
             not_yet_on_device: false,
+            cliff: None,
         }
+    }
+
+    /// The phase's throughput fell off `cliff` (None: it did not): its
+    /// metrics are flagged, with the figures.
+    pub fn fell(self, cliff: Option<Cliff>) -> Measured {
+        Measured { cliff, ..self }
     }
 
     /// The phase read `read` and wrote `written` bytes: what the device
@@ -170,6 +179,7 @@ impl Measured {
             phase: self.phase,
             detail: false,
             device: self.evidence(),
+            cliff: self.cliff.clone(),
         }
     }
 
@@ -226,6 +236,9 @@ impl Measured {
         }
         if self.not_yet_on_device || under(write_ratio, MOSTLY_DIRTY_FRACTION) {
             flags.push(Flag::NotYetOnDevice);
+        }
+        if self.cliff.is_some() {
+            flags.push(Flag::Cliff);
         }
         flags
     }

@@ -59,6 +59,7 @@ pub fn tree_table(result: &WorkloadResult) -> String {
                 crate::result::Flag::WritesCached => "unsynced",
                 crate::result::Flag::ServedFromCache => "from-cache",
                 crate::result::Flag::NotYetOnDevice => "not-on-device",
+                crate::result::Flag::Cliff => "cliff",
             })
             .collect();
         rows.push([

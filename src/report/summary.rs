@@ -519,13 +519,13 @@ impl Builder {
                 flags.push(*flag);
             }
         }
-        // A flag the device counters raised says their figures (the first
-        // flagged repetition's); the others their description.
+        // A flag says its figures where it has them (the device counters,
+        // a cliff's rates: the first flagged repetition's).
         let warnings = flags
             .iter()
             .map(|&flag| {
                 let flagged = measured.iter().find(|m| m.flags.contains(&flag));
-                match flagged.filter(|_| flag.from_device()) {
+                match flagged {
                     Some(metric) => self.warning(&metric.flag_text(flag)),
                     None => self.warning(flag.describe()),
                 }

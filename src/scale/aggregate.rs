@@ -308,6 +308,11 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
         not_yet_on_device: parts
             .iter()
             .any(|p| p.metric.flags.contains(&Flag::NotYetOnDevice)),
+        // The job keeps rank 0's time series, so its cliff too.
+        cliff: parts
+            .iter()
+            .find(|p| p.report.rank == 0)
+            .and_then(|p| p.metric.cliff.clone()),
     }
 }
 
@@ -460,6 +465,7 @@ mod tests {
             phase: Some(PHASE),
             detail: false,
             device: None,
+            cliff: None,
         }
     }
 

@@ -28,8 +28,9 @@ pub use job::{Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize};
 use super::{RunContext, Workload};
 use crate::error::usage;
 use crate::measure::phase::Measured;
-use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{AcrossRanks, IntervalSample, Metric, WorkloadResult};
+use crate::measure::series::{self, Point};
+use crate::measure::{LatencyRecorder, PhaseTiming, devices};
+use crate::result::{AcrossRanks, IntervalSample, Metric, Steady, WorkloadResult};
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 use engine::JobOutcome;
@@ -231,7 +232,8 @@ impl Workload for IoWorkload {
             self.ram_bytes,
             ctx,
         );
-        notes.extend(job_notes(&job));
+        let steady = steadiness(&job, &outcome);
+        notes.extend(job_notes(&job, &steady));
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
             label: job.label(),
@@ -242,7 +244,8 @@ impl Workload for IoWorkload {
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
             // interval index would add slices of different moments.
-            intervals: intervals(&outcome.rows),
+            intervals: intervals(&outcome),
+            steady: Some(steady),
             ..Default::default()
         })
     }
@@ -276,7 +279,8 @@ fn usable<'a>(
 /// What every metric of the job shares: its measured phase and CPU %
 /// (which the engine takes itself), whether its reads could come from RAM
 /// (the target lives there, or the file fits in RAM and is read through
-/// the page cache), and what its writes may have left in the page cache.
+/// the page cache), what its writes may have left in the page cache, and
+/// where its throughput fell off a cliff.
 fn job_phase(
     job: &Job,
     file: &FileSpec,
@@ -294,6 +298,27 @@ fn job_phase(
     }
     .moved(average.counters.read.bytes, average.counters.write.bytes)
     .left_dirty(unsynced_bytes(job, file.size, written))
+    .fell(series::cliff(&points(outcome), warmup_rows(outcome)))
+}
+
+/// The job's intervals as a throughput series.
+fn points(outcome: &JobOutcome) -> Vec<Point> {
+    let point = |row: &Row| Point {
+        start_s: row.start_s,
+        seconds: row.seconds,
+        bytes: row.counters.bytes(),
+    };
+    outcome.rows.iter().map(point).collect()
+}
+
+/// How many leading intervals are warm-up.
+fn warmup_rows(outcome: &JobOutcome) -> usize {
+    outcome.rows.iter().take_while(|row| row.warmup).count()
+}
+
+/// Whether and when the job's throughput was steady, by its rule.
+fn steadiness(job: &Job, outcome: &JobOutcome) -> Steady {
+    job.steady.reached(&points(outcome), warmup_rows(outcome))
 }
 
 /// Bytes a job may have left dirty in the page cache, unsynced: what it
@@ -381,12 +406,35 @@ fn params(job: &Job, file: &FileSpec, outcome: &JobOutcome) -> serde_json::Value
     })
 }
 
-/// Every interval line, the warm-up included (marked), as the time series.
-fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
-    rows.iter()
+/// Every interval line, the warm-up included (marked), as the time
+/// series, with the devices' MiB/s each way where they were counted.
+fn intervals(outcome: &JobOutcome) -> Vec<IntervalSample> {
+    let devices = outcome.interval_devices.iter();
+    outcome
+        .rows
+        .iter()
+        .zip(devices)
         .zip(1..)
-        .map(|(row, index)| row.sample(index))
+        .map(|((row, device), index)| {
+            let mut sample = row.sample(index);
+            if let Some(device) = device {
+                sample.values.extend(device_rates(device, row.seconds));
+            }
+            sample
+        })
         .collect()
+}
+
+/// An interval's device bytes as MiB/s, named as the time series' values.
+fn device_rates(device: &devices::Delta, seconds: f64) -> [(String, f64); 2] {
+    let mib_per_s = |bytes: u64| counters::ratio(bytes as f64 / (1u64 << 20) as f64, seconds);
+    [
+        ("device_read_mib_per_s".into(), mib_per_s(device.read_bytes)),
+        (
+            "device_write_mib_per_s".into(),
+            mib_per_s(device.written_bytes),
+        ),
+    ]
 }
 
 /// From this average transfer size on, a job's throughput is told in
@@ -460,10 +508,15 @@ fn metrics(
         )
         .as_detail(),
     );
+    // The closing fsync's share of the job's time (the rest is what the
+    // writes took to reach the page cache, or the device with O_DIRECT).
+    if let Some(sync_s) = outcome.sync_s {
+        metrics.push(measured.metric("sync_s", "s", Lower, sync_s, 1).as_detail());
+    }
     metrics
 }
 
-fn job_notes(job: &Job) -> Vec<String> {
+fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
     let mut notes = Vec::new();
     if job.rate.is_some() {
         notes.push(
@@ -479,6 +532,12 @@ fn job_notes(job: &Job) -> Vec<String> {
     if job.end_fsync && job.writes() {
         notes
             .push("the file was fsynced when the job's I/O ended, inside its measured time".into());
+    }
+    if let (true, Some(at_s), Some(most)) = (job.until_steady, steady.at_s, job.run_time()) {
+        notes.push(format!(
+            "--until-steady: the job ended at steady state after {at_s:.1} s (at most {:.1} s)",
+            most.as_secs_f64()
+        ));
     }
     if job.verify {
         notes.push(
