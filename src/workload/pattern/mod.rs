@@ -516,6 +516,13 @@ fn metrics(
     metrics
 }
 
+/// When `--until-steady` ended the job before its last interval, in
+/// seconds since it started.
+fn ended_steady(job: &Job, steady: &Steady) -> Option<f64> {
+    let before_the_end = steady.interval < job.total_intervals();
+    steady.at_s.filter(|_| job.until_steady && before_the_end)
+}
+
 fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
     let mut notes = Vec::new();
     if job.rate.is_some() {
@@ -533,10 +540,9 @@ fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
         notes
             .push("the file was fsynced when the job's I/O ended, inside its measured time".into());
     }
-    if let (true, Some(at_s), Some(most)) = (job.until_steady, steady.at_s, job.run_time()) {
+    if let Some(at_s) = ended_steady(job, steady) {
         notes.push(format!(
-            "--until-steady: the job ended at steady state after {at_s:.1} s (at most {:.1} s)",
-            most.as_secs_f64()
+            "--until-steady: the job ended at steady state after {at_s:.1} s, before its duration"
         ));
     }
     if job.verify {
