@@ -186,7 +186,7 @@ fn report_intervals(
     };
     let mut cpu_before = CpuTicks::now();
     let mut counters_before = devices_at_start;
-    let mut measured_from = (timeline.start, process_cpu_time(), devices_at_start);
+    let mut measured_from = Mark::new(timeline.start, devices_at_start);
     let mut measured_rates = Vec::new();
     for index in 0.. {
         let boundary = timeline.boundary(index);
@@ -224,24 +224,50 @@ fn report_intervals(
         }
         reported.rows.push(row);
         if index + 1 == timeline.warmup {
-            measured_from = (ended, process_cpu_time(), counters_now);
+            measured_from = Mark::new(ended, counters_now);
         }
+        // --until-steady: the workers stop at their next I/O, and the
+        // interval they are in ends with them.
         if shared.job.until_steady && shared.job.steady.holds(&measured_rates) {
             shared.board.stop_all();
         }
         if collected.done {
-            let wall = ended
-                .saturating_duration_since(measured_from.0)
-                .as_secs_f64();
-            let cpu = process_cpu_time()
-                .saturating_sub(measured_from.1)
-                .as_secs_f64();
-            reported.cpu_percent = super::counters::ratio(100.0 * cpu, wall);
-            reported.device = devices::between(measured_from.2, counters_now, wall);
+            (reported.cpu_percent, reported.device) = measured_from.until(ended, counters_now);
             return Ok(reported);
         }
     }
     unreachable!("the interval loop only ends by returning")
+}
+
+/// Where the measured part began: the time, the process CPU time and the
+/// devices' counters then.
+struct Mark {
+    at: Instant,
+    cpu: Duration,
+    devices: Option<devices::Counters>,
+}
+
+impl Mark {
+    fn new(at: Instant, devices: Option<devices::Counters>) -> Mark {
+        Mark {
+            at,
+            cpu: process_cpu_time(),
+            devices,
+        }
+    }
+
+    /// The process CPU % and what the devices did from here to `ended`,
+    /// when their counters read `devices_now`.
+    fn until(
+        &self,
+        ended: Instant,
+        devices_now: Option<devices::Counters>,
+    ) -> (f64, Option<devices::Delta>) {
+        let wall = ended.saturating_duration_since(self.at).as_secs_f64();
+        let cpu = process_cpu_time().saturating_sub(self.cpu).as_secs_f64();
+        let device = devices::between(self.devices, devices_now, wall);
+        (super::counters::ratio(100.0 * cpu, wall), device)
+    }
 }
 
 /// With `end_fsync`, once every worker is done: fsyncs the file, so the
