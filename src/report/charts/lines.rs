@@ -193,6 +193,25 @@ mod tests {
     }
 
     #[test]
+    fn a_cliff_is_marked_and_told_in_the_legend_and_the_devices_dashed() {
+        let line = |dashed, marks| TimeLine {
+            label: Some("ext4".into()),
+            color: 0,
+            points: vec![(0.0, 100.0), (5.0, 100.0), (5.0, 20.0), (10.0, 20.0)],
+            dashed,
+            marks,
+        };
+        let plain = time_series("t", "MiB/s", &[line(false, Vec::new())], None).unwrap();
+        assert!(!plain.contains("cliff"));
+        let marked = time_series("t", "MiB/s", &[line(false, vec![5.0])], None).unwrap();
+        assert!(marked.contains("cliff: throughput fell and stayed low"));
+        let lines = |svg: &str| svg.matches("<polyline").count();
+        assert!(lines(&marked) > lines(&plain), "the mark is drawn");
+        let device = time_series("t", "MiB/s", &[line(true, Vec::new())], None).unwrap();
+        assert!(lines(&device) > lines(&plain), "a dashed line is drawn in dashes");
+    }
+
+    #[test]
     fn percentiles_leave_out_unrecorded_p9999() {
         let latency = LatencySummary {
             count: 10,
