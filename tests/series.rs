@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{
-    LoopDevice, Running, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run, wait_until,
+    LoopDevice, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run,
+    wait_until,
 };
 use serde_json::Value;
 
@@ -105,9 +106,15 @@ fn start_io(dir: &Path, args: &str, json: &Path) -> Running {
 
 /// The finished run's only workload.
 fn workload_of(run: Running, dir: &Path, json: &Path) -> Value {
-    run.wait().assert_success().assert_no_panic();
+    finished(run, dir, json).1
+}
+
+/// The finished run's output and only workload.
+fn finished(run: Running, dir: &Path, json: &Path) -> (Output, Value) {
+    let out = run.wait();
+    out.assert_success().assert_no_panic();
     assert_no_scratch_left(dir);
-    read_json(json)["targets"][0]["workloads"][0].clone()
+    (out, read_json(json)["targets"][0]["workloads"][0].clone())
 }
 
 fn metric<'w>(workload: &'w Value, name: &str) -> &'w Value {
@@ -143,7 +150,12 @@ fn a_throttle_tightened_mid_run_is_a_cliff_at_the_bytes_it_came_at() {
         device_read_bytes(&device) >= before + fall_at
     });
     throttle.reads_at(20);
-    let workload = workload_of(running, &mnt, &json);
+    let (out, workload) = finished(running, &mnt, &json);
+    assert!(
+        out.stderr
+            .contains("fsbench: warning: 1m-seq-read-direct: throughput fell off a cliff after"),
+        "told as the job ends: {out}"
+    );
     let rate = metric(&workload, "mib_per_s");
     assert!(flags(rate).contains(&"cliff"), "{rate:#}");
     let cliff = &rate["cliff"];

@@ -208,7 +208,10 @@ mod tests {
         let lines = |svg: &str| svg.matches("<polyline").count();
         assert!(lines(&marked) > lines(&plain), "the mark is drawn");
         let device = time_series("t", "MiB/s", &[line(true, Vec::new())], None).unwrap();
-        assert!(lines(&device) > lines(&plain), "a dashed line is drawn in dashes");
+        assert!(
+            lines(&device) > lines(&plain),
+            "a dashed line is drawn in dashes"
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::error::usage;
 use crate::measure::phase::Measured;
 use crate::measure::series::{self, Point};
 use crate::measure::{LatencyRecorder, PhaseTiming, devices};
-use crate::result::{AcrossRanks, IntervalSample, Metric, Steady, WorkloadResult};
+use crate::result::{AcrossRanks, Flag, IntervalSample, Metric, Steady, WorkloadResult};
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 use engine::JobOutcome;
@@ -234,12 +234,14 @@ impl Workload for IoWorkload {
         );
         let steady = steadiness(&job, &outcome);
         notes.extend(job_notes(&job, &steady));
+        let metrics = metrics(&average, &outcome, &measured, job.rate.is_some());
+        tell_cliff(&job, &metrics, &mut self.sink)?;
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
             label: job.label(),
             repetition: ctx.repetition,
             params: params(&job, file, &outcome),
-            metrics: metrics(&average, &outcome, &measured, job.rate.is_some()),
+            metrics,
             notes,
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
@@ -248,6 +250,19 @@ impl Workload for IoWorkload {
             steady: Some(steady),
             ..Default::default()
         })
+    }
+}
+
+/// A cliff in the job's throughput is told as it ends (reports tell it
+/// again from the result), with its figures.
+fn tell_cliff(job: &Job, metrics: &[Metric], sink: &mut Sink) -> anyhow::Result<()> {
+    let flagged = metrics.iter().find(|m| m.flags.contains(&Flag::Cliff));
+    match flagged {
+        Some(metric) => {
+            let text = format!("{}: {}", job.label(), metric.flag_text(Flag::Cliff));
+            sink(Event::Warning(&text))
+        }
+        None => Ok(()),
     }
 }
 
@@ -556,7 +571,6 @@ fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::Flag;
 
     /// The flags of a job's write rate after it wrote 256 MiB of a 256 MiB
     /// file, under a 4 GiB dirty threshold.
