@@ -198,6 +198,9 @@ pub struct WorkloadResult {
     /// The time series of a workload that reports over time (io).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalSample>,
+    /// Whether the time series reached a steady state (io).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
     /// What the workload's own setup can lose on a crash (a sync log that
     /// is never synced, or on a volatile file system); reports show them
     /// with the targets' risks.
@@ -268,10 +271,18 @@ pub enum Flag {
     /// device did (holes, compression, deduplication, an uncounted
     /// device), not by the storage under test.
     ExceedsDevice,
+    /// A fully random io job moved more MiB/s than the same job done
+    /// sequentially on the same target (`report::access_order`): raised
+    /// by the summary, never on one metric.
+    RandomFasterThanSequential,
     /// The first repetition was significantly worse than the others
     /// (`stats::first_is_warm_up`): raised by the summary over
     /// repetitions, never on one metric.
     WarmUp,
+    /// The throughput fell and stayed under 60 % of its earlier rate
+    /// (`measure::series::cliff`): the phase's figures average two
+    /// regimes. The figures are the metric's `cliff`.
+    Cliff,
 }
 
 impl Flag {
@@ -285,6 +296,8 @@ impl Flag {
             Flag::NotYetOnDevice => "not-on-device",
             Flag::ExceedsDevice => "exceeds-device",
             Flag::WarmUp => "warm-up",
+            Flag::RandomFasterThanSequential => "random>seq",
+            Flag::Cliff => "cliff",
         }
     }
 
@@ -304,8 +317,14 @@ impl Flag {
             Flag::ExceedsDevice => {
                 "exceeds the device: bytes that went past the page cache, but the device did under half of them"
             }
+            Flag::RandomFasterThanSequential => {
+                "random faster than sequential on the same file and transfer size: the random figure came from a cache"
+            }
             Flag::WarmUp => {
                 "warm-up: the first repetition was significantly worse than the others, and is in the mean"
+            }
+            Flag::Cliff => {
+                "throughput fell off a cliff: it fell under 60 % of its earlier rate and stayed there"
             }
         }
     }
@@ -388,6 +407,40 @@ impl DeviceEvidence {
     }
 }
 
+/// Where a job's throughput fell off a cliff (`measure::series::cliff`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cliff {
+    /// The first slow interval (1-based, as `IntervalSample::index`).
+    pub interval: u32,
+    /// When it fell, in seconds since the job started, and the bytes the
+    /// job had moved by then (warm-up included): estimated inside the
+    /// interval where it fell from the rates on either side.
+    pub at_s: f64,
+    pub bytes: u64,
+    /// MiB/s over the measured intervals before, and over the slow ones.
+    pub before_mib_per_s: f64,
+    pub after_mib_per_s: f64,
+}
+
+/// Whether and when a job's throughput reached a steady state
+/// (`measure::series::SteadyRule`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    /// The rule: over `window` intervals, the least-squares line of the
+    /// MiB/s changes by under `slope_limit` (a fraction) of their mean.
+    pub window: u32,
+    pub slope_limit: f64,
+    /// The interval that ended the first steady window (1-based), its end
+    /// in seconds since the job started and the window's mean MiB/s;
+    /// all absent when the job never was steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mib_per_s: Option<f64>,
+}
+
 /// `bytes` in MiB, as flags say them: "0.3 MiB", "512 MiB".
 fn mib(bytes: u64) -> String {
     let mib = bytes as f64 / (1u64 << 20) as f64;
@@ -430,6 +483,9 @@ pub struct Metric {
     /// without devices (tmpfs) and in results made before it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceEvidence>,
+    /// Where the phase's throughput fell off a cliff (`Flag::Cliff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cliff: Option<Cliff>,
 }
 
 #[cfg(test)]
@@ -450,6 +506,7 @@ impl Metric {
             phase: None,
             detail: false,
             device: None,
+            cliff: None,
         }
     }
 }
@@ -493,6 +550,15 @@ impl Metric {
                     mib(d.read_bytes),
                     mib(d.written_bytes)
                 ),
+            }),
+            Flag::Cliff => self.cliff.as_ref().map(|c| {
+                format!(
+                    "throughput fell off a cliff after {} ({:.1} s): from {:.0} to {:.0} MiB/s",
+                    mib(c.bytes),
+                    c.at_s,
+                    c.before_mib_per_s,
+                    c.after_mib_per_s
+                )
             }),
             _ => None,
         };
@@ -593,7 +659,9 @@ pub struct IntervalSample {
     pub seconds: f64,
     /// A warm-up interval: shown, but left out of the metrics.
     pub warmup: bool,
-    /// Named values, unit in the name (`mib_per_s`, `resp_ms`).
+    /// Named values, unit in the name (`mib_per_s`, `resp_ms`; the
+    /// devices' `device_read_mib_per_s` and `device_write_mib_per_s`
+    /// where the target has counted devices).
     pub values: std::collections::BTreeMap<String, f64>,
 }
 

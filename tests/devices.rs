@@ -185,7 +185,7 @@ fn a_buffered_write_without_sync_is_not_yet_on_the_device() {
     };
     let result = io_json(
         &mnt,
-        "-s 64m -b 1m --seek 0 --read 0 --warmup 0 --interval 0.25s --duration 1s -q",
+        "-s 64m -b 1m --seek 0 --read 0 --warmup 0 --interval 0.25s --duration 1s --no-end-sync -q",
     );
     let metric = rate(&result, "mib_per_s");
     let evidence = &metric["device"];

@@ -370,3 +370,89 @@ fn a_first_repetition_far_worse_than_the_others_is_flagged_warm_up_with_its_figu
     let (_, cell) = put_block_cell(&with_put_block([100.0, 300.0, 302.0]));
     assert!(!cell.flags.contains(&Flag::WarmUp), "three repetitions");
 }
+
+/// The fixture with a sequential twin of 4k-rand-read ("4k-seq-read": the
+/// same job with seek 0) on every target, its throughput `seq_mib_s`, and
+/// its transfer size `xfer`.
+fn with_sequential_twin(seq_mib_s: f64, xfer: u64) -> RunResult {
+    let mut run = fixture();
+    for target in &mut run.targets {
+        let twins: Vec<_> = target
+            .workloads
+            .iter()
+            .filter(|w| w.name() == "4k-rand-read")
+            .cloned()
+            .map(|mut twin| {
+                twin.label = "4k-seq-read".into();
+                twin.params["job"]["seek"]["percent"] = 0.0.into();
+                twin.params["job"]["xfer"]["fixed"] = xfer.into();
+                for metric in twin.metrics.iter_mut().filter(|m| m.name == "mib_per_s") {
+                    metric.value = seq_mib_s;
+                }
+                twin
+            })
+            .collect();
+        target.workloads.extend(twins);
+    }
+    run
+}
+
+fn throughput_cell(
+    summary: &Summary,
+    workload: &str,
+    target: usize,
+) -> fsbench::report::summary::Cell {
+    let workload = summary
+        .workloads
+        .iter()
+        .find(|w| w.name == workload)
+        .unwrap();
+    let metric = workload
+        .metrics
+        .iter()
+        .find(|m| m.name == "mib_per_s")
+        .unwrap();
+    metric.cells[target].clone().unwrap()
+}
+
+#[test]
+fn random_io_faster_than_the_same_io_done_sequentially_is_flagged_with_both_figures() {
+    // The fixture's 4k random reads run at ~400-600 MiB/s (tmpfs).
+    let summary = Summary::of(&with_sequential_twin(100.0, 4096));
+    for target in 0..2 {
+        let random = throughput_cell(&summary, "4k-rand-read", target);
+        assert!(
+            random.flags.contains(&Flag::RandomFasterThanSequential),
+            "{:?}",
+            random.flags
+        );
+        let texts: Vec<&str> = random
+            .warnings
+            .iter()
+            .map(|&i| summary.warnings[i].as_str())
+            .collect();
+        let expected = format!(
+            "random faster than sequential: 4k-rand-read at {:.1} MiB/s against 4k-seq-read's 100.0 MiB/s",
+            random.stats.mean
+        );
+        assert!(texts.iter().any(|t| t.starts_with(&expected)), "{texts:?}");
+        let sequential = throughput_cell(&summary, "4k-seq-read", target);
+        assert!(!sequential.flags.contains(&Flag::RandomFasterThanSequential));
+    }
+    // Sequential faster, or within the margin: nothing to say.
+    let random_mean = throughput_cell(&Summary::of(&fixture()), "4k-rand-read", 0)
+        .stats
+        .mean;
+    for seq in [2000.0, random_mean] {
+        let summary = Summary::of(&with_sequential_twin(seq, 4096));
+        let random = throughput_cell(&summary, "4k-rand-read", 0);
+        assert!(
+            !random.flags.contains(&Flag::RandomFasterThanSequential),
+            "{seq}"
+        );
+    }
+    // Another transfer size is another job: not compared.
+    let summary = Summary::of(&with_sequential_twin(100.0, 1 << 20));
+    let random = throughput_cell(&summary, "4k-rand-read", 0);
+    assert!(!random.flags.contains(&Flag::RandomFasterThanSequential));
+}

@@ -319,10 +319,13 @@ fn snapshot_of(devices: &[(u32, u32)]) -> Option<Counters> {
 
 /// From a snapshot taken before a phase of `elapsed_s` to now.
 pub fn since(before: Option<Counters>, elapsed_s: f64) -> Option<Delta> {
-    let before = before?;
-    let (source, link) = lock().clone()?;
-    let after = read(&source)?;
-    let delta = Delta::of(&before.until(&after), elapsed_s);
+    between(before, snapshot(), elapsed_s)
+}
+
+/// Between two snapshots `elapsed_s` apart.
+pub fn between(before: Option<Counters>, after: Option<Counters>, elapsed_s: f64) -> Option<Delta> {
+    let delta = Delta::of(&before?.until(&after?), elapsed_s);
+    let link = lock().as_ref().and_then(|(_, link)| *link);
     Some(Delta {
         link_bytes_per_s: link,
         ..delta

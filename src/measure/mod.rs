@@ -1,11 +1,12 @@
 //! Clocks and counters: monotonic ns wall time, process CPU time per phase,
-//! Clocks and counters: monotonic ns wall time, process CPU time per phase,
 //! per-operation latency histograms, the running phase's progress
-//! (`checkpoint`), and the metrics a measured phase becomes (`phase`).
+//! (`checkpoint`), the metrics a measured phase becomes (`phase`), and what
+//! a time series of rates shows: steady state and cliffs (`series`).
 pub mod checkpoint;
 pub mod devices;
 pub mod latency;
 pub mod phase;
+pub mod series;
 pub mod stats;
 
 use std::sync::atomic::{AtomicU64, Ordering};

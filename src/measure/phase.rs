@@ -8,7 +8,7 @@
 //! and anything a phase will add is one change here.
 use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
-use crate::result::{DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
 
 /// Device reads under this fraction of the bytes read: the page cache's
 /// figure, not the device's.
@@ -58,6 +58,8 @@ pub struct Measured {
     /// them (the ranks' own, for the MPI aggregate), beside what this
     /// phase's counters show.
     pub device_flags: Vec<Flag>,
+    /// Where the phase's throughput fell off a cliff (`Measured::fell`).
+    pub cliff: Option<Cliff>,
 }
 
 /// How a count becomes a rate: its unit, and how many counted things make
@@ -105,6 +107,7 @@ impl Measured {
             writes_reached_device: false,
             reads_bypassed_cache: false,
             device_flags: Vec::new(),
+            cliff: None,
         }
     }
 
@@ -117,6 +120,12 @@ impl Measured {
             reads_bypassed_cache: reads,
             ..self
         }
+    }
+
+    /// The phase's throughput fell off `cliff` (None: it did not): its
+    /// metrics are flagged, with the figures.
+    pub fn fell(self, cliff: Option<Cliff>) -> Measured {
+        Measured { cliff, ..self }
     }
 
     /// The phase read `read` and wrote `written` bytes: what the device
@@ -188,6 +197,7 @@ impl Measured {
             phase: self.phase,
             detail: false,
             device: self.evidence().map(|e| e.over_operations(samples)),
+            cliff: self.cliff.clone(),
         }
     }
 
@@ -253,6 +263,9 @@ impl Measured {
         }
         if raised(Flag::ExceedsDevice) || self.exceeds_device(evidence.as_ref()) {
             flags.push(Flag::ExceedsDevice);
+        }
+        if self.cliff.is_some() {
+            flags.push(Flag::Cliff);
         }
         flags
     }

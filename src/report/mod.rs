@@ -2,6 +2,7 @@
 //! shows (statistics over repetitions, ratios to the baseline, warnings);
 //! each format is one module implementing `Reporter`, registered in
 //! `format`.
+mod access_order;
 pub mod charts;
 pub mod compare;
 pub mod config_diff;

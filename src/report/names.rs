@@ -33,6 +33,7 @@ const NAMES: &[(&str, &str)] = &[
     ("write_resp", "write response"),
     ("resp_max", "max response"),
     ("resp_stddev", "response std dev"),
+    ("sync", "closing fsync"),
     // A tree's dataset, made before its operations.
     ("generate", "dataset generation"),
     ("copy_sync", "copy's closing sync"),
@@ -223,6 +224,7 @@ mod tests {
         ("write_resp_ms", "ms", "write response (ms)"),
         ("resp_max_ms", "ms", "max response (ms)"),
         ("resp_stddev_ms", "ms", "response std dev (ms)"),
+        ("sync_s", "s", "closing fsync (s)"),
         // meta
         ("create_ops_s", "ops/s", "create (ops/s)"),
         ("rename_ops_s", "ops/s", "rename (ops/s)"),

@@ -212,10 +212,11 @@ impl Summary {
             ..Builder::default()
         };
         let targets: Vec<String> = run.targets.iter().map(|t| t.name.clone()).collect();
-        let workloads = workload_names(run)
+        let mut workloads: Vec<WorkloadSummary> = workload_names(run)
             .into_iter()
             .map(|(name, kind)| builder.workload(run, &name, kind, baseline))
             .collect();
+        super::access_order::flag(run, &mut workloads, |text| builder.warning(text));
         builder.missing_workloads(run);
         Summary {
             run_id: run.run_id.clone(),
@@ -532,13 +533,13 @@ impl Builder {
                 flags.push(*flag);
             }
         }
-        // A flag the device counters raised says their figures (the first
-        // flagged repetition's); the others their description.
+        // A flag says its figures where it has them (the device counters,
+        // a cliff's rates: the first flagged repetition's).
         let mut warnings: Vec<usize> = flags
             .iter()
             .map(|&flag| {
                 let flagged = measured.iter().find(|m| m.flags.contains(&flag));
-                match flagged.filter(|_| flag.from_device()) {
+                match flagged {
                     Some(metric) => self.warning(&metric.flag_text(flag)),
                     None => self.warning(flag.describe()),
                 }

@@ -310,6 +310,11 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
         }),
         reads_bypassed_cache: false,
         device_flags: device_flags(parts),
+        // The job keeps rank 0's time series, so its cliff too.
+        cliff: parts
+            .iter()
+            .find(|p| p.report.rank == 0)
+            .and_then(|p| p.metric.cliff.clone()),
     }
 }
 
@@ -502,6 +507,7 @@ mod tests {
             phase: Some(PHASE),
             detail: false,
             device: None,
+            cliff: None,
         }
     }
 

@@ -14,13 +14,14 @@ use crate::cli::output::{check_json_path, tables_stream};
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
 use crate::error::usage;
+use crate::measure::series::SteadyRule;
 use crate::report::output::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::units::{size_arg, time_arg};
 use crate::workload::Workload;
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
-use crate::workload::pattern::text::{parse_rate, parse_seek, parse_xfer};
+use crate::workload::pattern::text::{parse_rate, parse_seek, parse_steady_slope, parse_xfer};
 use crate::workload::pattern::{
     Engine, FileSpec, IoWorkload, Job, Plan, Seek, Stop, SyncFlag, Warmup, patterns,
 };
@@ -88,14 +89,14 @@ pub struct IoArgs {
     target: OneTarget,
     /// Run a vdbench parameter file (sd=/wd=/rd= subset; luns become files
     /// in the scratch directory).
-    #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "amount", "rate"])]
+    #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate"])]
     vdbench: Option<PathBuf>,
     /// Run a built-in suite.
     #[arg(long, value_enum, conflicts_with_all = ["jobs", "read", "seek", "direct", "amount"])]
     suite: Option<SuiteName>,
     /// A named job on the one data file, in order; repeat for several.
     /// FLAGS are this command's job flags (-b, --read, --seek, --direct,
-    /// --sync, --end-fsync, --duration, ...) and override the ones given
+    /// --sync, --no-end-sync, --duration, ...) and override the ones given
     /// outside any --job, which apply to every job. Results are named
     /// after NAME.
     #[arg(long = "job", id = "jobs", value_name = "NAME:FLAGS")]
@@ -158,9 +159,21 @@ pub struct JobFlags {
     #[arg(long, value_name = "N")]
     fdatasync_every: Option<u32>,
     /// fsync the file when the job's I/O ends, inside its measured time
-    /// (fio's end_fsync): the write rate then includes the flush.
-    #[arg(long)]
+    /// (fio's end_fsync): the write rate then includes the flush. The
+    /// default now; kept so that older command lines work, and to undo a
+    /// shared --no-end-sync in a --job.
+    #[arg(long, conflicts_with = "no_end_sync")]
     end_fsync: bool,
+    /// Leave out the closing fsync of a job that writes: its time is then
+    /// the page cache's (flagged not_yet_on_device where the device did
+    /// not see the writes).
+    #[arg(long)]
+    no_end_sync: bool,
+    /// End the job once its MiB/s is steady (over the last 10 intervals
+    /// the fitted line changes by under SLOPE % of their mean), with
+    /// --duration the most it runs [SLOPE default: 10%].
+    #[arg(long, value_name = "SLOPE", num_args = 0..=1, require_equals = true, default_missing_value = "10%")]
+    until_steady: Option<String>,
     /// Measured time, after the warm-up [default: 30s; suite: 5s per run].
     #[arg(short = 'd', long, value_name = "TIME", value_parser = time_arg)]
     duration: Option<String>,
@@ -202,7 +215,10 @@ impl JobFlags {
             direct: self.direct || base.direct,
             sync: self.sync.or(base.sync),
             fdatasync_every: self.fdatasync_every.or(base.fdatasync_every),
-            end_fsync: self.end_fsync || base.end_fsync,
+            // A job's own choice of closing sync wins over the shared one.
+            end_fsync: self.end_fsync || (base.end_fsync && !self.no_end_sync),
+            no_end_sync: self.no_end_sync || (base.no_end_sync && !self.end_fsync),
+            until_steady: self.until_steady.or(base.until_steady),
             duration,
             amount,
             warmup: self.warmup.or(base.warmup),
@@ -350,7 +366,9 @@ impl IoArgs {
                 Some(SyncArg::Sync) => SyncFlag::Sync,
             },
             fdatasync_every: flags.fdatasync_every.unwrap_or(0),
-            end_fsync: flags.end_fsync,
+            end_fsync: !flags.no_end_sync,
+            steady: steady_rule(flags)?,
+            until_steady: flags.until_steady.is_some(),
             stop: match &flags.amount {
                 Some(text) => Stop::Amount(parse_size(text, 1)?),
                 None => Stop::Duration(duration),
@@ -386,6 +404,18 @@ impl IoArgs {
                 .unwrap_or(1)
         })
     }
+}
+
+/// The steady-state rule: `--until-steady=SLOPE`'s limit, or the default.
+fn steady_rule(flags: &JobFlags) -> anyhow::Result<SteadyRule> {
+    let slope = match &flags.until_steady {
+        Some(text) => parse_steady_slope(text)?,
+        None => SteadyRule::default().slope,
+    };
+    Ok(SteadyRule {
+        slope,
+        ..SteadyRule::default()
+    })
 }
 
 /// `--warmup`, when given.
@@ -497,9 +527,9 @@ mod tests {
     #[test]
     fn named_jobs_share_one_file_and_override_the_shared_flags() {
         let args = [
-            "-s", "64m", "--duration", "2s", "--direct",
+            "-s", "64m", "--duration", "2s", "--direct", "--no-end-sync",
             "--job", "w:-b 1m --read 0 --seek 0 --end-fsync",
-            "--job", "r:--duration 3s",
+            "--job", "r:--duration 3s --until-steady=5%",
         ];
         let io = super::super::build_list_for_test("io", &args).unwrap();
         assert_eq!((io.steps(), io.planned_files()), (2, 1));
@@ -508,6 +538,8 @@ mod tests {
         assert_eq!((w.label(), r.label()), ("w".to_string(), "r".to_string()));
         assert_eq!((w.xfer.largest(), w.read_pct, w.end_fsync), (1 << 20, 0.0, true));
         assert_eq!((r.xfer.largest(), r.read_pct, r.end_fsync), (4096, 100.0, false));
+        assert!(r.until_steady && !w.until_steady);
+        assert_eq!((r.steady.slope, w.steady.slope), (0.05, 0.1));
         assert!(w.direct && r.direct, "shared flags apply to every job");
         assert_eq!(w.stop, Stop::Duration(Duration::from_secs(2)));
         assert_eq!(r.stop, Stop::Duration(Duration::from_secs(3)));

@@ -415,6 +415,7 @@ mod tests {
             phase: None,
             detail: false,
             device: None,
+            cliff: None,
         }
     }
 

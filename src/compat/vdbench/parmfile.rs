@@ -351,6 +351,7 @@ rd=rd1,wd=wd1,iorate=max,el=10,in=1,warmup=2
         assert_eq!(job.interval, Duration::from_secs(1));
         assert_eq!(job.warmup, Warmup::FirstInterval);
         assert_eq!(job.rate, Some(100.0));
+        assert!(!job.end_fsync, "vdbench does not sync at the end of a run");
     }
 
     #[test]

@@ -164,7 +164,10 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         direct: flags.direct,
         sync: flags.sync.unwrap_or(SyncFlag::None),
         fdatasync_every: 0,
+        // vdbench does not sync at the end of a run.
         end_fsync: false,
+        steady: Default::default(),
+        until_steady: false,
         stop: Stop::Duration(o.elapsed.or(rd.elapsed).unwrap_or(DEFAULT_ELAPSED)),
         warmup,
         interval: o.interval.or(rd.interval).unwrap_or(DEFAULT_INTERVAL),

@@ -1,5 +1,6 @@
 //! Line charts: latency percentiles per target on a log scale, and values
-//! over time with the warm-up shaded; each with a legend under its title.
+//! over time with the warm-up shaded and cliffs marked; each with a legend
+//! under its title.
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -97,8 +98,10 @@ fn time_unit(typical_ns: f64) -> (&'static str, f64) {
     }
 }
 
-/// Values over time, one line per target and repetition, with the warm-up
-/// (shown but not measured) shaded.
+/// Values over time, one line per target and repetition (dashed lines are
+/// another view of a run, e.g. its devices), with the warm-up (shown but
+/// not measured) shaded and each line's marks (cliffs) drawn as vertical
+/// lines in its colour.
 pub fn time_series(
     title: &str,
     axis: &str,
@@ -121,6 +124,9 @@ pub fn time_series(
         .collect();
     if warmup_end.is_some() {
         entries.push(("warm-up (not measured)".to_string(), WARMUP_SHADE));
+    }
+    if lines.iter().any(|line| !line.marks.is_empty()) {
+        entries.push(("│ cliff: throughput fell and stayed low".to_string(), INK));
     }
     let legend = Legend::new(entries);
     render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
@@ -145,8 +151,18 @@ pub fn time_series(
             )))?;
         }
         for line in lines {
-            let style = target_color(line.color).stroke_width(2);
-            chart.draw_series(LineSeries::new(line.points.clone(), style))?;
+            let color = target_color(line.color);
+            let points = line.points.clone();
+            match line.dashed {
+                true => {
+                    chart.draw_series(DashedLineSeries::new(points, 6, 4, color.stroke_width(1)))?
+                }
+                false => chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?,
+            };
+            for &x in &line.marks {
+                let across = [(x, y_range.start), (x, y_range.end)];
+                chart.draw_series(DashedLineSeries::new(across, 3, 3, color.stroke_width(2)))?;
+            }
         }
         Ok(())
     })
@@ -174,6 +190,28 @@ mod tests {
         assert_eq!(time_unit((500.0f64 * 30e6).sqrt()).0, "µs");
         assert_eq!(time_unit(999.0).0, "ns");
         assert_eq!(time_unit(2e9).0, "s");
+    }
+
+    #[test]
+    fn a_cliff_is_marked_and_told_in_the_legend_and_the_devices_dashed() {
+        let line = |dashed, marks| TimeLine {
+            label: Some("ext4".into()),
+            color: 0,
+            points: vec![(0.0, 100.0), (5.0, 100.0), (5.0, 20.0), (10.0, 20.0)],
+            dashed,
+            marks,
+        };
+        let plain = time_series("t", "MiB/s", &[line(false, Vec::new())], None).unwrap();
+        assert!(!plain.contains("cliff"));
+        let marked = time_series("t", "MiB/s", &[line(false, vec![5.0])], None).unwrap();
+        assert!(marked.contains("cliff: throughput fell and stayed low"));
+        let lines = |svg: &str| svg.matches("<polyline").count();
+        assert!(lines(&marked) > lines(&plain), "the mark is drawn");
+        let device = time_series("t", "MiB/s", &[line(true, Vec::new())], None).unwrap();
+        assert!(
+            lines(&device) > lines(&plain),
+            "a dashed line is drawn in dashes"
+        );
     }
 
     #[test]

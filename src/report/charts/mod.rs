@@ -106,6 +106,12 @@ pub struct TimeLine {
     pub label: Option<String>,
     pub color: usize,
     pub points: Vec<(f64, f64)>,
+    /// Drawn dashed: another view of the same run (the devices' rate
+    /// beside the workload's).
+    pub dashed: bool,
+    /// Times (s) marked by a vertical line across the chart: where the
+    /// line's throughput fell off a cliff.
+    pub marks: Vec<f64>,
 }
 
 /// The colour of target `index` (run order), as CSS `#rrggbb`.

@@ -6,7 +6,7 @@ use crate::report::charts::{self, Bar, LatencyLine, TimeLine};
 use crate::report::compare::ChangeRow;
 use crate::report::summary::{Comparison, MetricSummary, WorkloadSummary};
 use crate::report::{Summary, names};
-use crate::result::{RunResult, WorkloadResult};
+use crate::result::{IntervalSample, RunResult, WorkloadResult};
 
 /// Per target other than the baseline: every metric's change against the
 /// baseline, as the diverging bar chart of `fsbench compare`.
@@ -158,27 +158,60 @@ pub(super) fn series_charts(run: &RunResult, name: &str) -> anyhow::Result<Vec<S
 }
 
 /// One line per target and repetition, a step per interval (its value is
-/// an average over the interval). Only the first repetition of a target
-/// is named in the legend.
+/// an average over the interval), its cliff marked; in the throughput
+/// chart, the devices' MiB/s (read + written) dashed beside it. Only the
+/// first repetition of a target is named in the legend.
 fn time_lines(run: &RunResult, per_target: &[Vec<&WorkloadResult>], key: &str) -> Vec<TimeLine> {
     let mut lines = Vec::new();
     for (t, repetitions) in per_target.iter().enumerate() {
         for (r, workload) in repetitions.iter().enumerate() {
-            let points = workload
-                .intervals
-                .iter()
-                .filter_map(|i| {
-                    let value = *i.values.get(key)?;
-                    Some([(i.start_s, value), (i.start_s + i.seconds, value)])
-                })
-                .flatten()
-                .collect();
+            let name = &run.targets[t].name;
+            let cliffs = workload.metrics.iter().find_map(|m| m.cliff.as_ref());
             lines.push(TimeLine {
-                label: (r == 0).then(|| run.targets[t].name.clone()),
+                label: (r == 0).then(|| name.clone()),
                 color: t,
-                points,
+                points: steps(workload, |i| i.values.get(key).copied()),
+                dashed: false,
+                marks: cliffs.map(|c| c.at_s).into_iter().collect(),
             });
+            let device = steps(workload, device_mib_per_s);
+            if key == THROUGHPUT && !device.is_empty() {
+                lines.push(TimeLine {
+                    label: (r == 0).then(|| format!("{name}: devices")),
+                    color: t,
+                    points: device,
+                    dashed: true,
+                    marks: Vec::new(),
+                });
+            }
         }
     }
     lines
+}
+
+/// The charted throughput, beside which the devices' is drawn.
+const THROUGHPUT: &str = SERIES[0];
+
+/// A step per interval that has a `value`.
+fn steps(
+    workload: &WorkloadResult,
+    value: impl Fn(&IntervalSample) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    workload
+        .intervals
+        .iter()
+        .filter_map(|i| {
+            let value = value(i)?;
+            Some([(i.start_s, value), (i.start_s + i.seconds, value)])
+        })
+        .flatten()
+        .collect()
+}
+
+/// What the counted devices read and wrote in an interval, in MiB/s;
+/// None without them (tmpfs).
+fn device_mib_per_s(interval: &IntervalSample) -> Option<f64> {
+    let read = interval.values.get("device_read_mib_per_s")?;
+    let written = interval.values.get("device_write_mib_per_s")?;
+    Some(read + written)
 }

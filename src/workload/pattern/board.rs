@@ -93,7 +93,9 @@ impl Board {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// True once any worker failed: the others stop at their next I/O.
+    /// True once the job is to stop (a worker failed, `--verify` found
+    /// its limit of bad blocks, or `--until-steady` saw steady state):
+    /// the workers stop at their next I/O.
     #[inline]
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Serialize, Serializer};
 
 use crate::error::usage;
+use crate::measure::series::SteadyRule;
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 
@@ -37,8 +38,15 @@ pub struct Job {
     pub fdatasync_every: u32,
     /// fsync the file when the job's I/O ends, inside its measured time
     /// (fio's end_fsync): a write job's figures then include getting its
-    /// data to stable storage.
+    /// data to stable storage. On by default from the command line and
+    /// suites (`--no-end-sync` turns it off), off in vdbench parameter
+    /// files (vdbench does not sync).
     pub end_fsync: bool,
+    /// When the job's MiB/s counts as steady (recorded in the result).
+    pub steady: SteadyRule,
+    /// End a duration-bound job once it is steady (the duration is then
+    /// the most it runs).
+    pub until_steady: bool,
     pub stop: Stop,
     pub warmup: Warmup,
     #[serde(serialize_with = "as_seconds")]
@@ -339,6 +347,7 @@ impl Job {
             ));
         }
         self.check_timing()?;
+        self.check_steady()?;
         if let Some(rate) = self.rate
             && !valid_rate(rate)
         {
@@ -419,6 +428,22 @@ impl Job {
             }
             _ => Ok(()),
         }
+    }
+
+    fn check_steady(&self) -> anyhow::Result<()> {
+        let slope = self.steady.slope;
+        if !(slope > 0.0 && slope <= 1.0) {
+            return usage(format!(
+                "steady state slope {}%: use more than 0 and at most 100 %",
+                slope * 100.0
+            ));
+        }
+        if self.until_steady && !matches!(self.stop, Stop::Duration(_)) {
+            return usage(
+                "--until-steady ends a timed job early: give --duration (the most it runs), not --amount",
+            );
+        }
+        Ok(())
     }
 
     /// Verification tracks key blocks of the smallest transfer size, so
@@ -507,6 +532,8 @@ pub(crate) mod tests {
             sync: SyncFlag::None,
             fdatasync_every: 0,
             end_fsync: false,
+            steady: SteadyRule::default(),
+            until_steady: false,
             stop: Stop::Duration(Duration::from_secs(1)),
             warmup: Warmup::FirstInterval,
             interval: Duration::from_millis(100),
@@ -628,6 +655,14 @@ pub(crate) mod tests {
                 Box::new(|j| j.xfer = XferSize::Fixed(1 << 20)),
                 "smaller than",
             ),
+            (
+                Box::new(|j| {
+                    j.until_steady = true;
+                    j.stop = Stop::Amount(1 << 20);
+                }),
+                "--until-steady ends a timed job",
+            ),
+            (Box::new(|j| j.steady.slope = 0.0), "steady state slope 0%"),
             (
                 Box::new(|j| {
                     j.verify = true;

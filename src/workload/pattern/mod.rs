@@ -28,8 +28,9 @@ pub use job::{Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize};
 use super::{RunContext, Workload};
 use crate::error::usage;
 use crate::measure::phase::Measured;
-use crate::measure::{LatencyRecorder, PhaseTiming};
-use crate::result::{AcrossRanks, IntervalSample, Metric, WorkloadResult};
+use crate::measure::series::{self, Point};
+use crate::measure::{LatencyRecorder, PhaseTiming, devices};
+use crate::result::{AcrossRanks, Flag, IntervalSample, Metric, Steady, WorkloadResult};
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 use engine::JobOutcome;
@@ -231,20 +232,37 @@ impl Workload for IoWorkload {
             self.ram_bytes,
             ctx,
         );
-        notes.extend(job_notes(&job));
+        let steady = steadiness(&job, &outcome);
+        notes.extend(job_notes(&job, &steady));
+        let metrics = metrics(&average, &outcome, &measured, job.rate.is_some());
+        tell_cliff(&job, &metrics, &mut self.sink)?;
         Ok(WorkloadResult {
             workload: self.kind().to_string(),
             label: job.label(),
             repetition: ctx.repetition,
             params: params(&job, file, &outcome),
-            metrics: metrics(&average, &outcome, &measured, job.rate.is_some()),
+            metrics,
             notes,
             // Under MPI the job's result keeps rank 0's time series: each
             // rank's intervals count from its own job's start, so a sum by
             // interval index would add slices of different moments.
-            intervals: intervals(&outcome.rows),
+            intervals: intervals(&outcome),
+            steady: Some(steady),
             ..Default::default()
         })
+    }
+}
+
+/// A cliff in the job's throughput is told as it ends (reports tell it
+/// again from the result), with its figures.
+fn tell_cliff(job: &Job, metrics: &[Metric], sink: &mut Sink) -> anyhow::Result<()> {
+    let flagged = metrics.iter().find(|m| m.flags.contains(&Flag::Cliff));
+    match flagged {
+        Some(metric) => {
+            let text = format!("{}: {}", job.label(), metric.flag_text(Flag::Cliff));
+            sink(Event::Warning(&text))
+        }
+        None => Ok(()),
     }
 }
 
@@ -276,7 +294,8 @@ fn usable<'a>(
 /// What every metric of the job shares: its measured phase and CPU %
 /// (which the engine takes itself), whether its reads could come from RAM
 /// (the target lives there, or the file fits in RAM and is read through
-/// the page cache), and what its writes may have left in the page cache.
+/// the page cache), what its writes may have left in the page cache, and
+/// where its throughput fell off a cliff.
 fn job_phase(
     job: &Job,
     file: &FileSpec,
@@ -294,6 +313,28 @@ fn job_phase(
     }
     .moved(average.counters.read.bytes, average.counters.write.bytes)
     .left_dirty(unsynced_bytes(job, file.size, written))
+    .reached_device(each_write_reaches_device(job), job.direct)
+    .fell(series::cliff(&points(outcome), warmup_rows(outcome)))
+}
+
+/// The job's intervals as a throughput series.
+fn points(outcome: &JobOutcome) -> Vec<Point> {
+    let point = |row: &Row| Point {
+        start_s: row.start_s,
+        seconds: row.seconds,
+        bytes: row.counters.bytes(),
+    };
+    outcome.rows.iter().map(point).collect()
+}
+
+/// How many leading intervals are warm-up.
+fn warmup_rows(outcome: &JobOutcome) -> usize {
+    outcome.rows.iter().take_while(|row| row.warmup).count()
+}
+
+/// Whether and when the job's throughput was steady, by its rule.
+fn steadiness(job: &Job, outcome: &JobOutcome) -> Steady {
+    job.steady.reached(&points(outcome), warmup_rows(outcome))
 }
 
 /// Bytes a job may have left dirty in the page cache, unsynced: what it
@@ -301,6 +342,14 @@ fn job_phase(
 /// or its writes reached the storage inside its time.
 fn unsynced_bytes(job: &Job, file_size: u64, written: u64) -> Option<u64> {
     (job.writes() && !job.flushes_writes()).then(|| written.min(file_size))
+}
+
+/// Whether every byte the job writes goes to the device (O_DIRECT,
+/// O_SYNC/O_DSYNC), so the device writes at least as much. A buffered
+/// write synced later is on the device too, but overwrites of one block
+/// meanwhile reach it once.
+fn each_write_reaches_device(job: &Job) -> bool {
+    job.writes() && (job.direct || job.sync != SyncFlag::None)
 }
 
 /// The measured part of a job (its intervals after the warm-up) as a
@@ -381,12 +430,35 @@ fn params(job: &Job, file: &FileSpec, outcome: &JobOutcome) -> serde_json::Value
     })
 }
 
-/// Every interval line, the warm-up included (marked), as the time series.
-fn intervals(rows: &[Row]) -> Vec<IntervalSample> {
-    rows.iter()
+/// Every interval line, the warm-up included (marked), as the time
+/// series, with the devices' MiB/s each way where they were counted.
+fn intervals(outcome: &JobOutcome) -> Vec<IntervalSample> {
+    let devices = outcome.interval_devices.iter();
+    outcome
+        .rows
+        .iter()
+        .zip(devices)
         .zip(1..)
-        .map(|(row, index)| row.sample(index))
+        .map(|((row, device), index)| {
+            let mut sample = row.sample(index);
+            if let Some(device) = device {
+                sample.values.extend(device_rates(device, row.seconds));
+            }
+            sample
+        })
         .collect()
+}
+
+/// An interval's device bytes as MiB/s, named as the time series' values.
+fn device_rates(device: &devices::Delta, seconds: f64) -> [(String, f64); 2] {
+    let mib_per_s = |bytes: u64| counters::ratio(bytes as f64 / (1u64 << 20) as f64, seconds);
+    [
+        ("device_read_mib_per_s".into(), mib_per_s(device.read_bytes)),
+        (
+            "device_write_mib_per_s".into(),
+            mib_per_s(device.written_bytes),
+        ),
+    ]
 }
 
 /// From this average transfer size on, a job's throughput is told in
@@ -460,10 +532,22 @@ fn metrics(
         )
         .as_detail(),
     );
+    // The closing fsync's share of the job's time (the rest is what the
+    // writes took to reach the page cache, or the device with O_DIRECT).
+    if let Some(sync_s) = outcome.sync_s {
+        metrics.push(measured.metric("sync_s", "s", Lower, sync_s, 1).as_detail());
+    }
     metrics
 }
 
-fn job_notes(job: &Job) -> Vec<String> {
+/// When `--until-steady` ended the job before its last interval, in
+/// seconds since it started.
+fn ended_steady(job: &Job, steady: &Steady) -> Option<f64> {
+    let before_the_end = steady.interval < job.total_intervals();
+    steady.at_s.filter(|_| job.until_steady && before_the_end)
+}
+
+fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
     let mut notes = Vec::new();
     if job.rate.is_some() {
         notes.push(
@@ -480,6 +564,11 @@ fn job_notes(job: &Job) -> Vec<String> {
         notes
             .push("the file was fsynced when the job's I/O ended, inside its measured time".into());
     }
+    if let Some(at_s) = ended_steady(job, steady) {
+        notes.push(format!(
+            "--until-steady: the job ended at steady state after {at_s:.1} s, before its duration"
+        ));
+    }
     if job.verify {
         notes.push(
             "verified: every write first reads and checks the blocks it overwrites; its response time includes that read".into(),
@@ -491,7 +580,6 @@ fn job_notes(job: &Job) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::Flag;
 
     /// The flags of a job's write rate after it wrote 256 MiB of a 256 MiB
     /// file, under a 4 GiB dirty threshold.

@@ -1,5 +1,6 @@
 //! The text forms of a job's settings on the command line and in suites:
-//! transfer sizes and mixes, seek percentages, I/O rates.
+//! transfer sizes and mixes, seek percentages, I/O rates, steady-state
+//! slopes.
 use super::job::{RATE_HINT, rate_value};
 use super::{Seek, XferSize};
 use crate::error::{UsageError, usage};
@@ -51,6 +52,18 @@ pub fn parse_rate(text: Option<&str>) -> anyhow::Result<Option<f64>> {
     }
 }
 
+/// `--until-steady=SLOPE`: a percentage, `%` optional (`5%`, `2.5`), as
+/// a fraction.
+pub fn parse_steady_slope(text: &str) -> anyhow::Result<f64> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(pct) if pct > 0.0 && pct <= 100.0 => Ok(pct / 100.0),
+        _ => usage(format!(
+            "--until-steady={text}: give the steady state's slope limit as a percentage over 0 and at most 100 (e.g. --until-steady=5%)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +82,10 @@ mod tests {
         assert_eq!(parse_rate(Some("max")).unwrap(), None);
         assert_eq!(parse_rate(Some("500")).unwrap(), Some(500.0));
         assert!(parse_rate(Some("fast")).is_err());
+        assert_eq!(parse_steady_slope("5%").unwrap(), 0.05);
+        assert_eq!(parse_steady_slope("10").unwrap(), 0.1);
+        for bad in ["0", "-5%", "150%", "fast", "", "NaN"] {
+            assert!(parse_steady_slope(bad).is_err(), "{bad}");
+        }
     }
 }

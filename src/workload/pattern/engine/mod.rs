@@ -43,7 +43,13 @@ pub struct JobOutcome {
     /// Process CPU time over the measured (non-warm-up) part, in %.
     pub cpu_percent: f64,
     /// What the devices under the target did over the measured part.
-    pub device: Option<crate::measure::devices::Delta>,
+    pub device: Option<devices::Delta>,
+    /// What they did in each interval, in the order of `rows` (None
+    /// without counted devices).
+    pub interval_devices: Vec<Option<devices::Delta>>,
+    /// How long the closing fsync took (`Job::end_fsync` on a job that
+    /// wrote), inside the last interval.
+    pub sync_s: Option<f64>,
     /// What `--verify` found, in the order found (at most the job's limit).
     pub bad_blocks: Vec<BadBlock>,
 }
@@ -124,15 +130,17 @@ pub fn run_job(
             .into_iter()
             .map(|w| w.join().expect("I/O worker thread panicked"))
             .collect();
-        let (rows, cpu_percent, device) = report?;
+        let report = report?;
         let mut outcome = JobOutcome {
             started: start,
-            rows,
+            rows: report.rows,
             decisions: Decisions::default(),
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
-            cpu_percent,
-            device,
+            cpu_percent: report.cpu_percent,
+            device: report.device,
+            interval_devices: report.interval_devices,
+            sync_s: report.sync_s,
             bad_blocks: Vec::new(),
         };
         for output in outputs {
@@ -147,19 +155,39 @@ pub fn run_job(
     Ok(outcome)
 }
 
-/// The reporting loop: one row per interval, until every worker is done.
-/// Returns the rows, the process CPU % of the measured part and what the
-/// devices did over it (counters read where the warm-up ends, or at the
-/// start, `devices_at_start`, and at the end).
+/// What the reporting loop measured.
+struct Reported {
+    rows: Vec<Row>,
+    /// The devices' counters over each row's interval.
+    interval_devices: Vec<Option<devices::Delta>>,
+    /// The process CPU % of the measured part.
+    cpu_percent: f64,
+    /// What the devices did over the measured part.
+    device: Option<devices::Delta>,
+    sync_s: Option<f64>,
+}
+
+/// The reporting loop: one row per interval, until every worker is done
+/// (or, with `--until-steady`, until the measured rates are steady). The
+/// devices' counters are read at every boundary (`devices_at_start` at
+/// the start), for each interval's device rates and the measured part's.
 fn report_intervals(
     shared: &Shared<'_>,
     devices_at_start: Option<devices::Counters>,
     on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
-) -> anyhow::Result<(Vec<Row>, f64, Option<devices::Delta>)> {
+) -> anyhow::Result<Reported> {
     let timeline = shared.timeline.get().expect("set before the workers start");
-    let mut rows = Vec::new();
+    let mut reported = Reported {
+        rows: Vec::new(),
+        interval_devices: Vec::new(),
+        cpu_percent: 0.0,
+        device: None,
+        sync_s: None,
+    };
     let mut cpu_before = CpuTicks::now();
-    let mut measured_from = (timeline.start, process_cpu_time(), devices_at_start);
+    let mut counters_before = devices_at_start;
+    let mut measured_from = Mark::new(timeline.start, devices_at_start);
+    let mut measured_rates = Vec::new();
     for index in 0.. {
         let boundary = timeline.boundary(index);
         shared.board.sleep_until(boundary);
@@ -170,10 +198,11 @@ fn report_intervals(
             Some(at) if collected.done => at.min(boundary).max(begun),
             _ => boundary,
         };
-        let ended = match collected.done {
-            true => end_fsync(shared, ended)?,
-            false => ended,
-        };
+        if collected.done {
+            reported.sync_s = end_fsync(shared)?;
+        }
+        let ended = ended + Duration::from_secs_f64(reported.sync_s.unwrap_or(0.0));
+        let counters_now = devices::snapshot();
         let seconds = (ended - begun).as_secs_f64();
         let cpu = cpu_before.zip(cpu_now).map(|(then, now)| now.since(&then));
         cpu_before = cpu_now;
@@ -187,37 +216,73 @@ fn report_intervals(
             figures: IntervalFigures::new(&collected.counters, seconds, cpu),
         };
         on_row(&row)?;
-        rows.push(row);
+        let interval_device = devices::between(counters_before, counters_now, seconds);
+        reported.interval_devices.push(interval_device);
+        counters_before = counters_now;
+        if !row.warmup {
+            measured_rates.push(row.figures.mib_per_s);
+        }
+        reported.rows.push(row);
         if index + 1 == timeline.warmup {
-            measured_from = (ended, process_cpu_time(), devices::snapshot());
+            measured_from = Mark::new(ended, counters_now);
+        }
+        // --until-steady: the workers stop at their next I/O, and the
+        // interval they are in ends with them.
+        if shared.job.until_steady && shared.job.steady.holds(&measured_rates) {
+            shared.board.stop_all();
         }
         if collected.done {
-            let wall = ended
-                .saturating_duration_since(measured_from.0)
-                .as_secs_f64();
-            let cpu = process_cpu_time()
-                .saturating_sub(measured_from.1)
-                .as_secs_f64();
-            let device = devices::since(measured_from.2, wall);
-            return Ok((rows, super::counters::ratio(100.0 * cpu, wall), device));
+            (reported.cpu_percent, reported.device) = measured_from.until(ended, counters_now);
+            return Ok(reported);
         }
     }
     unreachable!("the interval loop only ends by returning")
 }
 
-/// With `end_fsync`, once every worker is done: fsyncs the file, and the
-/// last interval lasts the fsync longer, so the job's time includes
-/// getting its writes to stable storage (fio's end_fsync). Returns when
-/// the last interval ends.
-fn end_fsync(shared: &Shared<'_>, ended: Instant) -> anyhow::Result<Instant> {
+/// Where the measured part began: the time, the process CPU time and the
+/// devices' counters then.
+struct Mark {
+    at: Instant,
+    cpu: Duration,
+    devices: Option<devices::Counters>,
+}
+
+impl Mark {
+    fn new(at: Instant, devices: Option<devices::Counters>) -> Mark {
+        Mark {
+            at,
+            cpu: process_cpu_time(),
+            devices,
+        }
+    }
+
+    /// The process CPU % and what the devices did from here to `ended`,
+    /// when their counters read `devices_now`.
+    fn until(
+        &self,
+        ended: Instant,
+        devices_now: Option<devices::Counters>,
+    ) -> (f64, Option<devices::Delta>) {
+        let wall = ended.saturating_duration_since(self.at).as_secs_f64();
+        let cpu = process_cpu_time().saturating_sub(self.cpu).as_secs_f64();
+        let device = devices::between(self.devices, devices_now, wall);
+        (super::counters::ratio(100.0 * cpu, wall), device)
+    }
+}
+
+/// With `end_fsync`, once every worker is done: fsyncs the file, so the
+/// job's time includes getting its writes to stable storage (fio's
+/// end_fsync; the last interval lasts the fsync longer). Returns how long
+/// it took, None when the job did not sync.
+fn end_fsync(shared: &Shared<'_>) -> anyhow::Result<Option<f64>> {
     let job = shared.job;
     if !(job.end_fsync && job.writes()) {
-        return Ok(ended);
+        return Ok(None);
     }
     let fsync = Instant::now();
     rustix::fs::fsync(shared.fd)
         .map_err(|e| anyhow::anyhow!("fsync at the end of the job failed: {e}"))?;
-    Ok(ended + fsync.elapsed())
+    Ok(Some(fsync.elapsed().as_secs_f64()))
 }
 
 /// A thread's view of the current interval: its private counters, handed
