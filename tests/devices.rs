@@ -10,7 +10,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{LoopDevice, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run};
+use common::{
+    LoopDevice, Sentinel, TmpfsMount, assert_no_scratch_left, page_cache_lock, read_json, run,
+};
 use serde_json::Value;
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -83,6 +85,7 @@ fn loop_name(device: &LoopDevice) -> String {
 
 #[test]
 fn a_cold_sequential_read_moves_the_device_by_the_bytes_read_and_is_not_flagged() {
+    let _cache = page_cache_lock();
     let Some((device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };
@@ -125,6 +128,7 @@ fn a_cold_sequential_read_moves_the_device_by_the_bytes_read_and_is_not_flagged(
 
 #[test]
 fn a_hot_read_is_flagged_served_from_cache_with_the_counters() {
+    let _cache = page_cache_lock();
     let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };
@@ -180,6 +184,7 @@ fn a_hot_read_is_flagged_served_from_cache_with_the_counters() {
 
 #[test]
 fn a_buffered_write_without_sync_is_not_yet_on_the_device() {
+    let _cache = page_cache_lock();
     let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };
@@ -298,6 +303,7 @@ fn tree_read(mnt: &Path, extra: &[&str]) -> Value {
 
 #[test]
 fn a_tree_copy_ends_on_the_device_unless_no_end_sync() {
+    let _cache = page_cache_lock();
     let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };
@@ -356,6 +362,7 @@ fn a_tree_copy_ends_on_the_device_unless_no_end_sync() {
 
 #[test]
 fn the_tree_workload_gets_the_counters_too_cold_and_hot() {
+    let _cache = page_cache_lock();
     let Some((_device, mnt, sentinel)) = loop_ext4("256m") else {
         return;
     };

@@ -262,15 +262,20 @@ fn profiles_rate_each_target_against_the_best() {
 /// (one per repetition).
 fn with_put_block(values: [f64; 3]) -> RunResult {
     let mut run = fixture();
+    set_put_block(&mut run, &values);
+    run
+}
+
+/// tmpfs-huge's bonnie put_block values, in repetition order.
+fn set_put_block(run: &mut RunResult, values: &[f64]) {
     let metrics = run.targets[1]
         .workloads
         .iter_mut()
         .filter(|w| w.name() == "bonnie")
         .flat_map(|w| w.metrics.iter_mut().filter(|m| m.name == "put_block"));
-    for (metric, value) in metrics.zip(values) {
+    for (metric, &value) in metrics.zip(values) {
         metric.value = value;
     }
-    run
 }
 
 /// put_block's row of a CSV summary of tmpfs-huge (its only row on it).
@@ -321,13 +326,7 @@ fn four_put_blocks(values: [f64; 4]) -> RunResult {
         .unwrap();
     let again = workloads[last_bonnie].clone();
     workloads.insert(last_bonnie + 1, again);
-    let metrics = workloads
-        .iter_mut()
-        .filter(|w| w.name() == "bonnie")
-        .flat_map(|w| w.metrics.iter_mut().filter(|m| m.name == "put_block"));
-    for (metric, value) in metrics.zip(values) {
-        metric.value = value;
-    }
+    set_put_block(&mut run, &values);
     run
 }
 

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{
-    LoopDevice, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run,
-    wait_until,
+    LoopDevice, Output, Running, Sentinel, TmpfsMount, assert_no_scratch_left, page_cache_lock,
+    read_json, run, wait_until,
 };
 use serde_json::Value;
 
@@ -316,6 +316,7 @@ fn buffered_write(mnt: &Path, extra: &str) -> Value {
 
 #[test]
 fn a_write_job_ends_on_the_device_unless_no_end_sync() {
+    let _cache = page_cache_lock();
     let Some(mut device) = LoopDevice::new("256m") else {
         return;
     };

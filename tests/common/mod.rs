@@ -299,6 +299,15 @@ fn command_line(args: &[String]) -> String {
 }
 
 /// Runs fsbench to completion (with a timeout) and captures its output.
+/// Held by a test whose evidence depends on what the page cache holds (a
+/// figure flagged, or not, from the device counters): another test's
+/// fsbench making caches cold runs sync() and drop_caches for the whole
+/// machine, which would write back or drop this one's pages mid-phase.
+pub fn page_cache_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn run<S: AsRef<str>>(args: &[S]) -> Output {
     Running::spawn(args).wait()
 }
