@@ -160,3 +160,45 @@ fn a_tree_time_is_shown_as_find_in_seconds() {
         .unwrap_or_else(|| panic!("no row named find (s) ↓\n{text}"));
     assert!(!text.contains("find_s"), "{row}");
 }
+
+/// A detail metric's cells are not in the tables, so the warnings they
+/// carry are pointed at from its name in the details line: every warning
+/// the legend lists is referred to from something shown.
+#[test]
+fn a_detail_metrics_warnings_are_marked_on_its_name() {
+    let mut run = fixture();
+    for metric in run
+        .targets
+        .iter_mut()
+        .flat_map(|t| &mut t.workloads)
+        .filter(|w| w.name() == "4k-rand-read")
+        .flat_map(|w| &mut w.metrics)
+        .filter(|m| m.name == "resp_max_ms")
+    {
+        metric.detail = true;
+    }
+    let summary = Summary::of(&run);
+    let detail = summary
+        .workloads
+        .iter()
+        .filter(|w| w.name == "4k-rand-read")
+        .flat_map(|w| &w.metrics)
+        .find(|m| m.name == "resp_max_ms")
+        .unwrap();
+    let mut warnings: Vec<usize> = detail
+        .cells
+        .iter()
+        .flatten()
+        .flat_map(|c| c.warnings.clone())
+        .collect();
+    warnings.sort_unstable();
+    warnings.dedup();
+    assert!(!warnings.is_empty(), "the fixture's io figures are flagged");
+    let text = terminal(&run);
+    let line = text
+        .lines()
+        .find(|l| l.contains("other units") && l.contains("max response"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let expected = format!("max response (ms){}", fsbench::report::markers(&warnings));
+    assert!(line.contains(&expected), "{line}");
+}

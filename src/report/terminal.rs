@@ -145,14 +145,22 @@ Sweep: {} (mean over the repetitions)
         out
     }
 
-    /// The workload's title, its table, and the names of its detail metrics.
+    /// The workload's title, its table, and the names of its detail
+    /// metrics, each with the markers of its cells' warnings (the legend
+    /// lists them, and no table shows those cells).
     fn workload(&self, summary: &Summary, workload: &WorkloadSummary) -> String {
         let mut out = format!("{}\n", workload_title(workload));
         out.push_str(&self.metric_table(summary, workload));
         out.push('\n');
         let details: Vec<String> = workload
             .details()
-            .map(|m| names::human(&m.name, &m.unit))
+            .map(|m| {
+                format!(
+                    "{}{}",
+                    names::human(&m.name, &m.unit),
+                    markers(&cell_warnings(m))
+                )
+            })
             .collect();
         if !details.is_empty() {
             let line = format!(
@@ -372,6 +380,19 @@ fn cell_text(cell: &Cell, best: bool, layout: Layout) -> String {
     };
     let separator = if layout == Layout::OneLine { " " } else { "\n" };
     lines.join(separator)
+}
+
+/// The warnings of a metric's cells, each once, in order.
+fn cell_warnings(metric: &MetricSummary) -> Vec<usize> {
+    let mut warnings: Vec<usize> = metric
+        .cells
+        .iter()
+        .flatten()
+        .flat_map(|c| c.warnings.iter().copied())
+        .collect();
+    warnings.sort_unstable();
+    warnings.dedup();
+    warnings
 }
 
 /// `table` as it is when it fits `width`, else wrapped to it between words
