@@ -387,10 +387,12 @@ pub struct DeviceEvidence {
 
 impl DeviceEvidence {
     /// The evidence with `bytes_per_op` over the phase's `operations`,
-    /// when the workload moved no data bytes in it.
+    /// when the workload said it moved no data bytes in it.
     pub fn over_operations(mut self, operations: u64) -> DeviceEvidence {
         let device = self.read_bytes + self.written_bytes;
-        let no_data = self.ratio().is_none();
+        // Said, not merely unsaid: a phase that moves data it does not
+        // count would put its data on its operations.
+        let no_data = self.workload_read_bytes == Some(0) && self.workload_written_bytes == Some(0);
         self.bytes_per_op = (no_data && operations > 0).then(|| device as f64 / operations as f64);
         self
     }

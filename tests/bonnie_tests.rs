@@ -797,3 +797,38 @@ fn data_phases_write_through_to_the_device_and_read_from_the_cache_as_bonnie_doe
         }
     }
 }
+
+/// Empty files move no data: their tests weigh the device bytes per file
+/// (what a create or a delete costs the storage); files with data do not.
+#[test]
+fn file_tests_of_empty_files_weigh_device_bytes_per_file() {
+    let Some(mut device) = common::LoopDevice::new("256m") else {
+        return;
+    };
+    device.mkfs("ext4");
+    let mnt = device.mount();
+    for (files, per_file) in [("1", true), ("1:4096:4096", false)] {
+        let out_dir = tempfile::tempdir().unwrap();
+        let json = json_path(&out_dir);
+        let args = ["-s", "0", "-n", files, "-r", "0", "-m", "l", "-z", "1"];
+        let mut full = bonnie_args(&mnt.display().to_string(), &args);
+        full.extend(["--json".to_string(), json.clone()]);
+        run(&full).assert_success().assert_no_panic();
+        let result = read_json(Path::new(&json));
+        let workload = &workloads(&result)[0];
+        for metric in metrics(workload) {
+            let name = metric["name"].as_str().unwrap();
+            let per_op = &metric["device"]["bytes_per_op"];
+            assert_eq!(per_op.is_number(), per_file, "{files} {name}: {metric}");
+        }
+        if per_file {
+            let create = metrics(workload)
+                .iter()
+                .find(|m| m["name"] == "seq_create")
+                .unwrap();
+            let per_op = create["device"]["bytes_per_op"].as_f64().unwrap();
+            assert!(per_op > 0.0, "creating 1024 files wrote metadata: {create}");
+        }
+    }
+    assert_no_scratch_left(&mnt);
+}

@@ -550,6 +550,9 @@ mod tests {
                 .moved(0, 8 << 20)
                 .rate("write", Rate::MIB_PER_S, 8 << 20);
         assert_eq!(write.device.unwrap().bytes_per_op, None);
+        // Bytes not said (a phase that moves data it does not count): none.
+        let unsaid = with_device(0, 8 << 20).rate("transactions", Rate::per_second("t/s"), 2048);
+        assert_eq!(unsaid.device.unwrap().bytes_per_op, None);
     }
 
     #[test]

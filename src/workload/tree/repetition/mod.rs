@@ -624,7 +624,12 @@ fn record_space(
         logical_bytes,
         entries,
     };
-    let measured = Measured::over(timing);
+    // Read after the phase, from the file system: what the devices did
+    // in it is no evidence of a size.
+    let measured = Measured {
+        device: None,
+        ..Measured::over(timing)
+    };
     result.metrics.extend(growth.metrics(name, &measured));
     let Some(params) = result.params.as_object_mut() else {
         return;
