@@ -383,9 +383,41 @@ pub struct DeviceEvidence {
     /// A network mount's fastest link, bytes/s (`Delta::link_bytes_per_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_bytes_per_s: Option<u64>,
+    /// What the disks holding loop devices' images beneath the counted
+    /// devices read and wrote: under a loop device, whether the bytes
+    /// reached a disk or the host's page cache of the image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_written_bytes: Option<u64>,
 }
 
 impl DeviceEvidence {
+    /// `read_ratio`, or the disks' under loop images if lower.
+    pub fn lowest_read_ratio(&self) -> Option<f64> {
+        lowest(
+            self.read_ratio,
+            self.backing_read_bytes,
+            self.workload_read_bytes,
+        )
+    }
+
+    /// `write_ratio`, or the disks' under loop images if lower.
+    pub fn lowest_write_ratio(&self) -> Option<f64> {
+        let written = self.workload_written_bytes;
+        lowest(self.write_ratio, self.backing_written_bytes, written)
+    }
+
+    /// Whether the disks under loop images did less than the counted
+    /// devices in a direction (`read`): the figures a flag then says.
+    fn backing_did_less(&self, read: bool) -> bool {
+        let (counted, lowest) = match read {
+            true => (self.read_ratio, self.lowest_read_ratio()),
+            false => (self.write_ratio, self.lowest_write_ratio()),
+        };
+        lowest < counted
+    }
+
     /// The evidence with `bytes_per_op` over the phase's `operations`,
     /// when the workload said it moved no data bytes in it.
     pub fn over_operations(mut self, operations: u64) -> DeviceEvidence {
@@ -441,6 +473,15 @@ pub struct Steady {
     pub at_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mib_per_s: Option<f64>,
+}
+
+/// The lower of a `ratio` and `beneath` ÷ `moved`.
+fn lowest(ratio: Option<f64>, beneath: Option<u64>, moved: Option<u64>) -> Option<f64> {
+    let ratio = ratio?;
+    let beneath = beneath
+        .zip(moved.filter(|&m| m > 0))
+        .map(|(b, m)| b as f64 / m as f64);
+    Some(beneath.map_or(ratio, |b| b.min(ratio)))
 }
 
 /// `bytes` in MiB, as flags say them: "0.3 MiB", "512 MiB".
@@ -522,17 +563,31 @@ impl Metric {
         let figures = match flag {
             Flag::ServedFromCache => device.and_then(|d| {
                 let read = d.workload_read_bytes?;
+                let (what, bytes) = match d.backing_did_less(true) {
+                    true => (
+                        "the disk under the loop device's image",
+                        d.backing_read_bytes?,
+                    ),
+                    false => ("the device", d.read_bytes),
+                };
                 Some(format!(
-                    "served from the page cache: the device read {} of the {} read",
-                    mib(d.read_bytes),
+                    "served from the page cache: {what} read {} of the {} read",
+                    mib(bytes),
                     mib(read)
                 ))
             }),
             Flag::NotYetOnDevice => device.and_then(|d| {
                 let written = d.workload_written_bytes?;
+                let (what, bytes) = match d.backing_did_less(false) {
+                    true => (
+                        "the disk under the loop device's image",
+                        d.backing_written_bytes?,
+                    ),
+                    false => ("the device", d.written_bytes),
+                };
                 Some(format!(
-                    "not yet on the device: no sync, and the device wrote {} of the {} written",
-                    mib(d.written_bytes),
+                    "not yet on the device: no sync, and {what} wrote {} of the {} written",
+                    mib(bytes),
                     mib(written)
                 ))
             }),

@@ -125,6 +125,8 @@ fn fixture_with_device_counters() -> RunResult {
                 write_amplification: None,
                 bytes_per_op: None,
                 link_bytes_per_s: None,
+                backing_read_bytes: None,
+                backing_written_bytes: None,
             });
             metric.flags.retain(|f| *f == Flag::TooShort);
             if device_share < 0.1 {

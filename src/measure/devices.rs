@@ -36,6 +36,10 @@ pub struct Counters {
     pub discard_sectors: Option<u64>,
     /// Kernel 5.5+.
     pub flushes: Option<u64>,
+    /// Read and written by the disks that hold loop devices' images
+    /// beneath the counted devices (`BlockDev::backing`).
+    pub backing_read_bytes: Option<u64>,
+    pub backing_written_bytes: Option<u64>,
 }
 
 impl Counters {
@@ -62,6 +66,8 @@ impl Counters {
             discards: at(11),
             discard_sectors: at(13),
             flushes: at(15),
+            backing_read_bytes: None,
+            backing_written_bytes: None,
         };
         Some(((major, minor), counters))
     }
@@ -104,6 +110,8 @@ impl Counters {
             discards: add(self.discards, other.discards),
             discard_sectors: add(self.discard_sectors, other.discard_sectors),
             flushes: add(self.flushes, other.flushes),
+            backing_read_bytes: add(self.backing_read_bytes, other.backing_read_bytes),
+            backing_written_bytes: add(self.backing_written_bytes, other.backing_written_bytes),
         }
     }
 
@@ -123,6 +131,8 @@ impl Counters {
             discards: sub_opt(self.discards, after.discards),
             discard_sectors: sub_opt(self.discard_sectors, after.discard_sectors),
             flushes: sub_opt(self.flushes, after.flushes),
+            backing_read_bytes: sub_opt(self.backing_read_bytes, after.backing_read_bytes),
+            backing_written_bytes: sub_opt(self.backing_written_bytes, after.backing_written_bytes),
         }
     }
 }
@@ -148,6 +158,11 @@ pub struct Delta {
     /// can exceed unless the client's cache served it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_bytes_per_s: Option<u64>,
+    /// What the disks under loop devices' images did (`Counters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_written_bytes: Option<u64>,
 }
 
 impl Delta {
@@ -164,6 +179,8 @@ impl Delta {
             flushes: counters.flushes,
             elapsed_s,
             link_bytes_per_s: None,
+            backing_read_bytes: counters.backing_read_bytes,
+            backing_written_bytes: counters.backing_written_bytes,
         }
     }
 
@@ -183,6 +200,8 @@ impl Delta {
             flushes: evidence.flushes,
             elapsed_s,
             link_bytes_per_s: evidence.link_bytes_per_s,
+            backing_read_bytes: evidence.backing_read_bytes,
+            backing_written_bytes: evidence.backing_written_bytes,
         }
     }
 
@@ -222,6 +241,8 @@ impl Delta {
             flushes: add(self.flushes, other.flushes),
             elapsed_s: self.elapsed_s + other.elapsed_s,
             link_bytes_per_s: self.link_bytes_per_s.or(other.link_bytes_per_s),
+            backing_read_bytes: add(self.backing_read_bytes, other.backing_read_bytes),
+            backing_written_bytes: add(self.backing_written_bytes, other.backing_written_bytes),
         }
     }
 }
@@ -234,8 +255,12 @@ fn ratio(a: f64, b: f64) -> f64 {
 /// Where the running step's I/O is counted.
 #[derive(Debug, Clone)]
 enum Source {
-    /// The counted block devices' lines of /proc/diskstats.
-    Disks(Vec<(u32, u32)>),
+    /// The counted block devices' lines of /proc/diskstats, and those of
+    /// the disks holding loop devices' images beneath them.
+    Disks {
+        counted: Vec<(u32, u32)>,
+        backing: Vec<(u32, u32)>,
+    },
     /// An NFS mount's client counters in /proc/self/mountstats: bytes
     /// read from and written to the server.
     Nfs(String),
@@ -258,15 +283,15 @@ pub const SWITCH: &str = "FSBENCH_DEVICE_COUNTERS";
 /// counters, until the guard is dropped (the driver, around each step of
 /// a workload); nothing when `SWITCH` says off.
 pub fn watch(devices: &[BlockDev], network: Option<&NetworkMount>) -> Watch {
-    let counted: Vec<(u32, u32)> = devices
-        .iter()
-        .filter(|d| d.counted)
-        .map(|d| d.dev)
-        .collect();
+    let numbers = |keep: fn(&BlockDev) -> bool| -> Vec<(u32, u32)> {
+        devices.iter().filter(|d| keep(d)).map(|d| d.dev).collect()
+    };
+    let counted = numbers(|d| d.counted);
+    let backing = numbers(|d| d.backing);
     let source = match network {
         Some(mount) => Some((mount.source(), mount.link_bytes_per_s)),
         None if counted.is_empty() => None,
-        None => Some((Source::Disks(counted), None)),
+        None => Some((Source::Disks { counted, backing }, None)),
     };
     let off = std::env::var_os(SWITCH).is_some_and(|v| v == "off");
     *lock() = source.filter(|_| !off);
@@ -302,7 +327,7 @@ pub fn snapshot() -> Option<Counters> {
 /// `source`'s counters now: one read of its /proc file.
 fn read(source: &Source) -> Option<Counters> {
     match source {
-        Source::Disks(devices) => snapshot_of(devices),
+        Source::Disks { counted, backing } => snapshot_of(counted, backing),
         Source::Nfs(mount_point) => {
             let text = std::fs::read_to_string("/proc/self/mountstats").ok()?;
             nfs_counters(&text, mount_point)
@@ -311,10 +336,18 @@ fn read(source: &Source) -> Option<Counters> {
     }
 }
 
-/// `devices`' summed counters now: one read of /proc/diskstats.
-fn snapshot_of(devices: &[(u32, u32)]) -> Option<Counters> {
+/// The `counted` devices' summed counters now, with the bytes of the
+/// `backing` disks beneath: one read of /proc/diskstats.
+fn snapshot_of(counted: &[(u32, u32)], backing: &[(u32, u32)]) -> Option<Counters> {
     let text = std::fs::read_to_string("/proc/diskstats").ok()?;
-    Counters::of(&text, devices)
+    let beneath = (!backing.is_empty())
+        .then(|| Counters::of(&text, backing))
+        .flatten();
+    Some(Counters {
+        backing_read_bytes: beneath.map(|b| b.read_bytes),
+        backing_written_bytes: beneath.map(|b| b.written_bytes),
+        ..Counters::of(&text, counted)?
+    })
 }
 
 /// From a snapshot taken before a phase of `elapsed_s` to now.
@@ -520,7 +553,7 @@ Inter-|   Receive                                                |  Transmit
         let rounds = 2000;
         let start = std::time::Instant::now();
         for _ in 0..rounds {
-            assert!(snapshot_of(&[dev]).is_some());
+            assert!(snapshot_of(&[dev], &[dev]).is_some());
         }
         let each = start.elapsed() / rounds;
         eprintln!(
@@ -545,6 +578,8 @@ Inter-|   Receive                                                |  Transmit
             discards: Some(10),
             discard_sectors: Some(2048),
             flushes: Some(2),
+            backing_read_bytes: None,
+            backing_written_bytes: None,
         };
         let delta = Delta::of(&before.until(&after), 2.0);
         assert_eq!(delta.read_bytes, 20000 * 512);

@@ -227,6 +227,8 @@ impl Measured {
                 .filter(|_| self.writes_reached_device),
             bytes_per_op: None,
             link_bytes_per_s: delta.link_bytes_per_s,
+            backing_read_bytes: delta.backing_read_bytes,
+            backing_written_bytes: delta.backing_written_bytes,
         })
     }
 
@@ -238,10 +240,15 @@ impl Measured {
     /// bytes) the guess stays.
     fn flags(&self) -> Vec<Flag> {
         let evidence = self.evidence();
-        let read_ratio = evidence.as_ref().and_then(|e| e.read_ratio);
+        // The lower of the counted devices' and the disks' under their
+        // loop images: bytes that stopped in the host's cache of an image
+        // never reached the storage either.
+        let read_ratio = evidence
+            .as_ref()
+            .and_then(DeviceEvidence::lowest_read_ratio);
         let write_ratio = evidence
             .as_ref()
-            .and_then(|e| e.write_ratio)
+            .and_then(DeviceEvidence::lowest_write_ratio)
             .filter(|_| self.unsynced.is_some());
         let under = |ratio: Option<f64>, fraction| ratio.is_some_and(|r| r < fraction);
         let mut flags = Vec::new();
@@ -404,6 +411,8 @@ mod tests {
             flushes: Some(1),
             elapsed_s: 1.0,
             link_bytes_per_s: None,
+            backing_read_bytes: None,
+            backing_written_bytes: None,
         };
         Measured::over(&phase(1000, 0).with_device(Some(delta)))
     }
@@ -511,6 +520,29 @@ mod tests {
         );
         assert!(!buffered.flags.contains(&Flag::ExceedsDevice));
         assert_eq!(buffered.device.unwrap().write_amplification, None);
+    }
+
+    #[test]
+    fn a_loop_device_whose_image_the_host_cached_served_from_the_cache() {
+        let mib = 1u64 << 20;
+        let read_beneath = |disk_read| {
+            let mut measured = with_device(64 * mib, 0);
+            if let Some(delta) = measured.device.as_mut() {
+                delta.backing_read_bytes = Some(disk_read);
+            }
+            measured
+                .moved(64 * mib, 0)
+                .reached_device(false, true)
+                .rate("read", Rate::MIB_PER_S, 64 * mib)
+        };
+        // The loop device read all 64 MiB, its image came from RAM.
+        let cached = read_beneath(0);
+        assert_eq!(cached.flags, [Flag::ServedFromCache]);
+        assert_eq!(
+            cached.flag_text(Flag::ServedFromCache),
+            "served from the page cache: the disk under the loop device's image read 0 MiB of the 64 MiB read"
+        );
+        assert!(read_beneath(64 * mib).flags.is_empty(), "from the disk");
     }
 
     #[test]

@@ -751,6 +751,8 @@ mod tests {
                 write_amplification: None,
                 bytes_per_op: None,
                 link_bytes_per_s: None,
+                backing_read_bytes: None,
+                backing_written_bytes: None,
             }),
             ..rate("read", "MiB/s", 1.0, workload, 1.0)
         }

@@ -31,6 +31,11 @@ pub struct BlockDev {
     /// Its counters are the target's (summed over every counted device);
     /// false for a device beneath one (a member, a loop's backing disk).
     pub counted: bool,
+    /// The bottom of a chain of loop devices: a disk that holds a loop
+    /// device's image. Its counters say whether the target's I/O reached
+    /// it or the host's page cache of the image served it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backing: bool,
 }
 
 /// Where a network file system's I/O is counted.
@@ -120,7 +125,7 @@ fn link_speed(net: &Path) -> Option<u64> {
 pub fn resolve(path: &Path) -> Vec<BlockDev> {
     let mut found = Vec::new();
     for dev in counted_devices(path) {
-        add(&mut found, dev, true, MAX_STACK_DEPTH);
+        add(&mut found, dev, true, false, MAX_STACK_DEPTH);
     }
     found
 }
@@ -178,8 +183,9 @@ fn sysfs_dev(node: &Path) -> Option<(u32, u32)> {
     parse_majmin(&read_sysfs(&node.join("dev"))?)
 }
 
-/// `dev` and what lies beneath it, each device once.
-fn add(found: &mut Vec<BlockDev>, dev: (u32, u32), counted: bool, depth: usize) {
+/// `dev` and what lies beneath it, each device once; `backing` when it
+/// holds a loop device's image.
+fn add(found: &mut Vec<BlockDev>, dev: (u32, u32), counted: bool, backing: bool, depth: usize) {
     let Ok(node) = std::fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)) else {
         return;
     };
@@ -190,21 +196,52 @@ fn add(found: &mut Vec<BlockDev>, dev: (u32, u32), counted: bool, depth: usize) 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    found.push(BlockDev { name, dev, counted });
+    // A disk that is itself a loop device is not the bottom of its chain.
+    let image = loop_image(&node);
+    found.push(BlockDev {
+        name,
+        dev,
+        counted,
+        backing: backing && image.is_none(),
+    });
     let Some(below) = depth.checked_sub(1) else {
         return;
     };
     for member in members(&node) {
-        add(found, member, false, below);
+        add(found, member, false, false, below);
     }
-    // A partition of a loop device has its backing file on the disk.
-    let disk = super::env::block::whole_disk(node);
-    if let Some(file) = read_sysfs(&disk.join("loop/backing_file")) {
-        let file = PathBuf::from(file.trim_end_matches(" (deleted)"));
+    if let Some(file) = image {
         for dev in counted_devices(&file) {
-            add(found, dev, false, below);
+            add(found, dev, false, true, below);
         }
     }
+}
+
+/// The image file of the loop device at sysfs `node` (or of the loop
+/// device a partition at `node` is part of); None for other devices.
+fn loop_image(node: &Path) -> Option<PathBuf> {
+    let disk = super::env::block::whole_disk(node.to_path_buf());
+    let file = read_sysfs(&disk.join("loop/backing_file"))?;
+    Some(PathBuf::from(file.trim_end_matches(" (deleted)")))
+}
+
+/// The image files of the loop devices under the file system of `dev`
+/// (a chain of loop devices gives each image), for dropping their pages
+/// from the host's cache.
+pub fn loop_images(dev: (u32, u32)) -> Vec<PathBuf> {
+    let mut images = Vec::new();
+    let mut current = Some(dev);
+    for _ in 0..MAX_STACK_DEPTH {
+        let node = current.and_then(|(major, minor)| {
+            std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
+        });
+        let Some(image) = node.as_deref().and_then(loop_image) else {
+            break;
+        };
+        current = counted_devices(&image).first().copied();
+        images.push(image);
+    }
+    images
 }
 
 /// The devices an md or dm device is built on (`slaves/`), partitions

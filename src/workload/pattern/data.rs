@@ -182,7 +182,28 @@ fn drop_cached_pages(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<()> {
     rustix::fs::fsync(&fd).with_context(|| format!("fsync of {name} failed"))?;
     // Advice only: a file system that ignores it is fine.
     let _ = rustix::fs::fadvise(&fd, 0, None::<NonZeroU64>, Advice::DontNeed);
+    drop_loop_images(&fd);
     Ok(())
+}
+
+/// On a loop device, the host's cache of its image holds the pages the
+/// target's own cache just let go: they go too, so that a cold read
+/// reaches a disk. Best effort: an image fsbench may not open keeps them.
+fn drop_loop_images(fd: &OwnedFd) {
+    let Ok(stat) = rustix::fs::fstat(fd) else {
+        return;
+    };
+    let dev = (
+        rustix::fs::major(stat.st_dev),
+        rustix::fs::minor(stat.st_dev),
+    );
+    for image in crate::storage::devices::loop_images(dev) {
+        let Ok(file) = std::fs::File::open(&image) else {
+            continue;
+        };
+        let _ = rustix::fs::fsync(&file);
+        let _ = rustix::fs::fadvise(&file, 0, None::<NonZeroU64>, Advice::DontNeed);
+    }
 }
 
 /// Refuses, before any I/O, transfer sizes the file system's O_DIRECT
