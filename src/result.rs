@@ -341,7 +341,7 @@ impl Flag {
 
 /// What the devices under the target did over a metric's phase
 /// (`measure::devices`), and the bytes the workload moved in it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DeviceEvidence {
     /// Bytes the counted devices read and wrote (sectors × 512).
     pub read_bytes: u64,

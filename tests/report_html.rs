@@ -116,17 +116,10 @@ fn fixture_with_device_counters() -> RunResult {
                 util_percent: 50.0,
                 queue_depth: 1.0,
                 service_ms: 1.0,
-                discards: None,
-                flushes: None,
                 workload_read_bytes: Some(read),
                 workload_written_bytes: Some(0),
                 read_ratio: Some(device as f64 / read as f64),
-                write_ratio: None,
-                write_amplification: None,
-                bytes_per_op: None,
-                link_bytes_per_s: None,
-                backing_read_bytes: None,
-                backing_written_bytes: None,
+                ..Default::default()
             });
             metric.flags.retain(|f| *f == Flag::TooShort);
             if device_share < 0.1 {

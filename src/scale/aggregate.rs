@@ -742,17 +742,10 @@ mod tests {
                 util_percent: 50.0,
                 queue_depth: 1.0,
                 service_ms: 2.0,
-                discards: None,
-                flushes: None,
                 workload_read_bytes: Some(workload),
                 workload_written_bytes: Some(0),
                 read_ratio: Some(device as f64 / workload as f64),
-                write_ratio: None,
-                write_amplification: None,
-                bytes_per_op: None,
-                link_bytes_per_s: None,
-                backing_read_bytes: None,
-                backing_written_bytes: None,
+                ..Default::default()
             }),
             ..rate("read", "MiB/s", 1.0, workload, 1.0)
         }
