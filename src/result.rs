@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::size::format_bytes;
+
 use crate::storage::cleanup::CleanupReport;
 use crate::storage::env::risk::Risk;
 use crate::storage::env::{HostEnv, TargetEnv};
@@ -484,15 +486,6 @@ fn lowest(ratio: Option<f64>, beneath: Option<u64>, moved: Option<u64>) -> Optio
     Some(beneath.map_or(ratio, |b| b.min(ratio)))
 }
 
-/// `bytes` in MiB, as flags say them: "0.3 MiB", "512 MiB".
-fn mib(bytes: u64) -> String {
-    let mib = bytes as f64 / (1u64 << 20) as f64;
-    match mib {
-        m if m >= 10.0 || m == 0.0 => format!("{m:.0} MiB"),
-        m => format!("{m:.1} MiB"),
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Metric {
     pub name: String,
@@ -572,8 +565,8 @@ impl Metric {
                 };
                 Some(format!(
                     "served from the page cache: {what} read {} of the {} read",
-                    mib(bytes),
-                    mib(read)
+                    format_bytes(bytes),
+                    format_bytes(read)
                 ))
             }),
             Flag::NotYetOnDevice => device.and_then(|d| {
@@ -587,31 +580,33 @@ impl Metric {
                 };
                 Some(format!(
                     "not yet on the device: no sync, and {what} wrote {} of the {} written",
-                    mib(bytes),
-                    mib(written)
+                    format_bytes(bytes),
+                    format_bytes(written)
                 ))
             }),
             Flag::ExceedsDevice => device.map(|d| match d.link_bytes_per_s {
                 Some(link) => format!(
                     "exceeds the device: {} moved in {:.1} s, more than the network's fastest \
                      link of {}/s carries (the client's cache served it)",
-                    mib(d.workload_read_bytes.unwrap_or(0) + d.workload_written_bytes.unwrap_or(0)),
+                    format_bytes(
+                        d.workload_read_bytes.unwrap_or(0) + d.workload_written_bytes.unwrap_or(0)
+                    ),
                     self.elapsed_s,
-                    mib(link)
+                    format_bytes(link)
                 ),
                 None => format!(
                     "exceeds the device: the phase read {} and wrote {} past the page cache, \
                      the device read {} and wrote {} (holes, compression, or a device not counted)",
-                    mib(d.workload_read_bytes.unwrap_or(0)),
-                    mib(d.workload_written_bytes.unwrap_or(0)),
-                    mib(d.read_bytes),
-                    mib(d.written_bytes)
+                    format_bytes(d.workload_read_bytes.unwrap_or(0)),
+                    format_bytes(d.workload_written_bytes.unwrap_or(0)),
+                    format_bytes(d.read_bytes),
+                    format_bytes(d.written_bytes)
                 ),
             }),
             Flag::Cliff => self.cliff.as_ref().map(|c| {
                 format!(
                     "throughput fell off a cliff after {} ({:.1} s): from {:.0} to {:.0} MiB/s",
-                    mib(c.bytes),
+                    format_bytes(c.bytes),
                     c.at_s,
                     c.before_mib_per_s,
                     c.after_mib_per_s

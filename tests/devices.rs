@@ -175,14 +175,14 @@ fn a_hot_read_is_flagged_served_from_cache_with_the_counters() {
     assert!(read > 64.0 * MIB, "more than one pass measured: {metric:#}");
     assert!(bytes(&evidence["read_bytes"]) < 0.1 * read, "{metric:#}");
     assert_eq!(flags(&metric), ["served_from_cache"], "{metric:#}");
-    // The note names the counters: "the device read 0.0 MiB of the 1234 MiB read".
+    // The note names the counters: "the device read 12.0 KiB of the 1.2 GiB read".
     let report = run(&["report", json.to_str().unwrap()]);
     report.assert_success();
     assert!(
         report
             .stdout
             .contains("served from the page cache: the device read")
-            && report.stdout.contains("MiB read"),
+            && report.stdout.contains("iB read"),
         "{report}"
     );
     assert!(

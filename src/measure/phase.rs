@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(device.service_ms, 2.0);
         assert_eq!(
             metric.flag_text(Flag::ServedFromCache),
-            "served from the page cache: the device read 0.2 MiB of the 512 MiB read"
+            "served from the page cache: the device read 256.0 KiB of the 512.0 MiB read"
         );
         // From the device: no flag, though the size guess said cached.
         let cold = Measured {
@@ -464,7 +464,7 @@ mod tests {
         assert!(
             dirty
                 .flag_text(Flag::NotYetOnDevice)
-                .contains("wrote 1.0 MiB of the 256 MiB")
+                .contains("wrote 1.0 MiB of the 256.0 MiB")
         );
         // Background writeback had begun: most still dirty, flagged.
         assert_eq!(
@@ -496,7 +496,7 @@ mod tests {
         );
         assert!(
             holes.flag_text(Flag::ExceedsDevice).contains(
-                "read 256 MiB and wrote 0 MiB past the page cache, the device read 4.0 MiB"
+                "read 256.0 MiB and wrote 0 B past the page cache, the device read 4.0 MiB"
             )
         );
         assert!(!direct_read(256 * mib).flags.contains(&Flag::ExceedsDevice));
@@ -540,7 +540,7 @@ mod tests {
         assert_eq!(cached.flags, [Flag::ServedFromCache]);
         assert_eq!(
             cached.flag_text(Flag::ServedFromCache),
-            "served from the page cache: the disk under the loop device's image read 0 MiB of the 64 MiB read"
+            "served from the page cache: the disk under the loop device's image read 0 B of the 64.0 MiB read"
         );
         assert!(read_beneath(64 * mib).flags.is_empty(), "from the disk");
     }
@@ -562,7 +562,7 @@ mod tests {
         assert_eq!(fast.flags, [Flag::ExceedsDevice]);
         assert!(
             fast.flag_text(Flag::ExceedsDevice)
-                .contains("link of 119 MiB/s")
+                .contains("link of 119.2 MiB/s")
         );
         assert!(over_link(100_000_000).flags.is_empty());
     }
