@@ -447,6 +447,23 @@ fn a_two_device_btrfs_counts_both_devices() {
     let mut expected = [loop_name(&first), loop_name(&second)];
     expected.sort();
     assert_eq!(counted, expected, "{listed:?}");
+    // io's cold start drops the host's cache of both images (a btrfs's
+    // files name no device of their own): its reads reach the disk.
+    let _cache = page_cache_lock();
+    let result = io_json(
+        &mnt,
+        "-s 32m -b 1m --seek eof --read 100 --direct --warmup 0 --interval 0.2s -q",
+    );
+    let metric = rate(&result, "mib_per_s");
+    let read = bytes(&metric["device"]["workload_read_bytes"]);
+    assert!(
+        bytes(&metric["device"]["backing_read_bytes"]) >= 0.9 * read,
+        "{metric:#}"
+    );
+    assert!(
+        !flags(&metric).iter().any(|f| f == "served_from_cache"),
+        "{metric:#}"
+    );
     first.unmount();
 }
 

@@ -225,21 +225,28 @@ fn loop_image(node: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(file.trim_end_matches(" (deleted)")))
 }
 
-/// The image files of the loop devices under the file system of `dev`
-/// (a chain of loop devices gives each image), for dropping their pages
-/// from the host's cache.
-pub fn loop_images(dev: (u32, u32)) -> Vec<PathBuf> {
+/// The image files of the loop devices under the file system at `path`
+/// (each device of a multi-device btrfs; each image of a chain of loop
+/// devices), for dropping their pages from the host's cache.
+pub fn loop_images(path: &Path) -> Vec<PathBuf> {
     let mut images = Vec::new();
-    let mut current = Some(dev);
+    let mut below: Vec<(u32, u32)> = counted_devices(path);
     for _ in 0..MAX_STACK_DEPTH {
-        let node = current.and_then(|(major, minor)| {
-            std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
-        });
-        let Some(image) = node.as_deref().and_then(loop_image) else {
+        let found: Vec<PathBuf> = below
+            .iter()
+            .filter_map(|(major, minor)| {
+                let node = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+                loop_image(&node)
+            })
+            .collect();
+        if found.is_empty() {
             break;
-        };
-        current = counted_devices(&image).first().copied();
-        images.push(image);
+        }
+        below = found
+            .iter()
+            .flat_map(|image| counted_devices(image))
+            .collect();
+        images.extend(found);
     }
     images
 }

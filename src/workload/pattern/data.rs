@@ -190,14 +190,12 @@ fn drop_cached_pages(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<()> {
 /// target's own cache just let go: they go too, so that a cold read
 /// reaches a disk. Best effort: an image fsbench may not open keeps them.
 fn drop_loop_images(fd: &OwnedFd) {
-    let Ok(stat) = rustix::fs::fstat(fd) else {
+    use std::os::fd::AsRawFd;
+    // The file's path, for its mount: a btrfs's st_dev names no device.
+    let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
         return;
     };
-    let dev = (
-        rustix::fs::major(stat.st_dev),
-        rustix::fs::minor(stat.st_dev),
-    );
-    for image in crate::storage::devices::loop_images(dev) {
+    for image in crate::storage::devices::loop_images(&path) {
         let Ok(file) = std::fs::File::open(&image) else {
             continue;
         };
