@@ -8,9 +8,8 @@ Every timed phase reads /proc/diskstats twice (at its start and at its
 end), so the cost is two snapshots per phase whatever its length: the
 shortest phase is where it weighs most. The noise of one phase between two
 runs on a shared VM is far above 1 %, so the bench also prints the bound
-that does not depend on it: two snapshots (their cost measured by the
-library's own test, a_snapshot_costs_well_under_a_millisecond) as a share
-of the shortest phase.
+that does not depend on it: two snapshots (their cost measured on the same
+target by examples/snapshot_cost.rs) as a share of the shortest phase.
 
     sudo python3 bench/counters.py                  # fresh 4 GiB loop ext4, 3 rounds
     sudo python3 bench/counters.py --rounds 5 --scale 0.5
@@ -79,15 +78,13 @@ def run_quick(target, scale, counters):
     return phases
 
 
-def snapshot_cost_s():
-    """One snapshot's cost, as the library's test prints it."""
-    out = subprocess.run(
-        ["cargo", "test", "--release", "--lib", "a_snapshot_costs_well_under_a_millisecond",
-         "--", "--nocapture"], cwd=REPO, capture_output=True, text=True, check=True)
-    text = out.stdout + out.stderr
-    found = re.search(r"one snapshot: ([0-9.]+)(ns|µs|us|ms)", text)
+def snapshot_cost_s(target):
+    """One snapshot's cost on `target`'s devices, as examples/snapshot_cost.rs measures it."""
+    out = sh(["cargo", "run", "--release", "--quiet", "--example", "snapshot_cost", "--", target],
+             cwd=REPO)
+    found = re.search(r"one snapshot: ([0-9.]+)(ns|µs|us|ms)", out)
     if not found:
-        sys.exit(f"no snapshot cost in the test's output:\n{text}")
+        sys.exit(f"no snapshot cost in the example's output:\n{out}")
     value, unit = float(found.group(1)), found.group(2)
     return value * {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3}[unit]
 
@@ -119,6 +116,7 @@ def main():
                     ratios.setdefault(name, []).append(on / off)
                     on_times.setdefault(name, []).append(on)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+        cost = snapshot_cost_s(target)
     finally:
         if undo:
             undo()
@@ -128,7 +126,6 @@ def main():
               f"{statistics.median(values):7.3f}  {min(values):.3f}-{max(values):.3f}")
     shortest = min(on_times, key=lambda n: statistics.median(on_times[n]))
     shortest_s = statistics.median(on_times[shortest])
-    cost = snapshot_cost_s()
     print(f"\nshortest phase: {shortest}, {shortest_s:.3f} s; measured on/off "
           f"{statistics.median(ratios[shortest]):.3f}")
     print(f"one snapshot: {cost * 1e6:.1f} µs; two per phase = "

@@ -210,25 +210,25 @@ impl Measured {
             moved.filter(|&m| m > 0).map(|m| device as f64 / m as f64)
         };
         Some(DeviceEvidence {
-            read_bytes: delta.read_bytes,
-            written_bytes: delta.written_bytes,
+            read_bytes: delta.counters.read_bytes,
+            written_bytes: delta.counters.written_bytes,
             ops: delta.ops(),
             util_percent: delta.util_percent(),
             queue_depth: delta.queue_depth(),
             service_ms: delta.service_ms(),
-            discards: delta.discards,
-            flushes: delta.flushes,
+            discards: delta.counters.discards,
+            flushes: delta.counters.flushes,
             workload_read_bytes: self.read_bytes,
             workload_written_bytes: written,
-            read_ratio: ratio(delta.read_bytes, self.read_bytes),
-            write_ratio: ratio(delta.written_bytes, written),
+            read_ratio: ratio(delta.counters.read_bytes, self.read_bytes),
+            write_ratio: ratio(delta.counters.written_bytes, written),
             // Only writes that reached the device weigh what it costs them.
-            write_amplification: ratio(delta.written_bytes, written)
+            write_amplification: ratio(delta.counters.written_bytes, written)
                 .filter(|_| self.writes_reached_device),
             bytes_per_op: None,
             link_bytes_per_s: delta.link_bytes_per_s,
-            backing_read_bytes: delta.backing_read_bytes,
-            backing_written_bytes: delta.backing_written_bytes,
+            backing_read_bytes: delta.counters.backing_read_bytes,
+            backing_written_bytes: delta.counters.backing_written_bytes,
         })
     }
 
@@ -399,21 +399,19 @@ mod tests {
     }
 
     fn with_device(read: u64, written: u64) -> Measured {
-        let delta = crate::measure::devices::Delta {
-            read_bytes: read,
-            written_bytes: written,
+        let counters = crate::measure::devices::Counters {
             reads: 10,
+            read_bytes: read,
             writes: 10,
+            written_bytes: written,
+            read_ms: 15,
+            write_ms: 25,
             io_ms: 500,
             weighted_ms: 1000,
-            busy_ms: 40,
-            discards: None,
             flushes: Some(1),
-            elapsed_s: 1.0,
-            link_bytes_per_s: None,
-            backing_read_bytes: None,
-            backing_written_bytes: None,
+            ..Default::default()
         };
+        let delta = crate::measure::devices::Delta::of(&counters, 1.0);
         Measured::over(&phase(1000, 0).with_device(Some(delta)))
     }
 
@@ -528,7 +526,7 @@ mod tests {
         let read_beneath = |disk_read| {
             let mut measured = with_device(64 * mib, 0);
             if let Some(delta) = measured.device.as_mut() {
-                delta.backing_read_bytes = Some(disk_read);
+                delta.counters.backing_read_bytes = Some(disk_read);
             }
             measured
                 .moved(64 * mib, 0)

@@ -453,10 +453,13 @@ fn intervals(outcome: &JobOutcome) -> Vec<IntervalSample> {
 fn device_rates(device: &devices::Delta, seconds: f64) -> [(String, f64); 2] {
     let mib_per_s = |bytes: u64| counters::ratio(bytes as f64 / (1u64 << 20) as f64, seconds);
     [
-        ("device_read_mib_per_s".into(), mib_per_s(device.read_bytes)),
+        (
+            "device_read_mib_per_s".into(),
+            mib_per_s(device.counters.read_bytes),
+        ),
         (
             "device_write_mib_per_s".into(),
-            mib_per_s(device.written_bytes),
+            mib_per_s(device.counters.written_bytes),
         ),
     ]
 }
