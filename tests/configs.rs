@@ -253,7 +253,7 @@ fn two_ext4_configurations_are_built_measured_and_removed() {
         targets[1]["built"]["commands"][2]
             .as_str()
             .unwrap()
-            .contains("-o data=writeback /dev/loop"),
+            .contains("-o data=writeback -- /dev/loop"),
         "{record}"
     );
     assert!(

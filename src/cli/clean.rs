@@ -26,7 +26,7 @@ pub struct CleanArgs {
 pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
     let mut record = new_run_result(&new_run_id());
-    let mut failures = 0;
+    let mut stay = Stay::default();
     let specs = args.targets.specs();
     if specs.is_empty() {
         // Not the current directory by default: removing is not a look.
@@ -57,10 +57,11 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     built: None,
                 }),
                 Outcome::Failed(e) => {
-                    failures += 1;
+                    stay.failed += 1;
                     eprintln!("fsbench: {path}: {e:#}");
                 }
-                Outcome::Skipped => {}
+                Outcome::NotTrusted => stay.not_trusted += 1,
+                Outcome::Live => {}
             }
         }
     }
@@ -69,17 +70,51 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
         write_json(&record, path)?;
     }
     // Every leftover was tried; the exit code says whether all went.
-    match failures {
-        0 => Ok(()),
-        n => anyhow::bail!("{n} scratch director(ies) could not be removed (see above)"),
+    stay.verdict()
+}
+
+/// The leftovers that stay after `clean`, by why (a live run's scratch
+/// directory is no leftover: it is in use).
+#[derive(Default)]
+struct Stay {
+    /// fsbench's, but its removal failed.
+    failed: usize,
+    /// Its marker could not be read, or does not make it this user's
+    /// dead run (a forgery, another run's name, another user's, a marker
+    /// a crash left empty): fsbench does not touch it.
+    not_trusted: usize,
+}
+
+impl Stay {
+    fn verdict(&self) -> anyhow::Result<()> {
+        let mut why = Vec::new();
+        if self.failed > 0 {
+            why.push(format!("{} could not be removed", self.failed));
+        }
+        if self.not_trusted > 0 {
+            why.push(format!(
+                "{} have a marker fsbench cannot trust (remove them yourself if they are yours)",
+                self.not_trusted
+            ));
+        }
+        match why.is_empty() {
+            true => Ok(()),
+            false => anyhow::bail!(
+                "{} scratch director(ies) stay: {} (see above)",
+                self.failed + self.not_trusted,
+                why.join("; ")
+            ),
+        }
     }
 }
 
 enum Outcome {
     Removed(CleanupReport),
     Failed(anyhow::Error),
-    /// Not a dead run's (the reason is said).
-    Skipped,
+    /// Its marker is not a dead run's of this user (the reason is said).
+    NotTrusted,
+    /// Its run is alive (said).
+    Live,
 }
 
 /// Removes one leftover if it is a dead run's, or if `force`d and fsbench's.
@@ -89,7 +124,7 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
         Ok(found) => found,
         Err(not_ours) => {
             say(format!("{shown}: skipped, {not_ours}"))?;
-            return Ok(Outcome::Skipped);
+            return Ok(Outcome::NotTrusted);
         }
     };
     if !force && found.is_live() {
@@ -97,11 +132,12 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
             "{shown}: skipped, its run (pid {} on {}) is still running; --force removes it",
             found.marker.pid, found.marker.host
         ))?;
-        return Ok(Outcome::Skipped);
+        return Ok(Outcome::Live);
     }
     // A killed `run --configs` left its file systems mounted on loop
-    // devices backed by images in here: released first.
-    match crate::configs::build::release_leftovers(&leftover.path) {
+    // devices backed by images in here: released first, from its record,
+    // through the directory opened above (never its path again).
+    match crate::configs::build::release_leftovers(leftover.dir()) {
         Ok(done) => {
             for line in done {
                 say(format!("{shown}: {line}"))?;

@@ -2,23 +2,31 @@
 //! directory fsbench makes in the work directory (`--images DIR`): per
 //! configuration a mount point `mnt/<name>` and, for one made on an image,
 //! a sparse image file `img/<name>.img` with a loop device on it
-//! (`losetup --find --show`). mkfs runs only on a loop device whose
-//! backing file is checked to be the image just made, or on a device the
-//! user named with --wipe, checked again (`storage::wipe`) just before.
+//! (`losetup --find --show`). mkfs runs only on a loop device backed by
+//! the image just made (compared by inode), or on a device the user named
+//! with --wipe, checked again (`storage::wipe`) just before. Every image
+//! and mount is recorded as it is made (`made`), and every mount fsbench
+//! makes is private, so no unmount of its propagates anywhere else.
 //! Teardown (the teardown commands, unmount, detach; the scratch
 //! directory's removal takes the images) runs on every way out: the end,
-//! an error, a signal (the value is dropped). What a kill -9 leaves,
-//! `fsbench clean DIR` releases (`release_leftovers`) before it removes the
+//! an error, a signal (the value is dropped), and releases only what the
+//! record names. What a kill -9 leaves, `fsbench clean DIR` releases
+//! (`release_leftovers`) from the same record before it removes the
 //! directory.
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use rustix::fs::{Mode, OFlags};
 
+use super::made::{self, Made, Record, Unmounted, WhenBusy};
 use super::{Built, Config, DEV, DIR, Make};
 use crate::shell::{line_output, output_of, quoted};
 use crate::storage::env::mounts::read_mountinfo;
+use crate::storage::loopdev::{FileId, LoopDevice};
 use crate::storage::scratch::Scratch;
 
 /// Where configurations are built: the work directory their scratch
@@ -88,6 +96,9 @@ pub struct Builds {
     built: Vec<Fs>,
     /// The configurations that could not be built, with why.
     pub failed: Vec<(String, String)>,
+    /// What was made, as it was made (see `made`): what teardown and
+    /// `clean` release.
+    record: RefCell<Record>,
     /// Declared after `built`: dropped (removed) after the teardown.
     scratch: Option<Scratch>,
 }
@@ -98,12 +109,17 @@ struct Fs {
     target: PathBuf,
     /// The directory `{dir}` names: the mount point fsbench made.
     dir: PathBuf,
+    /// The same, relative to the scratch directory (`mnt/<name>`).
+    at: String,
     device: Option<String>,
-    /// Detached at teardown: a loop device fsbench attached.
-    attached: bool,
-    /// Set while fsbench's mount is in place (a remount that could not
-    /// mount again clears it).
-    mounted: Cell<bool>,
+    /// The image fsbench created for it: a loop device backed by it is
+    /// detached at teardown.
+    image: Option<FileId>,
+    /// The id of fsbench's own mount on `dir` while it is in place (a
+    /// remount that could not mount again clears it).
+    mounted: Cell<Option<u64>>,
+    /// Mounts its setup commands made on or below `dir`: (id, place).
+    setup_mounts: Vec<(u64, String)>,
     /// The mount command line, for a remount.
     mount: Vec<String>,
     teardown: Vec<String>,
@@ -121,26 +137,29 @@ impl Builds {
     /// built. An interrupt takes down what was built and returns.
     pub fn create(configs: &[&Config], place: &Place, run_id: &str) -> anyhow::Result<Builds> {
         let scratch = Scratch::create(&place.work_dir, run_id, false)?;
+        let record = Record::create(scratch.dir())?;
+        for sub in [c"img", c"mnt", c"cwd"] {
+            rustix::fs::mkdirat(scratch.dir(), sub, Mode::from_raw_mode(0o700)).with_context(
+                || format!("cannot create {sub:?} in {}", scratch.path().display()),
+            )?;
+        }
         let root = scratch.path().to_path_buf();
         let mut builds = Builds {
             built: Vec::new(),
             failed: Vec::new(),
+            record: RefCell::new(record),
             scratch: Some(scratch),
         };
-        for sub in ["img", "mnt", "cwd"] {
-            std::fs::create_dir(root.join(sub))
-                .with_context(|| format!("cannot create {}", root.join(sub).display()))?;
-        }
         for config in configs {
             crate::interrupt::check()?;
             let clock = Instant::now();
             let mut fs = Fs::new(config, &root);
-            let outcome = fs.build(config, &root, place);
+            let outcome = fs.build(config, &builds.place(place));
             fs.seconds = clock.elapsed().as_secs_f64();
             match outcome {
                 Ok(()) => builds.built.push(fs),
                 Err(e) => {
-                    fs.take_down();
+                    fs.take_down(builds.dir());
                     crate::interrupt::check()?;
                     let why = format!("{e:#}");
                     eprintln!("fsbench: configuration {} not built: {why}", config.name);
@@ -149,6 +168,26 @@ impl Builds {
             }
         }
         Ok(builds)
+    }
+
+    /// The scratch directory's descriptor: everything fsbench made is
+    /// reached through it.
+    fn dir(&self) -> BorrowedFd<'_> {
+        let scratch = self.scratch.as_ref();
+        scratch
+            .expect("the scratch directory lives as long as the builds")
+            .dir()
+    }
+
+    /// Where a configuration is built: the scratch directory, its record
+    /// and the user's place.
+    fn place<'a>(&'a self, place: &'a Place) -> Site<'a> {
+        Site {
+            dir: self.dir(),
+            root: self.scratch.as_ref().map_or(Path::new("/"), Scratch::path),
+            record: &self.record,
+            place,
+        }
     }
 
     /// The configurations built, as targets: (name, path).
@@ -167,18 +206,19 @@ impl Builds {
         let Some(fs) = self.built.iter().find(|fs| fs.name == name) else {
             anyhow::bail!("--cold remount: no configuration {name}");
         };
-        if fs.mount.is_empty() {
+        let Some(id) = fs.mounted.get().filter(|_| !fs.mount.is_empty()) else {
             return crate::error::usage(format!(
                 "--cold remount: {name} is made by its setup commands; fsbench cannot remount it"
             ));
-        }
+        };
         let point = fs.dir.display().to_string();
-        unmount_when_released(&point)
+        unmount_when_released(self.dir(), id, &fs.at)
             .with_context(|| format!("--cold remount: cannot unmount {point}"))?;
-        fs.mounted.set(false);
+        fs.mounted.set(None);
         output_of(&fs.mount, None)
             .with_context(|| format!("--cold remount: cannot mount {point} again"))?;
-        fs.mounted.set(true);
+        let id = fs.own_mount(self.dir(), &mut self.record.borrow_mut())?;
+        fs.mounted.set(Some(id));
         Ok(())
     }
 
@@ -202,21 +242,27 @@ impl Builds {
     /// printed; the exit code says one happened (the scratch cleanup's
     /// failure flag).
     fn teardown(&mut self) {
+        let Some(scratch) = self.scratch.take() else {
+            return;
+        };
         for fs in self.built.iter_mut().rev() {
             let clock = Instant::now();
-            fs.take_down();
+            fs.take_down(scratch.dir());
             fs.seconds += clock.elapsed().as_secs_f64();
         }
-        if let Some(scratch) = self.scratch.take() {
-            // Any loop device still on an image in here (one attached as a
-            // signal came) is detached before the images go.
-            for device in loops_inside(scratch.path()) {
-                if let Err(e) = detach(&device) {
-                    eprintln!("fsbench: cannot detach {device}: {e:#}");
-                }
-            }
-            let _ = scratch.finish();
+        // What is still made (a loop device attached as a signal came, a
+        // configuration that failed half-built) is released from the
+        // record before the images go.
+        let released =
+            made::read(scratch.dir()).and_then(|made| made::release(scratch.dir(), &made));
+        match released {
+            Ok(said) => said
+                .iter()
+                .filter(|line| line.starts_with("left"))
+                .for_each(|line| eprintln!("fsbench: {line}")),
+            Err(e) => eprintln!("fsbench: {e:#}"),
         }
+        let _ = scratch.finish();
     }
 }
 
@@ -226,16 +272,33 @@ impl Drop for Builds {
     }
 }
 
+/// Where one configuration is built.
+struct Site<'a> {
+    /// The scratch directory, open, and its path (for the commands).
+    dir: BorrowedFd<'a>,
+    root: &'a Path,
+    record: &'a RefCell<Record>,
+    place: &'a Place,
+}
+
+impl Site<'_> {
+    fn add(&self, made: &Made) -> anyhow::Result<()> {
+        self.record.borrow_mut().add(made)
+    }
+}
+
 impl Fs {
     fn new(config: &Config, root: &Path) -> Fs {
-        let dir = root.join("mnt").join(&config.name);
+        let at = format!("mnt/{}", config.name);
         Fs {
             name: config.name.clone(),
-            target: dir.clone(),
-            dir,
+            target: root.join(&at),
+            dir: root.join(&at),
+            at,
             device: None,
-            attached: false,
-            mounted: Cell::new(false),
+            image: None,
+            mounted: Cell::new(None),
+            setup_mounts: Vec::new(),
             mount: Vec::new(),
             teardown: Vec::new(),
             setup_started: false,
@@ -251,30 +314,30 @@ impl Fs {
         }
     }
 
-    /// Makes `config` in the scratch directory `root`: its file system
-    /// (or mount), then its setup commands.
-    fn build(&mut self, config: &Config, root: &Path, place: &Place) -> anyhow::Result<()> {
-        std::fs::create_dir(&self.dir)
+    /// Makes `config` at `site`: its file system (or mount), then its
+    /// setup commands.
+    fn build(&mut self, config: &Config, site: &Site) -> anyhow::Result<()> {
+        rustix::fs::mkdirat(site.dir, self.at.as_str(), Mode::from_raw_mode(0o700))
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         match &config.make {
             Make::Mkfs { words, device } => {
-                let device = match device.as_deref().or(place.wipe_default()) {
+                let device = match device.as_deref().or(site.place.wipe_default()) {
                     Some(named) => self.named_device(named)?,
-                    None => self.attach_image(config, root, place)?,
+                    None => self.attach_image(config, site)?,
                 };
                 self.record.device = device.clone();
-                self.mkfs(words, &device, root)?;
-                self.mount(config, &device)?;
+                self.mkfs(words, &device, site)?;
+                self.mount(config, &device, site)?;
                 self.record.fs_info = fs_info(&words[0], &device, &self.dir);
             }
             Make::Mount { source } => {
                 refuse_mounted_source(source)?;
                 self.record.source = source.clone();
-                self.mount(config, source)?;
+                self.mount(config, source, site)?;
             }
             Make::Commands { .. } => {}
         }
-        self.setup(config, root)
+        self.setup(config, site)
     }
 
     /// A device --wipe named (`Place::check`), checked again now (a mount
@@ -284,8 +347,8 @@ impl Fs {
         let checked = crate::storage::wipe::check_wipeable(named)?;
         let exclusive = rustix::fs::open(
             &checked.path,
-            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
+            OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC,
+            Mode::empty(),
         );
         if let Err(e) = exclusive {
             return crate::error::usage(format!(
@@ -298,42 +361,40 @@ impl Fs {
         Ok(device)
     }
 
-    /// A new sparse image of the work's size in `img/`, and a loop device
-    /// on it: the device's name.
-    fn attach_image(
-        &mut self,
-        config: &Config,
-        root: &Path,
-        place: &Place,
-    ) -> anyhow::Result<String> {
-        let image = root.join("img").join(format!("{}.img", config.name));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&image)
-            .with_context(|| format!("cannot create {}", image.display()))?;
-        file.set_len(place.image_size)
+    /// A new sparse image of the work's size in `img/`, recorded before a
+    /// loop device is put on it; the loop device's name.
+    fn attach_image(&mut self, config: &Config, site: &Site) -> anyhow::Result<String> {
+        let at = format!("img/{}.img", config.name);
+        let image = site.root.join(&at);
+        let file = File::from(
+            rustix::fs::openat(
+                site.dir,
+                at.as_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .with_context(|| format!("cannot create {}", image.display()))?,
+        );
+        file.set_len(site.place.image_size)
             .with_context(|| format!("cannot size {}", image.display()))?;
-        drop(file);
+        let id = FileId::of(file.as_fd())?;
+        site.add(&Made::Image { file: id, at })?;
+        self.image = Some(id);
         let attach = ["losetup", "--find", "--show"].map(String::from);
         let out = self.run(
             &[&attach[..], &[image.display().to_string()]].concat(),
             None,
         )?;
         let device = out.trim().to_string();
-        if !device.starts_with("/dev/loop") {
-            anyhow::bail!("losetup gave {device:?}, not a loop device");
-        }
         self.device = Some(device.clone());
-        self.attached = true;
         // The one check mkfs depends on: this loop device is backed by the
-        // image fsbench just made.
-        let backing = backing_file(&device);
-        if backing.as_deref() != Some(image.as_path()) {
+        // image fsbench just made (by inode, whatever its path says).
+        let name = device.strip_prefix("/dev/").unwrap_or_default();
+        let backing = LoopDevice::open(name).map(|d| d.backing);
+        if backing != Some(id) {
             anyhow::bail!(
-                "{device} is not backed by {} (it is by {:?}): mkfs not run",
-                image.display(),
-                backing
+                "losetup gave {device:?}, not a loop device backed by {}: mkfs not run",
+                image.display()
             );
         }
         Ok(device)
@@ -341,7 +402,7 @@ impl Fs {
 
     /// mkfs's words with `{dev}` filled in, run in an empty directory (a
     /// bare file name in its arguments finds nothing to write to).
-    fn mkfs(&mut self, words: &[String], device: &str, root: &Path) -> anyhow::Result<()> {
+    fn mkfs(&mut self, words: &[String], device: &str, site: &Site) -> anyhow::Result<()> {
         crate::interrupt::check()?;
         let mkfs: Vec<String> = words
             .iter()
@@ -350,13 +411,14 @@ impl Fs {
                 w => w.to_string(),
             })
             .collect();
-        self.record.mkfs_output = self.run(&mkfs, Some(&root.join("cwd")))?;
+        self.record.mkfs_output = self.run(&mkfs, Some(&made::through_fd(site.dir, "cwd")))?;
         crate::interrupt::check()
     }
 
     /// Mounts `source` on the configuration's directory with its type and
-    /// options.
-    fn mount(&mut self, config: &Config, source: &str) -> anyhow::Result<()> {
+    /// options (`--` before the source: it is never read as an option),
+    /// then records the mount and makes it private.
+    fn mount(&mut self, config: &Config, source: &str, site: &Site) -> anyhow::Result<()> {
         let mut mount = vec!["mount".to_string()];
         if let Some(t) = &config.fs_type {
             mount.extend(["-t".into(), t.clone()]);
@@ -364,25 +426,47 @@ impl Fs {
         if !config.options.is_empty() {
             mount.extend(["-o".into(), config.options.clone()]);
         }
-        mount.extend([source.to_string(), self.dir.display().to_string()]);
+        mount.extend([
+            "--".into(),
+            source.to_string(),
+            self.dir.display().to_string(),
+        ]);
         self.run(&mount, None)?;
-        self.mounted.set(true);
         self.mount = mount;
+        let id = self.own_mount(site.dir, &mut site.record.borrow_mut())?;
+        self.mounted.set(Some(id));
         Ok(())
+    }
+
+    /// Records the mount fsbench just made on its directory and makes it
+    /// private; its id.
+    fn own_mount(&self, dir: BorrowedFd<'_>, record: &mut Record) -> anyhow::Result<u64> {
+        let id = made::new_mount_id(dir, &self.at)?;
+        record.add(&Made::Mount {
+            id,
+            at: self.at.clone(),
+        })?;
+        made::make_private(dir, &self.at)?;
+        Ok(id)
     }
 
     /// The setup commands, `{dir}` and `{dev}` filled in; then the target
     /// (the path they were to make) must be a directory. The teardown
-    /// commands are kept to run once setup has started.
-    fn setup(&mut self, config: &Config, root: &Path) -> anyhow::Result<()> {
+    /// commands are kept to run once setup has started; the mounts the
+    /// setup commands made on or below `{dir}` are recorded.
+    fn setup(&mut self, config: &Config, site: &Site) -> anyhow::Result<()> {
         let teardown = config.teardown.iter().map(|l| self.fill(l)).collect();
         let lines: Vec<String> = config.setup.iter().map(|l| self.fill(l)).collect();
         self.teardown = teardown;
         self.setup_started = true;
-        for line in lines {
+        let ran = lines.iter().try_for_each(|line| {
             crate::interrupt::check()?;
-            self.run_line(&line, root)?;
+            self.run_line(line, site.dir).map(drop)
+        });
+        if !lines.is_empty() {
+            self.record_setup_mounts(site)?;
         }
+        ran?;
         if let Make::Commands { path } = &config.make {
             self.target = PathBuf::from(self.fill(path));
             if !self.target.is_dir() {
@@ -391,6 +475,31 @@ impl Fs {
                     self.target.display()
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// Records the mounts on or below the configuration's directory that
+    /// are not fsbench's own: its setup commands made them (no one else
+    /// can mount in a scratch directory of mode 0700 but root).
+    fn record_setup_mounts(&mut self, site: &Site) -> anyhow::Result<()> {
+        let real = made::real_path(site.dir)
+            .context("cannot find the scratch directory")?;
+        let dir = real.join(&self.at);
+        let own = self.mounted.get();
+        for mount in read_mountinfo() {
+            let Ok(below) = mount.mount_point.strip_prefix(&dir) else {
+                continue;
+            };
+            if Some(mount.id) == own || self.setup_mounts.iter().any(|(id, _)| *id == mount.id) {
+                continue;
+            }
+            let at = below_place(&self.at, below);
+            site.add(&Made::Mount {
+                id: mount.id,
+                at: at.clone(),
+            })?;
+            self.setup_mounts.push((mount.id, at));
         }
         Ok(())
     }
@@ -414,44 +523,59 @@ impl Fs {
 
     /// Runs a setup or teardown shell line in the scratch directory's
     /// empty `cwd`, recording it.
-    fn run_line(&mut self, line: &str, root: &Path) -> anyhow::Result<String> {
+    fn run_line(&mut self, line: &str, dir: BorrowedFd<'_>) -> anyhow::Result<String> {
         self.record.commands.push(line.to_string());
-        checked(line_output(line, Some(&root.join("cwd"))), line)
+        checked(line_output(line, Some(&made::through_fd(dir, "cwd"))), line)
     }
 
-    /// Teardown commands (if setup started), unmount, detach; each problem
+    /// Teardown commands (if setup started), then the mounts recorded for
+    /// it (its setup commands' first), then its loop device; each problem
     /// printed, none stops the rest.
-    fn take_down(&mut self) {
-        let root = self
-            .dir
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf);
+    fn take_down(&mut self, dir: BorrowedFd<'_>) {
         if self.setup_started {
             self.setup_started = false;
             for line in std::mem::take(&mut self.teardown) {
-                let done = self.run_line(&line, root.as_deref().unwrap_or(Path::new("/")));
-                if let Err(e) = done {
+                if let Err(e) = self.run_line(&line, dir) {
                     eprintln!("fsbench: {}: teardown: {e:#}", self.name);
                 }
             }
         }
-        if self.mounted.replace(false) {
-            let point = self.dir.display().to_string();
-            self.record.commands.push(format!("umount {point}"));
-            if let Err(e) = unmount(&point) {
-                eprintln!("fsbench: cannot unmount {point}: {e:#}");
+        let own = self.mounted.take().map(|id| (id, self.at.clone()));
+        let setup = std::mem::take(&mut self.setup_mounts);
+        for (id, at) in setup.into_iter().rev().chain(own) {
+            let below = Path::new(&at).strip_prefix(&self.at).unwrap_or(Path::new(""));
+            let point = Path::new(&below_place(&self.dir.display().to_string(), below)).to_path_buf();
+            self.record
+                .commands
+                .push(format!("umount {}", point.display()));
+            match made::unmount(dir, id, &at, WhenBusy::Detach) {
+                Ok(Unmounted::Other(other)) => eprintln!(
+                    "fsbench: left {} alone: mount {other} there is not the one fsbench made",
+                    point.display()
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("fsbench: cannot unmount {}: {e:#}", point.display()),
             }
         }
-        if self.attached
-            && let Some(device) = &self.device
-        {
-            self.record.commands.push(format!("losetup -d {device}"));
-            if let Err(e) = detach(device) {
-                eprintln!("fsbench: cannot detach {device}: {e:#}");
+        for device in self.image.take().map_or_else(Vec::new, |image| {
+            crate::storage::loopdev::backed_by(&[image])
+        }) {
+            self.record
+                .commands
+                .push(format!("losetup -d {}", device.path.display()));
+            if let Err(e) = device.detach() {
+                eprintln!("fsbench: {e:#}");
             }
-            self.attached = false;
         }
+    }
+}
+
+/// `place/below`, or `place` itself when `below` is empty (no trailing
+/// slash: a record's places have no empty parts).
+fn below_place(place: &str, below: &Path) -> String {
+    match below.as_os_str().is_empty() {
+        true => place.to_string(),
+        false => Path::new(place).join(below).display().to_string(),
     }
 }
 
@@ -516,80 +640,31 @@ fn fs_info(program: &str, device: &str, point: &Path) -> String {
     }
 }
 
-/// `umount`, not lazily. The last references to files just closed may be
-/// dropped a moment later (by the threads that used them), so a busy
-/// file system is tried again for up to a second before it counts.
-fn unmount_when_released(point: &str) -> anyhow::Result<()> {
-    let umount = ["umount".to_string(), point.to_string()];
-    for _ in 0..20 {
-        if output_of(&umount, None).is_ok() {
-            return Ok(());
+/// Unmounts fsbench's mount `id` at `at`, not lazily. The last references
+/// to files just closed may be dropped a moment later (by the threads
+/// that used them), so a busy file system is tried again for up to a
+/// second before it counts.
+fn unmount_when_released(dir: BorrowedFd<'_>, id: u64, at: &str) -> anyhow::Result<()> {
+    let mut tries = 0;
+    loop {
+        match made::unmount(dir, id, at, WhenBusy::Fail) {
+            Ok(Unmounted::Done | Unmounted::Detached) => return Ok(()),
+            Ok(Unmounted::Gone) => anyhow::bail!("it is no longer mounted"),
+            Ok(Unmounted::Other(other)) => {
+                anyhow::bail!("mount {other} there is not the one fsbench made")
+            }
+            Err(e) if tries == 20 => return Err(e),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    output_of(&umount, None).map(|_| ())
-}
-
-/// `umount`, lazily if the file system is busy.
-fn unmount(point: &str) -> anyhow::Result<()> {
-    match output_of(&["umount".into(), point.into()], None) {
-        Ok(_) => Ok(()),
-        Err(_) => output_of(&["umount".into(), "-l".into(), point.into()], None).map(|_| ()),
+        tries += 1;
     }
 }
 
-fn detach(device: &str) -> anyhow::Result<String> {
-    output_of(&["losetup".into(), "-d".into(), device.into()], None)
-}
-
-/// The file behind loop device `device` (`/dev/loopN`), from sysfs.
-fn backing_file(device: &str) -> Option<PathBuf> {
-    let name = device.strip_prefix("/dev/")?;
-    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
-    Some(PathBuf::from(text.trim_end_matches('\n')))
-}
-
-/// Every loop device whose backing file lies inside `dir`.
-fn loops_inside(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut found: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("loop"))
-        .map(|name| format!("/dev/{name}"))
-        .filter(|dev| backing_file(dev).is_some_and(|b| b.starts_with(dir) && b != dir))
-        .collect();
-    found.sort();
-    found
-}
-
-/// What a killed `--configs` run left in its scratch directory `dir`: every
-/// mount below `dir` (its configurations' mounts: images, wiped devices,
-/// sources, what setup commands mounted in `{dir}`) is unmounted, lazily
-/// if busy, deepest first; then the loop devices backed by images inside
-/// `dir` are detached. No mount elsewhere is touched (the removal that
-/// follows does not cross into another file system). Returns what was
-/// done, one line each.
-pub fn release_leftovers(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mut done = Vec::new();
-    let mut ours: Vec<PathBuf> = read_mountinfo()
-        .into_iter()
-        .map(|m| m.mount_point)
-        .filter(|point| point.starts_with(dir.join("mnt")))
-        .collect();
-    ours.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-    ours.dedup();
-    for point in ours {
-        let shown = point.display().to_string();
-        unmount(&shown).with_context(|| format!("cannot unmount {shown}"))?;
-        done.push(format!("unmounted {shown}"));
-    }
-    for device in loops_inside(&dir) {
-        detach(&device).with_context(|| format!("cannot detach {device}"))?;
-        done.push(format!("detached {device}"));
-    }
-    Ok(done)
+/// What a killed `--configs` run left in its scratch directory, open as
+/// `dir`: the mounts it recorded (each only while it is still the one
+/// recorded: a mount someone else put there is left alone, and the
+/// removal that follows does not cross into it) and the loop devices
+/// backed by its images. Returns what was done, one line each.
+pub fn release_leftovers(dir: BorrowedFd<'_>) -> anyhow::Result<Vec<String>> {
+    made::release(dir, &made::read(dir)?)
 }

@@ -449,6 +449,12 @@ pub struct Leftover {
 }
 
 impl Leftover {
+    /// The scratch directory, open: what is released in it is reached
+    /// through this, never through its path again.
+    pub fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
     /// Removes it with everything inside, if its marker is fsbench's.
     pub fn remove(self) -> anyhow::Result<CleanupReport> {
         let marker = self
@@ -468,7 +474,9 @@ impl Leftover {
 }
 
 /// The scratch directories directly inside `target`, opened without
-/// following links and without crossing into another file system.
+/// following links and without crossing into another file system. A
+/// target others may write to without the sticky bit is warned about:
+/// there another user can swap a leftover for a symlink.
 /// Directories named like ours without any marker are not ours and are
 /// not listed; a mount point named like ours is left alone too.
 pub fn find_leftovers(target: &Path) -> anyhow::Result<Vec<Leftover>> {
@@ -479,6 +487,7 @@ pub fn find_leftovers(target: &Path) -> anyhow::Result<Vec<Leftover>> {
         Mode::empty(),
     )
     .with_context(|| format!("cannot open {shown}"))?;
+    super::scratch::warn_if_others_can_swap(parent.as_fd(), target);
     let mut found = Vec::new();
     for entry in list_entries(parent.as_fd()).with_context(|| format!("cannot list {shown}"))? {
         let Some(run_id) = entry

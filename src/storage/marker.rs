@@ -59,12 +59,32 @@ pub fn write_locked(dir: BorrowedFd<'_>, marker: &Marker) -> anyhow::Result<Owne
         Mode::from_raw_mode(0o644),
     )
     .context("cannot create the marker")?;
-    let written = fill(fd.as_fd(), marker).and_then(|()| put_in_place(dir));
+    let written = fill(fd.as_fd(), marker)
+        .and_then(|()| put_in_place(dir))
+        .and_then(|()| settle(fd.as_fd(), dir));
     if let Err(e) = written {
         let _ = rustix::fs::unlinkat(dir, MARKER_NEW_C, AtFlags::empty());
         return Err(e);
     }
     Ok(fd)
+}
+
+/// Puts the marker and its name on the disk: after a crash (an ext4
+/// error that turns the file system read-only, a power cut) `clean` finds
+/// a whole marker, not an empty file it cannot trust.
+fn settle(marker: BorrowedFd<'_>, dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+    sync(marker)
+        .and_then(|()| sync(dir))
+        .context("cannot sync the marker")
+}
+
+/// fsync, where the file system has it (some FUSE ones do not: nothing
+/// to wait for there).
+pub fn sync(fd: BorrowedFd<'_>) -> rustix::io::Result<()> {
+    match rustix::fs::fsync(fd) {
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => Ok(()),
+        other => other,
+    }
 }
 
 /// Renames the written marker to its name, refusing to replace anything

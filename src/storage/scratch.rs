@@ -66,6 +66,9 @@ impl Scratch {
             .with_context(|| format!("cannot open scratch directory {}", path.display()))?;
         let marker = marker::write_locked(dir.as_fd(), &Marker::new(&id))
             .with_context(|| format!("cannot mark scratch directory {}", path.display()))?;
+        // The directory's name on the disk too, with the marker inside.
+        marker::sync(parent.as_fd())
+            .with_context(|| format!("cannot sync {}", target.display()))?;
         Ok(Scratch {
             path,
             parent,
@@ -228,7 +231,7 @@ pub fn replace_fd(old: BorrowedFd<'_>, new: BorrowedFd<'_>) -> anyhow::Result<()
 /// NAS directory with mode 0777), another user can rename the scratch
 /// directory away and put a symlink in its place while fsbench runs:
 /// that is said before anything is written.
-fn warn_if_others_can_swap(parent: BorrowedFd<'_>, target: &Path) {
+pub(crate) fn warn_if_others_can_swap(parent: BorrowedFd<'_>, target: &Path) {
     let Ok(stat) = rustix::fs::fstat(parent) else {
         return;
     };

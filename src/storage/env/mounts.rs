@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 /// One line of /proc/self/mountinfo, with the fields we report.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct MountEntry {
+    /// The mount id (statx's `stx_mnt_id` of files on it).
+    pub(crate) id: u64,
     /// st_dev of files on this mount, as major:minor.
     pub(crate) dev: (u32, u32),
     pub(crate) mount_point: PathBuf,
@@ -17,9 +19,9 @@ pub(crate) struct MountEntry {
 }
 
 /// All parseable mounts of our mount namespace, in kernel order; empty if
-/// /proc is unavailable.
+/// /proc is unavailable (or what is there never ends).
 pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
-    std::fs::read("/proc/self/mountinfo")
+    crate::kernel_file::read("/proc/self/mountinfo", crate::kernel_file::TABLE)
         .map(|bytes| {
             bytes
                 .split(|&b| b == b'\n')
@@ -36,7 +38,7 @@ pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
 fn parse_mountinfo_line(line: &[u8]) -> Option<MountEntry> {
     let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
     let &[
-        _id,
+        id,
         _parent,
         majmin,
         _root,
@@ -53,6 +55,7 @@ fn parse_mountinfo_line(line: &[u8]) -> Option<MountEntry> {
         return None;
     };
     Some(MountEntry {
+        id: std::str::from_utf8(id).ok()?.parse().ok()?,
         dev: parse_majmin(std::str::from_utf8(majmin).ok()?)?,
         mount_point: PathBuf::from(OsStr::from_bytes(&decode_octal_escapes(mount_point))),
         fs_type: decoded_text(fs_type),
@@ -240,6 +243,7 @@ mod tests {
 
     fn mount(dev: (u32, u32), mount_point: &str, fs_type: &str) -> MountEntry {
         MountEntry {
+            id: 0,
             dev,
             mount_point: PathBuf::from(mount_point),
             fs_type: fs_type.to_string(),

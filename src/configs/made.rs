@@ -1,0 +1,323 @@
+//! What a `--configs` run made, as it makes it: the images it created (by
+//! inode) and the mounts it made (by mount id), one JSON line each in its
+//! scratch directory, synced before anything depends on it. Teardown and
+//! `fsbench clean` release exactly these, through the scratch directory's
+//! descriptor: a loop device only when it is backed by one of the images,
+//! a mount only when the mount at its place still has the recorded id. A
+//! path is never resolved again to find them, so a scratch directory
+//! renamed away and replaced by a symlink (another user's move in a
+//! directory without the sticky bit) leads nowhere, and a mount someone
+//! else put under `mnt/` is left alone.
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxFlags};
+use rustix::io::Errno;
+use rustix::mount::{MountPropagationFlags, UnmountFlags};
+use serde::{Deserialize, Serialize};
+
+use crate::storage::loopdev::{self, FileId};
+use crate::storage::marker;
+
+/// The record's name in the scratch directory.
+pub const RECORD: &CStr = c".fsbench-made";
+/// A run records a few lines per configuration; 10,000 configurations
+/// stay well under this.
+const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// One thing fsbench made, relative to its scratch directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Made {
+    /// An image file fsbench created at `at`: a loop device backed by
+    /// this file is fsbench's.
+    Image { file: FileId, at: String },
+    /// A mount at `at` with mount id `id` (/proc/self/mountinfo's first
+    /// field): fsbench's own, or one its setup commands made there.
+    Mount { id: u64, at: String },
+}
+
+/// The record being written, open for appending.
+pub struct Record {
+    file: File,
+}
+
+impl Record {
+    /// Creates the record in the scratch directory `dir` (never through a
+    /// link, never over an existing file).
+    pub fn create(dir: BorrowedFd<'_>) -> anyhow::Result<Record> {
+        let fd = rustix::fs::openat(
+            dir,
+            RECORD,
+            OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::APPEND,
+            Mode::from_raw_mode(0o600),
+        )
+        .context("cannot create the record of what fsbench builds")?;
+        let record = Record { file: fd.into() };
+        marker::sync(dir).context("cannot sync the scratch directory")?;
+        Ok(record)
+    }
+
+    /// Adds `made`, on the disk before this returns: a kill -9 right
+    /// after still leaves `clean` what it needs.
+    pub fn add(&mut self, made: &Made) -> anyhow::Result<()> {
+        let line = serde_json::to_string(made)? + "\n";
+        self.file
+            .write_all(line.as_bytes())
+            .context("cannot write the record of what fsbench builds")?;
+        marker::sync(self.file.as_fd()).context("cannot sync the record of what fsbench builds")
+    }
+}
+
+/// What the scratch directory `dir` records; empty without a record (a
+/// scratch directory that built nothing). A record that is not fsbench's
+/// lines is an error: nothing is released on its word.
+pub fn read(dir: BorrowedFd<'_>) -> anyhow::Result<Vec<Made>> {
+    let fd = match rustix::fs::openat(
+        dir,
+        RECORD,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(Vec::new()),
+        Err(e) => return Err(anyhow::Error::from(e).context("cannot open its record")),
+    };
+    let mut text = String::new();
+    File::from(fd)
+        .take(MAX_RECORD_BYTES + 1)
+        .read_to_string(&mut text)
+        .context("cannot read its record")?;
+    if text.len() as u64 > MAX_RECORD_BYTES {
+        anyhow::bail!("its record is longer than {MAX_RECORD_BYTES} bytes: not fsbench's");
+    }
+    // A kill -9 mid-line leaves the last line cut: what it was about had
+    // not been made yet (a record is written before it is relied on).
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
+        .map(|line| {
+            let made: Made = serde_json::from_str(line).with_context(|| {
+                format!("its record has a line fsbench did not write: {line:?}")
+            })?;
+            made.check()?;
+            Ok(made)
+        })
+        .collect()
+}
+
+impl Made {
+    /// A place in the record must stay inside the scratch directory.
+    fn check(&self) -> anyhow::Result<()> {
+        let at = match self {
+            Made::Image { at, .. } | Made::Mount { at, .. } => at,
+        };
+        let inside = !at.is_empty()
+            && !at.starts_with('/')
+            && at.split('/').all(|part| !matches!(part, "" | "." | ".."));
+        match inside {
+            true => Ok(()),
+            false => anyhow::bail!("its record names {at:?}, not a place in it"),
+        }
+    }
+}
+
+/// `at` below the scratch directory open as `dir`, as a path any process
+/// of this host resolves through the descriptor (`/proc/<pid>/fd/<fd>/at`),
+/// not through the scratch directory's name.
+pub fn through_fd(dir: BorrowedFd<'_>, at: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "/proc/{}/fd/{}/{at}",
+        std::process::id(),
+        dir.as_raw_fd()
+    ))
+}
+
+/// Where the directory open as `dir` is now (it may have been renamed).
+pub fn real_path(dir: BorrowedFd<'_>) -> std::io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd()))
+}
+
+/// The id of the mount `at` (below `dir`) is on: the one mounted there,
+/// if any, else the one it is a directory of. Found without following a
+/// symlink or leaving `dir`.
+pub fn mount_id(dir: BorrowedFd<'_>, at: &str) -> rustix::io::Result<u64> {
+    let fd = rustix::fs::openat2(
+        dir,
+        at,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+    )?;
+    let stat = rustix::fs::statx(&fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
+    match StatxFlags::from_bits_retain(stat.stx_mask).contains(StatxFlags::MNT_ID) {
+        true => Ok(stat.stx_mnt_id),
+        false => Err(Errno::NOSYS),
+    }
+}
+
+/// The id of the mount just made at `at`; an error if nothing is mounted
+/// there (its id is its parent directory's).
+pub fn new_mount_id(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<u64> {
+    let id = mount_id(dir, at).with_context(|| format!("cannot find the mount on {at}"))?;
+    if id == mount_id(dir, ".")? {
+        anyhow::bail!("nothing is mounted on {at}");
+    }
+    Ok(id)
+}
+
+/// Makes the mount at `at`, and every mount below it, private: no mount
+/// or unmount below it propagates to or from a mount fsbench did not make.
+pub fn make_private(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<()> {
+    rustix::mount::mount_change(
+        through_fd(dir, at),
+        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+    )
+    .with_context(|| format!("cannot make the mount on {at} private"))
+}
+
+/// What became of a recorded mount.
+#[derive(Debug, PartialEq)]
+pub enum Unmounted {
+    Done,
+    /// Busy: detached lazily (it goes when its last user lets go).
+    Detached,
+    /// Nothing is mounted there any more.
+    Gone,
+    /// Another mount is on top there, not the recorded one: left alone.
+    Other(u64),
+}
+
+/// How a busy mount is taken down.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WhenBusy {
+    /// Detached lazily: teardown and `clean` must not leave it.
+    Detach,
+    /// An error: a remount must really drop the caches.
+    Fail,
+}
+
+/// Unmounts the mount `id` at `at` below `dir`, only if it is the one on
+/// top there now.
+pub fn unmount(
+    dir: BorrowedFd<'_>,
+    id: u64,
+    at: &str,
+    busy: WhenBusy,
+) -> anyhow::Result<Unmounted> {
+    let parent = mount_id(dir, ".").context("cannot read the scratch directory's mount")?;
+    let here = match mount_id(dir, at) {
+        Ok(here) => here,
+        Err(Errno::NOENT) => return Ok(Unmounted::Gone),
+        Err(e) => return Err(anyhow::Error::from(e).context(format!("cannot look at {at}"))),
+    };
+    if here != id {
+        return Ok(match here == parent {
+            true => Unmounted::Gone,
+            false => Unmounted::Other(here),
+        });
+    }
+    let path = through_fd(dir, at);
+    match rustix::mount::unmount(&path, UnmountFlags::NOFOLLOW) {
+        Ok(()) => Ok(Unmounted::Done),
+        Err(Errno::BUSY) if busy == WhenBusy::Detach => {
+            rustix::mount::unmount(&path, UnmountFlags::NOFOLLOW | UnmountFlags::DETACH)
+                .with_context(|| format!("cannot detach the mount on {at}"))?;
+            Ok(Unmounted::Detached)
+        }
+        Err(e) => Err(anyhow::Error::from(e).context(format!("cannot unmount {at}"))),
+    }
+}
+
+/// Releases what the scratch directory `dir` records: its mounts, last
+/// made first (a setup command's mount inside a configuration's before
+/// it), each only if it is still the recorded one; then every loop
+/// device backed by one of its images. One line per thing done or left.
+pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>> {
+    let mut said = Vec::new();
+    for thing in made.iter().rev() {
+        let Made::Mount { id, at } = thing else {
+            continue;
+        };
+        said.push(match unmount(dir, *id, at, WhenBusy::Detach)? {
+            Unmounted::Done => format!("unmounted {at}"),
+            Unmounted::Detached => format!("unmounted {at} (lazily: it was busy)"),
+            Unmounted::Gone => continue,
+            Unmounted::Other(other) => {
+                format!("left {at} alone: mount {other} there is not the one fsbench made ({id})")
+            }
+        });
+    }
+    for device in loopdev::backed_by(&images(made)) {
+        let shown = device.path.display().to_string();
+        device.detach()?;
+        said.push(format!("detached {shown}"));
+    }
+    Ok(said)
+}
+
+/// The images among what was made.
+pub fn images(made: &[Made]) -> Vec<FileId> {
+    made.iter()
+        .filter_map(|thing| match thing {
+            Made::Image { file, .. } => Some(*file),
+            Made::Mount { .. } => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_dir(path: &std::path::Path) -> std::os::fd::OwnedFd {
+        rustix::fs::open(path, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap()
+    }
+
+    #[test]
+    fn a_record_reads_back_what_was_added_and_drops_a_cut_last_line() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = open_dir(root.path());
+        let mut record = Record::create(dir.as_fd()).unwrap();
+        let image = Made::Image {
+            file: FileId { dev: 2049, ino: 12 },
+            at: "img/a.img".into(),
+        };
+        let mount = Made::Mount {
+            id: 345,
+            at: "mnt/a".into(),
+        };
+        record.add(&image).unwrap();
+        record.add(&mount).unwrap();
+        assert_eq!(read(dir.as_fd()).unwrap(), [image.clone(), mount]);
+        record.file.write_all(b"{\"mount\":{\"id\":9").unwrap();
+        assert_eq!(
+            read(dir.as_fd()).unwrap().len(),
+            2,
+            "a cut line is not read"
+        );
+        assert!(Record::create(dir.as_fd()).is_err(), "never over a record");
+    }
+
+    #[test]
+    fn a_record_naming_places_outside_or_foreign_lines_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = open_dir(root.path());
+        let path = root.path().join(RECORD.to_str().unwrap());
+        for bad in [
+            "{\"mount\":{\"id\":1,\"at\":\"../x\"}}\n",
+            "{\"mount\":{\"id\":1,\"at\":\"/etc\"}}\n",
+            "{\"mount\":{\"id\":1,\"at\":\"mnt//a\"}}\n",
+            "umount /\n",
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            assert!(read(dir.as_fd()).is_err(), "{bad}");
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(read(dir.as_fd()).unwrap(), []);
+    }
+}
