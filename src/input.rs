@@ -1,6 +1,7 @@
-//! Reading the files fsbench is given as input (results, suites, PostMark
-//! configurations, vdbench parameter files, bonnie's `-Z` file) and the
-//! command lines PostMark mode reads from stdin. Every read is bounded, so
+//! Reading the files fsbench is given as input (results, suites, the
+//! configurations `run --configs` builds, PostMark configurations,
+//! vdbench parameter files, bonnie's `-Z` file) and the command lines
+//! PostMark mode reads from stdin. Every read is bounded, so
 //! `/dev/zero`, an endless pipe or a huge file is a one-line usage error
 //! naming the limit instead of a process that eats all memory.
 use std::io::{BufRead, BufReader, Read};
@@ -30,6 +31,12 @@ pub const RESULT: InputKind = InputKind {
 /// A suite TOML file (`fsbench run --suite FILE`).
 pub const SUITE: InputKind = InputKind {
     what: "suite file",
+    limit: MIB,
+};
+
+/// A file of configurations fsbench builds (`fsbench run --configs FILE`).
+pub const CONFIGS: InputKind = InputKind {
+    what: "configurations file",
     limit: MIB,
 };
 

@@ -17,6 +17,7 @@ pub mod error;
 pub mod input;
 pub mod interrupt;
 pub mod io;
+pub mod kernel_file;
 pub mod measure;
 pub mod policy;
 pub mod report;

@@ -384,3 +384,219 @@ fn a_report_file_in_a_suite_stays_in_the_results_directory() {
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+// ---- `fsbench run --configs FILE`: a file written by someone else, run
+// as root ----
+
+/// Mount points strictly below `dir`, from the mount table.
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let prefix = format!("{}/", dir.display());
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .filter(|point| point.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The stage of a configurations file: a tmpfs with a sentinel for
+/// `--images`, a directory for the files, a tiny suite.
+struct ConfigsStage {
+    images: TmpfsMount,
+    sentinel: Sentinel,
+    dir: tempfile::TempDir,
+    suite: String,
+}
+
+impl ConfigsStage {
+    /// None (after saying why) when not root.
+    fn new() -> Option<ConfigsStage> {
+        let (images, sentinel) = tmpfs_with_sentinel("64m")?;
+        let dir = tempfile::tempdir().unwrap();
+        let suite = write_suite(dir.path(), TINY_SUITE);
+        Some(ConfigsStage {
+            images,
+            sentinel,
+            dir,
+            suite,
+        })
+    }
+
+    /// Writes `text` as `name` in the stage's directory.
+    fn file(&self, name: &str, text: &str) -> String {
+        write_file(self.dir.path(), name, text)
+    }
+
+    /// `fsbench run --no-save --suite SUITE --configs CONFIGS --images
+    /// IMAGES EXTRA...`.
+    fn run(&self, configs: &str, extra: &[&str]) -> Output {
+        let mut args = strings(&["run", "--no-save", "--suite", &self.suite]);
+        args.extend(strings(&["--configs", configs, "--images"]));
+        args.push(self.images.arg());
+        args.extend(strings(extra));
+        run(&args)
+    }
+
+    /// Refused with exit 2 and one line naming every needle; nothing
+    /// mounted under --images, no scratch directory, the sentinel intact.
+    fn assert_refused(&self, out: &Output, needles: &[&str]) {
+        assert_refused(out, 2, needles, &self.images, &self.sentinel);
+        assert_eq!(
+            mounts_under(self.images.path()),
+            Vec::<String>::new(),
+            "a mount was made\n{out}"
+        );
+    }
+
+    /// The configurations file `text` is refused, naming every needle.
+    fn refuses(&self, text: &str, needles: &[&str]) -> Output {
+        let configs = self.file("configs.toml", text);
+        let out = self.run(&configs, &[]);
+        self.assert_refused(&out, needles);
+        out
+    }
+}
+
+/// A source of someone's files: a directory holding a precious file.
+fn precious_source(dir: &Path) -> std::path::PathBuf {
+    let source = dir.join("home");
+    std::fs::create_dir_all(source.join("user")).unwrap();
+    std::fs::write(source.join("user/precious"), "precious\n").unwrap();
+    source
+}
+
+fn assert_precious_intact(source: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(source.join("user/precious")).unwrap(),
+        "precious\n"
+    );
+}
+
+#[test]
+fn a_mount_verb_in_options_is_refused_before_anything_is_mounted() {
+    let Some(stage) = ConfigsStage::new() else {
+        return;
+    };
+    let source = precious_source(stage.dir.path());
+    // A mount of the user's own, which `move` would carry into scratch.
+    let Some(other) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let other_sentinel = Sentinel::plant(other.path());
+    let image = stage.dir.path().join("disk.img");
+    std::fs::write(&image, vec![0u8; 1 << 20]).unwrap();
+    let cases = [
+        ("rbind", source.display().to_string(), "mount verb"),
+        ("bind", source.display().to_string(), "mount verb"),
+        ("move", other.arg(), "mount verb"),
+        ("remount,ro", other.arg(), "mount verb"),
+        ("X-mount.mkdir", "tmpfs".into(), "mount(8) acts on itself"),
+        (
+            "loop",
+            image.display().to_string(),
+            "mount(8) acts on itself",
+        ),
+    ];
+    for (options, source, why) in &cases {
+        let text = format!(
+            "[[config]]\nname = \"victim\"\nsource = \"{source}\"\ntype = \"tmpfs\"\noptions = \"{options}\"\n"
+        );
+        let option = options.split(',').next().unwrap();
+        stage.refuses(
+            &text,
+            &[
+                "victim",
+                &format!("mount option \"{option}\""),
+                why,
+                "not an option of the file system",
+            ],
+        );
+    }
+    assert_precious_intact(&source);
+    other_sentinel.assert_intact();
+    assert_eq!(
+        mount_type(&other.arg()).as_deref(),
+        Some("tmpfs"),
+        "the user's mount is where it was"
+    );
+}
+
+#[test]
+fn a_source_that_is_an_option_is_refused() {
+    let Some(stage) = ConfigsStage::new() else {
+        return;
+    };
+    stage.refuses(
+        "[[config]]\nname = \"all\"\nsource = \"-a\"\ntype = \"ext4\"\n",
+        &["all", "source \"-a\"", "starts with '-'"],
+    );
+}
+
+#[test]
+fn a_mkfs_program_given_by_a_path_is_refused_without_allow_shell() {
+    let Some(stage) = ConfigsStage::new() else {
+        return;
+    };
+    // A stand-in that would leave a mark if it ran.
+    let bin = stage.dir.path().join("x");
+    std::fs::create_dir(&bin).unwrap();
+    let program = bin.join("mkfs.evil");
+    let ran = stage.dir.path().join("ran");
+    std::fs::write(
+        &program,
+        format!("#!/bin/sh\ntouch {}\nexit 1\n", ran.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // By its absolute path, and by a relative one (mkfs runs in a
+    // directory of the scratch directory).
+    let relative = format!("../../../../../../../..{}", program.display());
+    for given in [program.display().to_string(), relative] {
+        stage.refuses(
+            &format!(
+                "[[config]]\nname = \"evil\"\nmkfs = \"{given} -F {{dev}}\"\ntype = \"ext4\"\n"
+            ),
+            &["evil", "runs mkfs by its path", &given, "--allow-shell"],
+        );
+        assert!(!ran.exists(), "the mkfs given by its path ran");
+    }
+}
+
+#[test]
+fn a_matrix_past_the_cap_is_refused_naming_its_count() {
+    let Some(stage) = ConfigsStage::new() else {
+        return;
+    };
+    // 14 KB of text that would make a million configurations.
+    let values: Vec<String> = (0..1000).map(|v| format!("\"{v:04}\"")).collect();
+    let values = values.join(",");
+    let text = format!(
+        "[matrix]\na = [{values}]\nb = [{values}]\n\n[[config]]\nname = \"t-{{a}}-{{b}}\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n"
+    );
+    let out = stage.refuses(
+        &text,
+        &[
+            "the matrix makes 1000000 configurations",
+            "entry \"t-{a}-{b}\": 1000 × 1000",
+            "at most 10000",
+        ],
+    );
+    assert!(out.stderr.contains("configs.toml"), "{out}");
+}
+
+#[test]
+fn an_endless_configurations_file_is_refused_naming_the_limit() {
+    let Some(stage) = ConfigsStage::new() else {
+        return;
+    };
+    let out = stage.run("/dev/zero", &[]);
+    stage.assert_refused(
+        &out,
+        &[
+            "--configs",
+            "/dev/zero",
+            "configurations file larger than 1 MiB",
+        ],
+    );
+}

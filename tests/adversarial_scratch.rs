@@ -149,7 +149,7 @@ fn clean_leaves_a_same_file_system_bind_mount_alone_and_goes_on() {
     );
     assert!(
         out.stderr
-            .contains("1 scratch director(ies) could not be removed"),
+            .contains("1 scratch director(ies) stay: 1 could not be removed"),
         "{out}"
     );
     assert!(!free.exists(), "clean went on to the next leftover\n{out}");
@@ -341,7 +341,16 @@ fn forged_markers_are_not_trusted() {
     std::os::unix::fs::chown(&nobodys, Some(65534), Some(65534)).unwrap();
 
     let out = run(&["clean", &mnt.arg()]);
-    out.assert_success().assert_no_panic();
+    // What stays is said, and so is the exit code: the user must look.
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.contains(&format!(
+            "{} scratch director(ies) stay: {} have a marker fsbench cannot trust",
+            cases.len(),
+            cases.len()
+        )),
+        "{out}"
+    );
     for (dir, reason) in &cases {
         let line = format!("{}: skipped, {reason}", dir.display());
         assert!(out.stdout.contains(&line), "expected {line:?}\n{out}");

@@ -381,6 +381,23 @@ fn a_configuration_that_fails_to_mount_is_taken_down_and_the_others_measured() {
     setup.assert_all_gone(&[]);
 }
 
+/// When the only configuration fails, nothing was built: no line timing
+/// "0 builds" (it said "-0.0 s (-0.0 %)").
+#[test]
+fn a_run_whose_only_configuration_failed_times_no_builds() {
+    let configs = "[[config]]\nname = \"bad\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n\
+         options = \"no_such_option\"\n";
+    let Some(setup) = Setup::new("64m", "0.1s", configs) else {
+        return;
+    };
+    let out = run(&setup.args());
+    out.assert_code(1).assert_no_panic();
+    assert!(out.stderr.contains("configuration bad not built"), "{out}");
+    assert!(!out.stderr.contains("builds of"), "{out}");
+    assert!(!out.stderr.contains("-0.0"), "{out}");
+    setup.assert_all_gone(&[]);
+}
+
 #[test]
 fn sigterm_while_building_takes_down_what_was_built() {
     let configs = "matrix = { n = [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\"] }\n\

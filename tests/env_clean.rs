@@ -173,8 +173,12 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
     std::fs::create_dir(two.join("fsbench-unmarked")).unwrap();
 
     let out = run(&["clean", &one.arg(), &format!("second={}", two.arg())]);
-    out.assert_success().assert_no_panic();
-    assert_eq!(out.stderr, "", "{out}");
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(
+        out.stderr.trim_end(),
+        "fsbench: error: 1 scratch director(ies) stay: 1 have a marker fsbench cannot trust (remove them yourself if they are yours) (see above)",
+        "{out}"
+    );
     assert_eq!(
         out.stdout.lines().filter(|l| l.contains("removed")).count(),
         2,

@@ -1,11 +1,13 @@
 //! Property-based fuzzing of the parser of every file format fsbench reads:
-//! PostMark configurations, vdbench parameter files, suite TOML files and
-//! saved results (loaded as `fsbench report` does, then rendered in every
-//! format and compared). Inputs are token soups of each format, arbitrary
+//! PostMark configurations, vdbench parameter files, suite TOML files,
+//! configurations files (`fsbench run --configs`) and saved results
+//! (loaded as `fsbench report` does, then rendered in every format and
+//! compared). Inputs are token soups of each format, arbitrary
 //! bytes, and valid seeds (the suites, the result fixtures, sample files)
 //! mutated: bytes flipped, cut short, lines duplicated or dropped, numbers
 //! made huge. Properties: no panic, every error is one line, a vdbench file
-//! expands to a bounded number of runs.
+//! expands to a bounded number of runs, a configurations file to a bounded
+//! number of configurations with no mount verb in them.
 //!
 //! The inputs are deterministic (a fixed seed) so CI sees the same cases;
 //! `FSBENCH_FUZZ_SEED=N` draws others and `FSBENCH_FUZZ_SCALE=K` runs K
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use fsbench::compat::postmark::command::{self, Command};
 use fsbench::compat::postmark::session::{Runner, Session};
 use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
+use fsbench::configs::{MAX_CONFIGURATIONS, Make};
 use fsbench::error::error_line;
 use fsbench::policy::{Origin, Policy};
 use fsbench::report::compare::{Comparisons, Input};
@@ -509,6 +512,195 @@ fn suite_property(text: String) -> Result<(), TestCaseError> {
 fn suite_files() {
     let inputs = inputs(SUITE_TOKENS, " ", read_dir_texts(SUITES, "toml"));
     fuzz("suite TOML", 20_000, inputs, suite_property);
+}
+
+// ---- configurations files (`fsbench run --configs`) ----
+
+const CONFIGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/configs");
+
+const CONFIGS_TOKENS: &[&str] = &[
+    "[[config]]",
+    "[matrix]",
+    "matrix",
+    "=",
+    "name",
+    "mkfs",
+    "device",
+    "source",
+    "path",
+    "setup",
+    "teardown",
+    "options",
+    "type",
+    "\"a\"",
+    "\"a-{k}\"",
+    "\"a-{k}-{j}\"",
+    "\"mkfs.ext4 -F {dev}\"",
+    "\"/tmp/x/mkfs.evil {dev}\"",
+    "\"../../tmp/x/mkfs.evil {dev}\"",
+    "\"{k} {dev}\"",
+    "\"/dev/sdb\"",
+    "\"tmpfs\"",
+    "\"ext4\"",
+    "\"-a\"",
+    "\"--bind\"",
+    "\"rbind\"",
+    "\"bind\"",
+    "\"move\"",
+    "\"remount,ro\"",
+    "\"X-mount.mkdir\"",
+    "\"loop=/dev/loop0\"",
+    "\"noatime,{k}\"",
+    "\"data={k}\"",
+    "\"{dir}\"",
+    "[\"zpool create -m {dir} p {k}\"]",
+    "k = [\"1\", \"rbind\", \"-a\"]",
+    "j = [\"x\", \"y\"]",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "\"",
+    "'",
+    "#",
+    "\n",
+];
+
+/// Files written to hurt: mount verbs, options that start with '-', mkfs
+/// programs given by a path, matrices past the cap or past what a number
+/// holds.
+fn hostile_configs() -> Vec<String> {
+    let table = |body: &str| format!("[[config]]\nname = \"a\"\n{body}\n");
+    let mut files: Vec<String> = [
+        "source = \"/home\"\noptions = \"rbind\"",
+        "source = \"/home\"\noptions = \"bind,ro\"",
+        "source = \"/mnt/user\"\noptions = \"move\"",
+        "source = \"tmpfs\"\noptions = \"remount,ro\"",
+        "source = \"tmpfs\"\noptions = \"make-rshared\"",
+        "source = \"tmpfs\"\noptions = \"X-mount.mkdir\"",
+        "source = \"tmpfs\"\noptions = \"x-mount.subdir=a,X-mount.idmap=u:0:1:1\"",
+        "source = \"/home/user/disk.img\"\noptions = \"loop,offset=0,sizelimit=1\"",
+        "source = \"tmpfs\"\noptions = \"encryption=aes,B,R,M\"",
+        "source = \"tmpfs\"\noptions = '\"bind\"'",
+        "source = \"-a\"\ntype = \"ext4\"",
+        "source = \"tmpfs\"\ntype = \"-a\"",
+        "source = \"tmpfs\"\noptions = \"-a\"",
+        "source = \"tmpfs\"\noptions = \"noatime,--bind\"",
+        "mkfs = \"/tmp/x/mkfs.evil {dev}\"",
+        "mkfs = \"../../tmp/x/mkfs.evil {dev}\"",
+        "mkfs = \"'/tmp/x y/mkfs.ext4' {dev}\"",
+        "mkfs = \"mkfs.ext4 {dev}\"\noptions = \"rbind\"",
+    ]
+    .iter()
+    .map(|body| table(body))
+    .collect();
+    files.push(
+        "matrix = { o = [\"noatime\", \"rbind\"], s = [\"tmpfs\", \"-a\"] }\n\
+         [[config]]\nname = \"a-{o}-{s}\"\nsource = \"{s}\"\noptions = \"{o}\"\n"
+            .into(),
+    );
+    // Matrices at, past and far past the cap, and one whose count
+    // overflows.
+    for sizes in [
+        &[100, 100][..],
+        &[1000, 1000],
+        &[1000, 1000, 1000],
+        &[1000; 7],
+    ] {
+        let mut text = String::from("[matrix]\n");
+        let mut name = String::from("m");
+        for (key, size) in sizes.iter().enumerate() {
+            let values: Vec<String> = (0..*size).map(|v| format!("\"{v}\"")).collect();
+            text += &format!("k{key} = [{}]\n", values.join(","));
+            name += &format!("-{{k{key}}}");
+        }
+        files.push(format!(
+            "{text}[[config]]\nname = \"{name}\"\nsource = \"tmpfs\"\n"
+        ));
+    }
+    files
+}
+
+/// The examples in configs/ and the hostile files.
+fn configs_seeds() -> Vec<String> {
+    let mut seeds = read_dir_texts(CONFIGS, "toml");
+    seeds.extend(hostile_configs());
+    seeds
+}
+
+/// Options of mount(8) itself, never a file system's: what no parsed
+/// configuration may hold (compared as the parser does: per option, by
+/// its key, case and quotes aside).
+fn is_mount_s_own(option: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "bind",
+        "rbind",
+        "move",
+        "remount",
+        "b",
+        "r",
+        "m",
+        "loop",
+        "offset",
+        "sizelimit",
+        "encryption",
+    ];
+    const PROPAGATION: &[&str] = &["shared", "slave", "private", "unbindable"];
+    let key = option.split('=').next().unwrap_or_default();
+    let key: String = key.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+    let key = key.to_ascii_lowercase();
+    let propagation = key.strip_prefix("make-").unwrap_or(&key);
+    let propagation = propagation.strip_prefix('r').unwrap_or(propagation);
+    key.starts_with('-')
+        || key.starts_with("x-mount.")
+        || VERBS.contains(&key.as_str())
+        || PROPAGATION.contains(&propagation)
+}
+
+/// Parsed as `fsbench run --configs FILE` does: Ok, or a one-line error,
+/// and soon (the bound catches a hang, not a slow parse). What parses is
+/// safe: at most MAX_CONFIGURATIONS configurations, none with a mount verb
+/// or a leading '-' where mount reads it, and a mkfs given by a path
+/// needs --allow-shell.
+fn configs_property(text: String) -> Result<(), TestCaseError> {
+    let started = std::time::Instant::now();
+    let parsed = fsbench::configs::parse(&text);
+    let took = started.elapsed();
+    prop_assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    if let Ok(configs) = &parsed {
+        prop_assert!(
+            configs.len() <= MAX_CONFIGURATIONS,
+            "{} configurations",
+            configs.len()
+        );
+        for config in configs {
+            let name = &config.name;
+            if let Some(option) = config.options.split(',').find(|o| is_mount_s_own(o)) {
+                return Err(TestCaseError::fail(format!(
+                    "{name}: option {option:?} passed"
+                )));
+            }
+            if let Make::Mount { source } = &config.make {
+                prop_assert!(!source.starts_with('-'), "{name}: source {source:?}");
+            }
+            if let Some(fs_type) = &config.fs_type {
+                prop_assert!(!fs_type.starts_with('-'), "{name}: type {fs_type:?}");
+            }
+            if let Make::Mkfs { words, .. } = &config.make
+                && words[0].contains('/')
+            {
+                prop_assert!(config.shell_permission().is_some(), "{name}: {words:?}");
+            }
+        }
+    }
+    one_line(parsed)
+}
+
+#[test]
+fn configurations_files() {
+    let inputs = inputs(CONFIGS_TOKENS, " ", configs_seeds());
+    fuzz("configurations file", 10_000, inputs, configs_property);
 }
 
 // ---- result JSON ----

@@ -235,22 +235,33 @@ fn tree_logs_one_record_per_entry_copied_extracted_and_removed() {
 
 /// fdatasync and fsync calls of `args`, counted by `strace -f -c`.
 fn sync_calls(outside: &Path, args: &[String]) -> (Output, u64, u64) {
-    let summary = outside.join("strace.txt");
+    let log = outside.join("strace.txt");
     let mut command = Command::new("strace");
     command
-        .args(["-f", "-c", "-e", "trace=fdatasync,fsync", "-o"])
-        .arg(&summary)
+        .args(["-f", "-y", "-e", "trace=fdatasync,fsync", "-o"])
+        .arg(&log)
         .arg(common::FSBENCH)
         .args(args);
     let out =
         Running::spawn_command(&mut command, format!("strace fsbench {}", args.join(" "))).wait();
-    let text = std::fs::read_to_string(&summary)
-        .unwrap_or_else(|e| panic!("no strace summary ({e}): is strace installed?\n{out}"));
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("no strace log ({e}): is strace installed?\n{out}"));
+    // The scratch directories' markers are synced with their directory
+    // and its parent when they are made: those are not the log's syncs.
+    let of_the_log = |line: &&str| {
+        let file = line.split('<').nth(1).unwrap_or_default();
+        let file = Path::new(file.split('>').next().unwrap_or_default());
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let marker_or_dir =
+            name == ".fsbench-scratch" || name.starts_with("fsbench-") || file.is_dir();
+        !marker_or_dir
+    };
     let calls = |name: &str| {
+        let call = format!(" {name}(");
         text.lines()
-            .map(|line| line.split_whitespace().collect::<Vec<_>>())
-            .find(|words| words.last() == Some(&name))
-            .map_or(0, |words| words[3].parse().expect("a call count"))
+            .filter(|line| line.contains(&call) && !line.contains("resumed"))
+            .filter(of_the_log)
+            .count() as u64
     };
     (out, calls("fdatasync"), calls("fsync"))
 }

@@ -1,14 +1,16 @@
 //! `storage::wipe::check_wipeable` on real block devices: loop devices the
-//! tests make (mounted, unmounted, partitioned, swap) and the device under
-//! `/`. The loop tests need root and skip without it; every loop device,
-//! mount and swap is undone by a Drop guard, also when an assertion fails.
+//! tests make (mounted, unmounted, partitioned, swap, stacked on one another
+//! or sharing an image) and the device under `/`; and `fsbench run --wipe`
+//! itself, with a stand-in mkfs that tells whether it was reached. The loop
+//! tests need root and skip without it; every loop device, mount and swap is
+//! undone by a Drop guard, also when an assertion fails.
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Loop, Mount, Sentinel, is_root, succeeds};
+use common::{Loop, Mount, Output, Sentinel, is_root, run, succeeds};
 use fsbench::error::UsageError;
 use fsbench::storage::wipe::{Wipeable, check_wipeable};
 
@@ -249,4 +251,166 @@ fn the_device_under_root_is_refused() {
     };
     let text = refusal(&source);
     assert!(text.contains("holds the root file system /"), "{text}");
+}
+
+/// A stand-in for mkfs, in a directory of its own with a configuration that
+/// runs it and a tiny suite: it notes the device it is given, then fails
+/// touching nothing, or (`passing`) makes an ext4 on it. What it noted tells
+/// whether `fsbench run` reached mkfs, and on what.
+struct StandIn {
+    dir: tempfile::TempDir,
+}
+
+impl StandIn {
+    fn new(passing: bool) -> StandIn {
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-wipe-mkfs-")
+            .tempdir_in("/var/tmp")
+            .expect("tempdir in /var/tmp");
+        let then = match passing {
+            true => r#"exec mkfs.ext4 -q -F "$1""#,
+            false => "exit 1",
+        };
+        let log = dir.path().join("reached");
+        let script = format!("#!/bin/sh\necho \"$1\" >> '{}'\n{then}\n", log.display());
+        let program = dir.path().join("mkfs.standin");
+        std::fs::write(&program, script).expect("write stand-in");
+        std::fs::set_permissions(
+            &program,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("make stand-in executable");
+        let configs = format!(
+            "[[config]]\nname = \"wiped\"\nmkfs = \"{} {{dev}}\"\n",
+            program.display()
+        );
+        std::fs::write(dir.path().join("configs.toml"), configs).expect("write configs");
+        std::fs::write(
+            dir.path().join("suite.toml"),
+            "description = \"tiny\"\nrepeat = 1\n[[workload]]\nkind = \"io\"\n\
+             args = [\"-s\", \"8m\", \"--duration\", \"0.3s\", \"-b\", \"64k\", \"--read\", \"0\", \"--warmup\", \"0\"]\n",
+        )
+        .expect("write suite");
+        StandIn { dir }
+    }
+
+    /// `fsbench run --configs ... --wipe D` for each of `devices` (the
+    /// configuration names no device: it goes on the one --wipe gives).
+    fn run(&self, devices: &[&Path]) -> Output {
+        let mut args: Vec<String> = ["run", "--suite", "suite.toml", "--configs", "configs.toml"]
+            .iter()
+            .map(|arg| match arg.ends_with(".toml") {
+                true => self.dir.path().join(arg).display().to_string(),
+                false => arg.to_string(),
+            })
+            .collect();
+        for device in devices {
+            args.extend(["--wipe".to_string(), device.display().to_string()]);
+        }
+        args.extend(["--allow-shell", "--no-save", "-q"].map(String::from));
+        run(&args)
+    }
+
+    /// The devices mkfs was run on, in order.
+    fn reached(&self) -> Vec<String> {
+        let log = std::fs::read_to_string(self.dir.path().join("reached")).unwrap_or_default();
+        log.lines().map(str::to_string).collect()
+    }
+}
+
+/// `fsbench run --wipe device` with a stand-in mkfs: refused before mkfs,
+/// with exit 2 and one line that names the device and says `why`.
+fn assert_run_refused(device: &Path, why: &str) {
+    let stand_in = StandIn::new(false);
+    let out = stand_in.run(&[device]);
+    let line = out.assert_error(2, &[&format!("--wipe {}: ", device.display())]);
+    assert!(line.ends_with(why), "{line}\nwanted: {why}\n{out}");
+    assert_eq!(stand_in.reached(), Vec::<String>::new(), "mkfs ran\n{out}");
+}
+
+#[test]
+fn a_loop_device_on_a_mounted_device_is_refused_and_mkfs_never_runs() {
+    if skip_unless_root("a_loop_device_on_a_mounted_device_is_refused_and_mkfs_never_runs") {
+        return;
+    }
+    let (dir, image) = sparse_image(64 * MIB);
+    let lower = Loop::attach(&image, false);
+    mkfs_ext4(&lower.0);
+    let point = dir.path().join("mnt");
+    let _mount = Mount::new(&lower.0, &point);
+    let sentinel = Sentinel::plant(&point);
+    // `losetup /dev/loopM /dev/loopN`: a wipe of it writes over loopN's.
+    let upper = Loop::attach(&lower.0, false);
+
+    let why = format!(
+        "its backing device {} is mounted on {}",
+        lower.0.display(),
+        point.display()
+    );
+    let text = refusal(&upper.0);
+    assert!(text.ends_with(&why), "{text}");
+    assert_run_refused(&upper.0, &why);
+    sentinel.assert_intact();
+}
+
+#[test]
+fn a_loop_device_on_the_image_of_a_mounted_one_is_refused_and_so_is_one_on_it() {
+    if skip_unless_root(
+        "a_loop_device_on_the_image_of_a_mounted_one_is_refused_and_so_is_one_on_it",
+    ) {
+        return;
+    }
+    let (dir, image) = sparse_image(64 * MIB);
+    let mounted = Loop::attach(&image, false);
+    mkfs_ext4(&mounted.0);
+    let point = dir.path().join("mnt");
+    let _mount = Mount::new(&mounted.0, &point);
+    let sentinel = Sentinel::plant(&point);
+    // The same image by another name: it is known by its inode.
+    let link = dir.path().join("link.img");
+    std::fs::hard_link(&image, &link).expect("hard link");
+    let second = Loop::attach(&link, false);
+    let third = Loop::attach(&second.0, false);
+
+    let image_in_use = format!(
+        "its backing file {} is the image of {}, which is mounted on {}",
+        link.display(),
+        mounted.0.display(),
+        point.display()
+    );
+    let through = format!("its backing device {}: {image_in_use}", second.0.display());
+    for (device, why) in [(&second.0, &image_in_use), (&third.0, &through)] {
+        let text = refusal(device);
+        assert!(text.ends_with(why.as_str()), "{text}");
+        assert_run_refused(device, why);
+    }
+    sentinel.assert_intact();
+}
+
+#[test]
+fn an_unused_loop_stack_is_wipeable_and_one_device_named_twice_is_one() {
+    if skip_unless_root("an_unused_loop_stack_is_wipeable_and_one_device_named_twice_is_one") {
+        return;
+    }
+    let (dir, image) = sparse_image(64 * MIB);
+    let lower = Loop::attach(&image, false);
+    let upper = Loop::attach(&lower.0, false);
+    assert_eq!(
+        check_wipeable(&upper.0).expect("upper wipeable").name,
+        upper.name()
+    );
+    // The loop device on it is in use by nothing: no reason to refuse.
+    assert_eq!(
+        check_wipeable(&lower.0).expect("lower wipeable").name,
+        lower.name()
+    );
+
+    // Named as a link and as its node: one device, where the configuration
+    // that names none goes (two would be refused as ambiguous).
+    let link = dir.path().join("by-id");
+    std::os::unix::fs::symlink(&upper.0, &link).expect("symlink");
+    let stand_in = StandIn::new(true);
+    let out = stand_in.run(&[&link, &upper.0]);
+    out.assert_success();
+    assert_eq!(stand_in.reached(), [upper.0.display().to_string()], "{out}");
 }

@@ -281,7 +281,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         emit(Stream::Stderr, &format!("fsbench: {stopping}\n"))?;
     }
     let wall = started.elapsed();
-    if configs.is_some() {
+    // Nothing built (the only configuration failed): nothing to time.
+    if configs.is_some() && !built.built.is_empty() {
         emit(Stream::Stderr, &built_line(&built, wall))?;
     }
     if args.verbose {
@@ -434,24 +435,24 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
     if args.keep.keep {
         return usage("--keep cannot go with --configs: what is built is always taken down");
     }
-    if let Some(config) = configs
-        .iter()
-        .find(|c| !c.setup.is_empty() || !c.teardown.is_empty())
-        && !args.allow_shell
+    if !args.allow_shell
+        && let Some((config, why)) = configs
+            .iter()
+            .find_map(|c| c.shell_permission().map(|why| (c, why)))
     {
-        return usage(format!(
-            "--configs: {} has setup or teardown commands: give --allow-shell to run them",
-            config.name
-        ));
+        return usage(format!("--configs: {} {why}", config.name));
     }
     if !rustix::process::geteuid().is_root() {
         return usage("--configs needs root: it attaches loop devices, runs mkfs and mounts");
     }
-    let wipe = args
+    let checked = args
         .wipe
         .iter()
-        .map(|device| check_wipeable(device).map(|checked| checked.path))
+        .map(|device| check_wipeable(device))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // One device named twice (or by a /dev/disk/by-* link and its node) is
+    // one device: `Place::wipe_default` takes mkfs to it alone.
+    let wipe = crate::storage::wipe::distinct_paths(checked);
     let work_dir = args
         .images
         .clone()

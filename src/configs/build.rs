@@ -26,7 +26,7 @@ use super::made::{self, Made, Record, Unmounted, WhenBusy};
 use super::{Built, Config, DEV, DIR, Make};
 use crate::shell::{line_output, output_of, quoted};
 use crate::storage::env::mounts::read_mountinfo;
-use crate::storage::loopdev::{FileId, LoopDevice};
+use crate::storage::loopdev::{Backing, FileId, LoopDevice};
 use crate::storage::scratch::Scratch;
 
 /// Where configurations are built: the work directory their scratch
@@ -391,7 +391,7 @@ impl Fs {
         // image fsbench just made (by inode, whatever its path says).
         let name = device.strip_prefix("/dev/").unwrap_or_default();
         let backing = LoopDevice::open(name).map(|d| d.backing);
-        if backing != Some(id) {
+        if backing != Some(Backing::File(id)) {
             anyhow::bail!(
                 "losetup gave {device:?}, not a loop device backed by {}: mkfs not run",
                 image.display()
@@ -483,8 +483,7 @@ impl Fs {
     /// are not fsbench's own: its setup commands made them (no one else
     /// can mount in a scratch directory of mode 0700 but root).
     fn record_setup_mounts(&mut self, site: &Site) -> anyhow::Result<()> {
-        let real = made::real_path(site.dir)
-            .context("cannot find the scratch directory")?;
+        let real = made::real_path(site.dir).context("cannot find the scratch directory")?;
         let dir = real.join(&self.at);
         let own = self.mounted.get();
         for mount in read_mountinfo() {
@@ -543,8 +542,11 @@ impl Fs {
         let own = self.mounted.take().map(|id| (id, self.at.clone()));
         let setup = std::mem::take(&mut self.setup_mounts);
         for (id, at) in setup.into_iter().rev().chain(own) {
-            let below = Path::new(&at).strip_prefix(&self.at).unwrap_or(Path::new(""));
-            let point = Path::new(&below_place(&self.dir.display().to_string(), below)).to_path_buf();
+            let below = Path::new(&at)
+                .strip_prefix(&self.at)
+                .unwrap_or(Path::new(""));
+            let point =
+                Path::new(&below_place(&self.dir.display().to_string(), below)).to_path_buf();
             self.record
                 .commands
                 .push(format!("umount {}", point.display()));
@@ -588,17 +590,24 @@ fn checked(result: anyhow::Result<String>, line: &str) -> anyhow::Result<String>
     result.with_context(|| format!("`{line}` failed"))
 }
 
-/// Refuses a block device that is mounted already: a second mount shares
-/// its superblock, so the configuration's options would not apply (and
-/// the user's mount would be measured).
+/// Refuses a `source` fsbench must not mount: a block device that is
+/// mounted already (a second mount shares its superblock, so the
+/// configuration's options would not apply, and the user's mount would be
+/// measured), and a regular file (mount(8) would put a loop device of its
+/// own on it, one fsbench did not make and would not release).
 fn refuse_mounted_source(source: &str) -> anyhow::Result<()> {
     let Ok(canonical) = std::fs::canonicalize(source) else {
         return Ok(());
     };
-    let is_block = std::fs::metadata(&canonical)
-        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-        .unwrap_or(false);
-    if !is_block {
+    let Ok(kind) = std::fs::metadata(&canonical).map(|m| m.file_type()) else {
+        return Ok(());
+    };
+    if kind.is_file() {
+        return crate::error::usage(format!(
+            "source {source} is a regular file: mount would attach a loop device fsbench does not manage; give mkfs (fsbench makes and removes its image) or attach it with losetup and give the device"
+        ));
+    }
+    if !std::os::unix::fs::FileTypeExt::is_block_device(&kind) {
         return Ok(());
     }
     let mounted = read_mountinfo()

@@ -3,7 +3,7 @@
 //! (`[matrix]`, expanded as hyperfine's `-L`), and what the result records
 //! of how each was built. `build` makes them: an image file in a marked
 //! scratch directory, a loop device, mkfs, a mount.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::usage;
 
 pub mod build;
+pub mod made;
 pub mod session;
 
 /// What the result records of a target fsbench built.
@@ -109,6 +110,26 @@ impl Config {
         }
     }
 
+    /// Why building it needs `--allow-shell` (the file makes fsbench run
+    /// programs of its choosing as root), as the refusal says it after the
+    /// configuration's name: its setup or teardown shell lines, or a mkfs
+    /// program given by a path instead of a `mkfs.*` name looked up on
+    /// PATH. None when it runs neither.
+    pub fn shell_permission(&self) -> Option<String> {
+        if !self.setup.is_empty() || !self.teardown.is_empty() {
+            return Some("has setup or teardown commands: give --allow-shell to run them".into());
+        }
+        match &self.make {
+            Make::Mkfs { words, .. } if words.first().is_some_and(|p| p.contains('/')) => {
+                Some(format!(
+                    "runs mkfs by its path {:?}, not a mkfs.* program found on PATH: give --allow-shell to run it",
+                    words[0]
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether it is made on an image fsbench creates in --images.
     pub fn on_image(&self, place: &build::Place) -> bool {
         matches!(self.make, Make::Mkfs { device: None, .. }) && place.images
@@ -186,13 +207,31 @@ pub const DEV: &str = "{dev}";
 /// or the empty directory its setup commands make it in.
 pub const DIR: &str = "{dir}";
 
-/// Reads and checks a configurations file; every error is one line.
+/// The most configurations one file makes, its matrix expanded (as
+/// vdbench caps the runs its for-loops make): a few lines of matrix can
+/// ask for millions, or more than a number holds.
+pub const MAX_CONFIGURATIONS: usize = 10_000;
+
+/// The most text the configurations of one file may hold together once
+/// expanded (an estimate from above: each placeholder counted at its
+/// widest value): a long line swept over many values would otherwise
+/// make gigabytes of a file under the size limit.
+pub const MAX_EXPANDED_BYTES: usize = 64 << 20;
+
+/// What one configuration costs besides its text (the struct, its
+/// vectors), for [`MAX_EXPANDED_BYTES`].
+const CONFIG_OVERHEAD: usize = 512;
+
+/// What each of its parameters costs besides its text (a map entry of
+/// two strings).
+const PARAMETER_OVERHEAD: usize = 96;
+
+/// Reads and checks a configurations file (at most
+/// [`crate::input::CONFIGS`]'s limit); every error is one line.
 pub fn load(path: &Path) -> anyhow::Result<Vec<Config>> {
     let shown = path.display();
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => return usage(format!("--configs {shown}: {e}")),
-    };
+    let text = crate::input::read_input_file(path, crate::input::CONFIGS)
+        .or_else(|e| usage(format!("--configs: {e:#}")))?;
     parse(&text).or_else(|e| usage(format!("--configs {shown}: {e:#}")))
 }
 
@@ -221,47 +260,207 @@ pub fn parse(text: &str) -> anyhow::Result<Vec<Config>> {
             anyhow::bail!("matrix value {bad:?} of {key}: braces are not allowed");
         }
     }
+    let sweeps: Vec<Sweep> = file
+        .configs
+        .iter()
+        .map(|entry| Sweep::of(entry, &file.matrix))
+        .collect();
+    check_size(&sweeps)?;
     let mut configs = Vec::new();
-    for entry in &file.configs {
-        // An entry sweeps over the matrix keys it uses, and only those.
-        let texts = entry.texts();
-        let used: BTreeMap<String, Vec<String>> = file
-            .matrix
-            .iter()
-            .filter(|(key, _)| texts.iter().any(|t| t.contains(&format!("{{{key}}}"))))
-            .map(|(key, values)| (key.clone(), values.clone()))
-            .collect();
-        for parameters in product(&used) {
-            configs.push(expand(entry, parameters)?);
+    for sweep in &sweeps {
+        sweep.check_name()?;
+        for parameters in sweep.parameters() {
+            configs.push(expand(sweep.entry, parameters)?);
         }
     }
-    for (index, config) in configs.iter().enumerate() {
-        if configs[..index].iter().any(|c| c.name == config.name) {
-            anyhow::bail!(
-                "two configurations are named {:?}: put the matrix keys in the name, e.g. {{journal}}",
-                config.name
-            );
-        }
+    let mut names = HashSet::new();
+    if let Some(config) = configs.iter().find(|c| !names.insert(c.name.as_str())) {
+        anyhow::bail!(
+            "two configurations are named {:?}: put the matrix keys in the name, e.g. {{journal}}",
+            config.name
+        );
     }
     Ok(configs)
 }
 
-/// Every combination of the matrix's values (one empty one without a matrix).
-fn product(matrix: &BTreeMap<String, Vec<String>>) -> Vec<BTreeMap<String, String>> {
-    let mut all = vec![BTreeMap::new()];
-    for (key, values) in matrix {
-        all = all
-            .into_iter()
-            .flat_map(|partial| {
-                values.iter().map(move |value| {
-                    let mut next = partial.clone();
-                    next.insert(key.clone(), value.clone());
-                    next
-                })
-            })
-            .collect();
+/// An entry and the matrix keys it sweeps over (those its texts use, and
+/// only those), found in one pass over its texts.
+struct Sweep<'a> {
+    entry: &'a Entry,
+    keys: BTreeMap<&'a str, &'a [String]>,
+    /// How many configurations it makes; None: more than a usize holds.
+    count: Option<usize>,
+    /// The most text one of its configurations can hold.
+    bytes: usize,
+}
+
+impl<'a> Sweep<'a> {
+    fn of(entry: &'a Entry, matrix: &'a BTreeMap<String, Vec<String>>) -> Sweep<'a> {
+        let widest = |values: &[String]| values.iter().map(String::len).max().unwrap_or(0);
+        let mut keys = BTreeMap::new();
+        let mut bytes = CONFIG_OVERHEAD;
+        for text in entry.texts() {
+            bytes = bytes.saturating_add(text.len());
+            for key in placeholders(text) {
+                if let Some((key, values)) = matrix.get_key_value(key) {
+                    // Each use is replaced by a value; the parameters
+                    // hold the key and its value once more.
+                    bytes = bytes.saturating_add(widest(values));
+                    if keys.insert(key.as_str(), values.as_slice()).is_none() {
+                        bytes =
+                            bytes.saturating_add(key.len() + widest(values) + PARAMETER_OVERHEAD);
+                    }
+                }
+            }
+        }
+        let count = keys
+            .values()
+            .try_fold(1usize, |count, values| count.checked_mul(values.len()));
+        Sweep {
+            entry,
+            keys,
+            count,
+            bytes,
+        }
     }
-    all
+
+    /// Its name must hold every matrix key it uses, so that each of its
+    /// configurations has a name of its own.
+    fn check_name(&self) -> anyhow::Result<()> {
+        const SHOWN: usize = 8;
+        let in_name: HashSet<&str> = placeholders(&self.entry.name).collect();
+        let missing: Vec<&str> = self
+            .keys
+            .keys()
+            .copied()
+            .filter(|key| !in_name.contains(key))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut shown: Vec<String> = missing
+            .iter()
+            .take(SHOWN)
+            .map(|key| format!("{{{key}}}"))
+            .collect();
+        if missing.len() > SHOWN {
+            shown.push(format!("… {} in all", missing.len()));
+        }
+        anyhow::bail!(
+            "configuration {:?}: its name must hold every matrix key it uses ({}), so that each configuration has a name of its own",
+            self.entry.name,
+            shown.join(", ")
+        );
+    }
+
+    /// Every combination of the values of its keys, the last key's
+    /// varying fastest (one empty one without keys); built one at a time,
+    /// each once.
+    fn parameters(&self) -> impl Iterator<Item = BTreeMap<String, String>> + '_ {
+        (0..self.count.unwrap_or(0)).map(|index| {
+            let mut rest = index;
+            let mut parameters = BTreeMap::new();
+            for (&key, &values) in self.keys.iter().rev() {
+                parameters.insert(key.to_string(), values[rest % values.len()].clone());
+                rest /= values.len();
+            }
+            parameters
+        })
+    }
+
+    /// `1000 × 1000 × 10`: the sizes of the keys it sweeps over (the
+    /// first few of many).
+    fn factors(&self) -> String {
+        const SHOWN: usize = 8;
+        let mut sizes: Vec<String> = self
+            .keys
+            .values()
+            .take(SHOWN)
+            .map(|values| values.len().to_string())
+            .collect();
+        if self.keys.len() > SHOWN {
+            sizes.push(format!("… ({} keys)", self.keys.len()));
+        }
+        sizes.join(" × ")
+    }
+}
+
+/// The keys of the `{…}` placeholders in `text`, as [`substitute`] reads
+/// them.
+fn placeholders(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find('{')?;
+        let len = rest[start..].find('}')?;
+        let key = &rest[start + 1..start + len];
+        rest = &rest[start + len + 1..];
+        Some(key)
+    })
+}
+
+/// Refuses, before anything is expanded, a file that makes more than
+/// [`MAX_CONFIGURATIONS`] configurations or more than
+/// [`MAX_EXPANDED_BYTES`] of them; linear in the file.
+fn check_size(sweeps: &[Sweep]) -> anyhow::Result<()> {
+    let total = sweeps.iter().try_fold(0usize, |total, sweep| {
+        sweep.count.and_then(|count| total.checked_add(count))
+    });
+    // The first entry that makes the most (None, too many to count, is
+    // the most).
+    let Some(largest) = sweeps
+        .iter()
+        .rev()
+        .max_by_key(|sweep| (sweep.count.is_none(), sweep.count))
+    else {
+        return Ok(());
+    };
+    if total.is_none_or(|total| total > MAX_CONFIGURATIONS) {
+        let count = match total {
+            Some(total) => total.to_string(),
+            None => format!("more than {}", usize::MAX),
+        };
+        let others = match sweeps.len() - 1 {
+            0 => String::new(),
+            1 => ", and 1 other entry".into(),
+            n => format!(", and {n} other entries"),
+        };
+        if largest.keys.is_empty() {
+            anyhow::bail!(
+                "the file makes {count} configurations ({} [[config]] tables); at most {MAX_CONFIGURATIONS}",
+                sweeps.len()
+            );
+        }
+        anyhow::bail!(
+            "the matrix makes {count} configurations (entry {:?}: {}{others}); at most {MAX_CONFIGURATIONS}",
+            largest.entry.name,
+            largest.factors()
+        );
+    }
+    let bytes = |sweep: &Sweep| {
+        sweep
+            .count
+            .and_then(|count| count.checked_mul(sweep.bytes))
+            .unwrap_or(usize::MAX)
+    };
+    let total = sweeps
+        .iter()
+        .fold(0usize, |total, sweep| total.saturating_add(bytes(sweep)));
+    if total > MAX_EXPANDED_BYTES {
+        let largest = sweeps
+            .iter()
+            .rev()
+            .max_by_key(|sweep| bytes(sweep))
+            .unwrap_or(largest);
+        anyhow::bail!(
+            "the matrix makes up to {} MiB of configurations (entry {:?}: {} configurations of up to {} bytes); at most {} MiB",
+            total.div_ceil(1 << 20),
+            largest.entry.name,
+            largest.count.unwrap_or(usize::MAX),
+            largest.bytes,
+            MAX_EXPANDED_BYTES >> 20
+        );
+    }
+    Ok(())
 }
 
 /// One configuration of `entry` with `parameters` substituted, checked.
@@ -297,26 +496,18 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
             "{name}: mount options {options:?} contain a space: separate them with commas"
         );
     }
-    if let Some(t) = &fs_type
-        && !is_fs_type(t)
-    {
-        anyhow::bail!("{name}: type {t:?} is not a file system type name");
+    check_options(&name, &options)?;
+    if let Some(t) = &fs_type {
+        if t.starts_with('-') {
+            anyhow::bail!("{name}: type {t:?} starts with '-': mount would read it as an option");
+        }
+        if !is_fs_type(t) {
+            anyhow::bail!("{name}: type {t:?} is not a file system type name");
+        }
     }
     if matches!(make, Make::Commands { .. }) && (fs_type.is_some() || !options.is_empty()) {
         anyhow::bail!(
             "{name}: type and options are for a mount fsbench makes; its setup commands make this one"
-        );
-    }
-    let missing: Vec<String> = parameters
-        .keys()
-        .filter(|key| !entry.name.contains(&format!("{{{key}}}")))
-        .map(|key| format!("{{{key}}}"))
-        .collect();
-    if !missing.is_empty() {
-        anyhow::bail!(
-            "configuration {:?}: its name must hold every matrix key it uses ({}), so that each configuration has a name of its own",
-            entry.name,
-            missing.join(", ")
         );
     }
     Ok(Config {
@@ -366,6 +557,11 @@ fn make(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> any
             let source = fill(source, "source", &[])?;
             if source.is_empty() || source.contains(char::is_whitespace) {
                 anyhow::bail!("{name}: source {source:?} is empty or holds a space");
+            }
+            if source.starts_with('-') {
+                anyhow::bail!(
+                    "{name}: source {source:?} starts with '-': mount would read it as an option"
+                );
             }
             Ok(Make::Mount { source })
         }
@@ -419,6 +615,82 @@ fn substitute(
         anyhow::bail!("{field} {text:?}: a '}}' without its '{{'");
     }
     Ok(out + rest)
+}
+
+/// mount(8)'s verbs: each makes mount do something else than mount the
+/// file system fsbench built or names (bind or move another mount,
+/// remount one, change propagation), whatever the source and directory.
+/// `b`, `r` and `m` are the short forms of bind, rbind and move.
+const MOUNT_VERBS: &[&str] = &[
+    "bind",
+    "rbind",
+    "move",
+    "remount",
+    "make-shared",
+    "make-slave",
+    "make-private",
+    "make-unbindable",
+    "make-rshared",
+    "make-rslave",
+    "make-rprivate",
+    "make-runbindable",
+    "shared",
+    "slave",
+    "private",
+    "unbindable",
+    "rshared",
+    "rslave",
+    "rprivate",
+    "runbindable",
+    "b",
+    "r",
+    "m",
+];
+
+/// Options mount(8) acts on itself and passes no file system: a loop
+/// device of its own over a file (`loop`, `offset`, `sizelimit`,
+/// `encryption`) and the helpers it runs (`helper`, `uhelper`); also every
+/// `x-mount.*` (util-linux's userspace options: `X-mount.mkdir`,
+/// `X-mount.subdir=`, `X-mount.idmap=`...).
+const MOUNT_OWN_OPTIONS: &[&str] = &[
+    "loop",
+    "offset",
+    "sizelimit",
+    "encryption",
+    "helper",
+    "uhelper",
+];
+
+/// The rule on a configuration's mount options: only the file system's
+/// own. No mount verb (`rbind` of a shared source, `move`, `remount`), no
+/// option mount(8) acts on itself (`loop`, `X-mount.mkdir`), and nothing
+/// that starts with '-'. Each comma-separated option is compared by its
+/// key (before '='), case and quotes aside.
+fn check_options(name: &str, options: &str) -> anyhow::Result<()> {
+    if options.starts_with('-') {
+        anyhow::bail!(
+            "{name}: mount options {options:?} start with '-': mount would read them as an option"
+        );
+    }
+    for option in options.split(',') {
+        let key = option.split_once('=').map_or(option, |(key, _)| key);
+        let key: String = key
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let why = if key.starts_with('-') {
+            "starts with '-': no option of a file system does"
+        } else if MOUNT_VERBS.contains(&key.as_str()) {
+            "is a mount verb, not an option of the file system: fsbench mounts each configuration itself"
+        } else if key.starts_with("x-mount.") || MOUNT_OWN_OPTIONS.contains(&key.as_str()) {
+            "is one mount(8) acts on itself, not an option of the file system: fsbench mounts each configuration itself"
+        } else {
+            continue;
+        };
+        anyhow::bail!("{name}: mount option {option:?} {why}");
+    }
+    Ok(())
 }
 
 /// The safety rule on a mkfs command line: a `mkfs.*` program, `{dev}` as
@@ -657,6 +929,253 @@ mod tests {
             one("setup = [\"zpool create -m {dir} p sdb\"]").unwrap(),
             Make::Commands { path: DIR.into() }
         );
+    }
+
+    /// The error of parsing one configuration with `body`.
+    fn refusal(body: &str) -> String {
+        match parse(&format!("[[config]]\nname = \"a\"\n{body}")) {
+            Ok(configs) => panic!("{body:?} parsed: {configs:?}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn mount_verbs_and_mount_s_own_options_are_refused_in_options() {
+        let verbs = [
+            "bind",
+            "rbind",
+            "move",
+            "remount,ro",
+            "make-shared",
+            "make-rslave",
+            "make-private",
+            "make-runbindable",
+            "shared",
+            "rprivate",
+            "unbindable",
+            "noatime,RBind",
+            "\\\"bind\\\"",
+            "B",
+            "R",
+            "m",
+        ];
+        for verb in verbs {
+            let e = refusal(&format!(
+                "source = \"tmpfs\"\ntype = \"tmpfs\"\noptions = \"{verb}\""
+            ));
+            assert!(
+                e.contains("is a mount verb, not an option of the file system"),
+                "{verb}: {e}"
+            );
+            assert!(e.starts_with("a: mount option "), "{verb}: {e}");
+        }
+        let own = [
+            "loop",
+            "loop=/dev/loop7",
+            "offset=4096",
+            "sizelimit=1m",
+            "encryption=aes",
+            "X-mount.mkdir",
+            "x-mount.subdir=x",
+            "X-MOUNT.idmap=u:0:1000:1",
+            "helper=x",
+        ];
+        for option in own {
+            let e = refusal(&format!(
+                "mkfs = \"mkfs.ext4 {{dev}}\"\noptions = \"noatime,{option}\""
+            ));
+            assert!(e.contains(&format!("{option:?}")), "{option}: {e}");
+            assert!(e.contains("mount(8) acts on itself"), "{option}: {e}");
+        }
+        // What a file system takes passes, also when it looks like a verb.
+        for options in [
+            "noatime,data=writeback,barrier=0",
+            "vers=3,sync",
+            "size=64m,mode=0700",
+            "ro",
+            "bind_mode=x",
+            "rbinder",
+            "x-systemd.automount",
+        ] {
+            let configs = parse(&format!(
+                "[[config]]\nname = \"a\"\nsource = \"tmpfs\"\noptions = \"{options}\"\n"
+            ))
+            .unwrap();
+            assert_eq!(configs[0].options, options);
+        }
+    }
+
+    #[test]
+    fn a_matrix_value_cannot_bring_a_verb_in() {
+        let e = parse(
+            r#"
+            matrix = { o = ["noatime", "rbind"] }
+            [[config]]
+            name = "a-{o}"
+            source = "tmpfs"
+            options = "{o}"
+            "#,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("a-rbind: mount option \"rbind\" is a mount verb"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn a_leading_dash_is_refused_in_source_type_and_options() {
+        let e = refusal("source = \"-a\"\ntype = \"ext4\"");
+        assert!(e.contains("source \"-a\" starts with '-'"), "{e}");
+        let e = refusal("source = \"tmpfs\"\ntype = \"-a\"");
+        assert!(e.contains("type \"-a\" starts with '-'"), "{e}");
+        let e = refusal("source = \"tmpfs\"\noptions = \"--bind\"");
+        assert!(e.contains("options \"--bind\" start with '-'"), "{e}");
+        let e = refusal("mkfs = \"mkfs.ext4 {dev}\"\noptions = \"noatime,-a\"");
+        assert!(e.contains("option \"-a\" starts with '-'"), "{e}");
+    }
+
+    #[test]
+    fn a_mkfs_program_given_by_a_path_needs_the_shell_permission() {
+        let one = |body: &str| parse(&format!("[[config]]\nname = \"a\"\n{body}")).unwrap();
+        let why = |body: &str| one(body)[0].shell_permission();
+        assert_eq!(why("mkfs = \"mkfs.ext4 -F {dev}\""), None);
+        assert_eq!(why("source = \"tmpfs\""), None);
+        for program in ["/tmp/x/mkfs.evil", "../../tmp/x/mkfs.evil", "./mkfs.ext4"] {
+            let why = why(&format!("mkfs = \"{program} {{dev}}\"")).unwrap();
+            assert!(
+                why.contains(&format!("runs mkfs by its path {program:?}")),
+                "{why}"
+            );
+            assert!(why.ends_with("give --allow-shell to run it"), "{why}");
+        }
+        let why = why("source = \"tmpfs\"\nteardown = [\"true\"]").unwrap();
+        assert!(why.starts_with("has setup or teardown commands"), "{why}");
+        // Still a mkfs.* program, whatever its directory.
+        assert!(refusal("mkfs = \"/tmp/x/evil {dev}\"").contains("not a mkfs.* program"));
+    }
+
+    /// A matrix of `sizes.len()` keys of that many values each, and one
+    /// entry that uses them all.
+    fn matrix_file(sizes: &[usize]) -> String {
+        let mut text = String::from("[matrix]\n");
+        for (key, size) in sizes.iter().enumerate() {
+            let values: Vec<String> = (0..*size).map(|v| format!("\"{v}\"")).collect();
+            text += &format!("k{key} = [{}]\n", values.join(","));
+        }
+        let keys: Vec<String> = (0..sizes.len()).map(|k| format!("{{k{k}}}")).collect();
+        text + &format!(
+            "[[config]]\nname = \"x-{}\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n",
+            keys.join("-")
+        )
+    }
+
+    fn parse_error(text: &str) -> String {
+        format!("{:#}", parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn a_matrix_past_the_cap_is_refused_before_it_is_expanded() {
+        let e = parse_error(&matrix_file(&[1000, 1000]));
+        assert_eq!(
+            e,
+            "the matrix makes 1000000 configurations (entry \"x-{k0}-{k1}\": 1000 × 1000); at most 10000"
+        );
+        let e = parse_error(&matrix_file(&[1000, 1000, 1000]));
+        assert!(
+            e.starts_with("the matrix makes 1000000000 configurations"),
+            "{e}"
+        );
+        // 1000^7 is more than a u64 holds.
+        let e = parse_error(&matrix_file(&[1000; 7]));
+        assert!(
+            e.starts_with("the matrix makes more than 18446744073709551615 configurations"),
+            "{e}"
+        );
+        assert!(
+            e.contains("1000 × 1000 × 1000 × 1000 × 1000 × 1000 × 1000)"),
+            "{e}"
+        );
+        let e = parse_error(&matrix_file(&[2; 20]));
+        assert!(
+            e.contains("2 × 2 × 2 × 2 × 2 × 2 × 2 × 2 × … (20 keys)"),
+            "{e}"
+        );
+        // The cap itself passes.
+        assert_eq!(
+            parse(&matrix_file(&[100, 100])).unwrap().len(),
+            MAX_CONFIGURATIONS
+        );
+    }
+
+    #[test]
+    fn the_cap_counts_every_entry_of_the_file() {
+        let mut two = matrix_file(&[100, 60]);
+        two += "[[config]]\nname = \"y-{k0}-{k1}\"\nsource = \"tmpfs\"\n";
+        let e = parse_error(&two);
+        assert!(e.starts_with("the matrix makes 12000 configurations (entry \"x-{k0}-{k1}\": 100 × 60, and 1 other entry)"), "{e}");
+        let many: String = (0..=MAX_CONFIGURATIONS)
+            .map(|n| format!("[[config]]\nname = \"c{n}\"\nsource = \"tmpfs\"\n"))
+            .collect();
+        assert_eq!(
+            parse_error(&many),
+            "the file makes 10001 configurations (10001 [[config]] tables); at most 10000"
+        );
+        // Keys an entry does not use do not multiply it.
+        let unused = matrix_file(&[1000, 1000]).replace("name = \"x-{k0}-{k1}\"", "name = \"x\"");
+        assert_eq!(parse(&unused).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_sweep_of_long_texts_is_refused_for_its_size() {
+        let long = "o".repeat(20_000);
+        let text = format!(
+            "[matrix]\nk0 = [{}]\nlong = [\"{long}\"]\n             [[config]]\nname = \"x-{{k0}}-{{long}}\"\nsource = \"tmpfs\"\noptions = \"{{long}}\"\n",
+            (0..5000)
+                .map(|v| format!("\"{v}\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let e = parse_error(&text);
+        assert!(e.starts_with("the matrix makes up to "), "{e}");
+        assert!(e.ends_with("MiB of configurations (entry \"x-{k0}-{long}\": 5000 configurations of up to 60742 bytes); at most 64 MiB"), "{e}");
+    }
+
+    #[test]
+    fn many_keys_are_read_in_one_pass() {
+        // Each combination is built once, and the name is searched once
+        // per entry, not once per key and configuration (which took
+        // minutes for a file of this size).
+        const KEYS: usize = 30_000;
+        let mut text = String::from("[matrix]\n");
+        let mut name = String::from("x");
+        for key in 0..KEYS {
+            text += &format!("k{key} = [\"\"]\n");
+            name += &format!("{{k{key}}}");
+        }
+        let configs = parse(&format!(
+            "{text}[[config]]\nname = \"{name}\"\nsource = \"tmpfs\"\n"
+        ))
+        .unwrap();
+        assert_eq!(configs.len(), 1);
+        assert_eq!(configs[0].name, "x");
+        assert_eq!(configs[0].parameters.len(), KEYS);
+        let e = parse_error(&format!(
+            "{text}[[config]]\nname = \"x\"\nsource = \"tmpfs\"\noptions = \"{}\"\n",
+            name.trim_start_matches('x')
+        ));
+        assert!(
+            e.ends_with("({k0}, {k1}, {k10}, {k100}, {k1000}, {k10000}, {k10001}, {k10002}, … 30000 in all), so that each configuration has a name of its own"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn two_configurations_of_one_name_are_refused() {
+        let e = parse_error(
+            "matrix = { j = [\"a\", \"a\"] }\n[[config]]\nname = \"x-{j}\"\nsource = \"tmpfs\"\n",
+        );
+        assert!(e.starts_with("two configurations are named \"x-a\""), "{e}");
     }
 
     #[test]

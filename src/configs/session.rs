@@ -51,7 +51,10 @@ pub struct Outcome {
 impl Outcome {
     /// The time spent building and taking down, over every configuration.
     pub fn build_seconds(&self) -> f64 {
-        self.built.iter().map(|(_, b)| b.build_seconds).sum()
+        // A fold from +0.0: an empty f64 sum is -0.0, shown as "-0.0 s".
+        self.built
+            .iter()
+            .fold(0.0, |sum, (_, b)| sum + b.build_seconds)
     }
 
     /// Adds a round's records: a configuration built again (--fresh)

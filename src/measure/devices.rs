@@ -9,6 +9,7 @@
 //! snapshot and no delta.
 use std::sync::Mutex;
 
+use crate::kernel_file;
 use crate::storage::devices::{BlockDev, Network, NetworkMount};
 
 /// Bytes per diskstats sector, whatever the device's sector size.
@@ -293,24 +294,29 @@ fn read(source: &Source) -> Option<Counters> {
     match source {
         Source::Disks { counted, backing } => snapshot_of(counted, backing),
         Source::Nfs(mount_point) => {
-            let text = std::fs::read_to_string("/proc/self/mountstats").ok()?;
-            nfs_counters(&text, mount_point)
+            let bytes = kernel_file::read("/proc/self/mountstats", kernel_file::TABLE)?;
+            nfs_counters(std::str::from_utf8(&bytes).ok()?, mount_point)
         }
-        Source::Interfaces => interface_counters(&std::fs::read_to_string("/proc/net/dev").ok()?),
+        Source::Interfaces => {
+            let bytes = kernel_file::read("/proc/net/dev", kernel_file::TABLE)?;
+            interface_counters(std::str::from_utf8(&bytes).ok()?)
+        }
     }
 }
 
 /// The `counted` devices' summed counters now, with the bytes of the
-/// `backing` disks beneath: one read of /proc/diskstats.
+/// `backing` disks beneath: one read of /proc/diskstats (bounded: one
+/// that never ends, /dev/zero bind-mounted over it, gives no counters).
 fn snapshot_of(counted: &[(u32, u32)], backing: &[(u32, u32)]) -> Option<Counters> {
-    let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+    let bytes = kernel_file::read("/proc/diskstats", kernel_file::TABLE)?;
+    let text = std::str::from_utf8(&bytes).ok()?;
     let beneath = (!backing.is_empty())
-        .then(|| Counters::of(&text, backing))
+        .then(|| Counters::of(text, backing))
         .flatten();
     Some(Counters {
         backing_read_bytes: beneath.map(|b| b.read_bytes),
         backing_written_bytes: beneath.map(|b| b.written_bytes),
-        ..Counters::of(&text, counted)?
+        ..Counters::of(text, counted)?
     })
 }
 

@@ -25,7 +25,10 @@ pub fn keep_histograms_with(keep: KeepHistogram) {
 }
 
 pub struct LatencyRecorder {
-    histogram: Histogram<u64>,
+    /// Made at the first sample: a histogram is 264 KiB, and a recorder
+    /// that never records (a thread of `-j 1024` that found no work, a
+    /// phase without samples) costs nothing.
+    histogram: Option<Histogram<u64>>,
     /// Whether a sample is one operation of the running phase, for the
     /// progress [`checkpoint`]s (not the sync log's syncs, which come on
     /// top of the operations that wrote the records).
@@ -40,12 +43,22 @@ impl Default for LatencyRecorder {
 
 impl LatencyRecorder {
     pub fn new() -> Self {
-        let histogram = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3)
-            .expect("static histogram bounds are valid");
         LatencyRecorder {
-            histogram,
+            histogram: None,
             operations: true,
         }
+    }
+
+    #[cold]
+    fn empty_histogram() -> Histogram<u64> {
+        Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, 3)
+            .expect("static histogram bounds are valid")
+    }
+
+    /// The histogram, made now if this is the first sample.
+    #[inline]
+    fn histogram_mut(&mut self) -> &mut Histogram<u64> {
+        self.histogram.get_or_insert_with(Self::empty_histogram)
     }
 
     /// A recorder whose samples are not operations of the phase (see
@@ -59,7 +72,7 @@ impl LatencyRecorder {
 
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
-        self.histogram.saturating_record(ns.max(1));
+        self.histogram_mut().saturating_record(ns.max(1));
         if self.operations {
             checkpoint::count_op();
         }
@@ -76,14 +89,20 @@ impl LatencyRecorder {
 
     /// Adds another recorder's samples (e.g. one per thread).
     pub fn merge(&mut self, other: &LatencyRecorder) {
+        let Some(theirs) = other.histogram.as_ref().filter(|h| !h.is_empty()) else {
+            return;
+        };
         // Both histograms share bounds, so adding cannot fail.
-        let _ = self.histogram.add(&other.histogram);
+        let _ = self.histogram_mut().add(theirs);
     }
 
     /// The recorded buckets as (value, count): what an MPI rank sends so
     /// that rank 0 can add histograms up exactly.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.histogram
+        let Some(histogram) = &self.histogram else {
+            return Vec::new();
+        };
+        histogram
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect()
@@ -93,7 +112,7 @@ impl LatencyRecorder {
     pub fn from_buckets(buckets: &[(u64, u64)]) -> Self {
         let mut recorder = Self::new();
         for &(value, count) in buckets {
-            let _ = recorder.histogram.record_n(value.max(1), count);
+            let _ = recorder.histogram_mut().record_n(value.max(1), count);
         }
         recorder
     }
@@ -110,10 +129,7 @@ impl LatencyRecorder {
 
     /// The percentiles, with no side effect.
     pub fn summary(&self) -> Option<LatencySummary> {
-        let h = &self.histogram;
-        if h.is_empty() {
-            return None;
-        }
+        let h = self.histogram.as_ref().filter(|h| !h.is_empty())?;
         Some(LatencySummary {
             count: h.len(),
             min_ns: h.min(),
@@ -169,5 +185,19 @@ mod tests {
         let s = a.summary().unwrap();
         assert_eq!(s.count, 2);
         assert!(s.max_ns >= 999_000);
+    }
+
+    #[test]
+    fn a_recorder_without_samples_holds_no_histogram() {
+        let mut idle = LatencyRecorder::new();
+        assert!(idle.histogram.is_none(), "made at the first sample");
+        assert!(idle.buckets().is_empty());
+        let mut busy = LatencyRecorder::new();
+        busy.merge(&idle);
+        assert!(busy.histogram.is_none(), "merging nothing makes nothing");
+        busy.record_ns(5);
+        idle.merge(&busy);
+        assert_eq!(idle.summary().unwrap().count, 1);
+        assert_eq!(LatencyRecorder::from_buckets(&[]).summary(), None);
     }
 }

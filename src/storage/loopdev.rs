@@ -53,12 +53,23 @@ impl FileId {
     }
 }
 
+/// What a loop device reads and writes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// A block device (another loop device too), by number.
+    Device((u32, u32)),
+    /// A regular file, by identity.
+    File(FileId),
+}
+
 /// An attached loop device, open.
 pub struct LoopDevice {
     pub path: PathBuf,
     fd: OwnedFd,
+    /// Its own device number.
+    pub dev: (u32, u32),
     /// What it is backed by.
-    pub backing: FileId,
+    pub backing: Backing,
 }
 
 impl LoopDevice {
@@ -80,7 +91,16 @@ impl LoopDevice {
             return None;
         }
         let backing = status(fd.as_fd())?;
-        Some(LoopDevice { path, fd, backing })
+        let dev = (
+            rustix::fs::major(stat.st_rdev),
+            rustix::fs::minor(stat.st_rdev),
+        );
+        Some(LoopDevice {
+            path,
+            fd,
+            dev,
+            backing,
+        })
     }
 
     /// Detaches it through the descriptor that was checked. The kernel
@@ -97,9 +117,11 @@ impl LoopDevice {
     }
 }
 
-/// The backing file of the loop device open as `fd`; None when it has
-/// none (ENXIO: not attached).
-fn status(fd: BorrowedFd<'_>) -> Option<FileId> {
+/// What backs the loop device open as `fd`, as the kernel found it by a
+/// stat of the backing file when it was attached (a block device has a
+/// device number, a regular file none); None when it has none (ENXIO:
+/// not attached).
+fn status(fd: BorrowedFd<'_>) -> Option<Backing> {
     // SAFETY: LoopInfo64 is plain data for which all-zero is valid.
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
     // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 to the
@@ -111,9 +133,12 @@ fn status(fd: BorrowedFd<'_>) -> Option<FileId> {
             &mut info as *mut LoopInfo64,
         )
     };
-    (done == 0).then_some(FileId {
-        dev: info.lo_device,
-        ino: info.lo_inode,
+    (done == 0).then_some(match info.lo_rdevice {
+        0 => Backing::File(FileId {
+            dev: info.lo_device,
+            ino: info.lo_inode,
+        }),
+        rdev => Backing::Device((rustix::fs::major(rdev), rustix::fs::minor(rdev))),
     })
 }
 
@@ -129,14 +154,17 @@ pub fn attached() -> Vec<LoopDevice> {
         .filter(|name| name.starts_with("loop"))
         .collect();
     names.sort();
-    names.iter().filter_map(|name| LoopDevice::open(name)).collect()
+    names
+        .iter()
+        .filter_map(|name| LoopDevice::open(name))
+        .collect()
 }
 
 /// The attached loop devices backed by one of `files`.
 pub fn backed_by(files: &[FileId]) -> Vec<LoopDevice> {
     attached()
         .into_iter()
-        .filter(|device| files.contains(&device.backing))
+        .filter(|device| matches!(device.backing, Backing::File(file) if files.contains(&file)))
         .collect()
 }
 
@@ -174,7 +202,11 @@ mod tests {
         let found = backed_by(&[id(&image)]);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].path, PathBuf::from(&device));
+        assert_eq!(found[0].backing, Backing::File(id(&image)));
         found.into_iter().next().unwrap().detach().unwrap();
-        assert!(backed_by(&[id(&image)]).is_empty(), "{device} still attached");
+        assert!(
+            backed_by(&[id(&image)]).is_empty(),
+            "{device} still attached"
+        );
     }
 }

@@ -80,7 +80,8 @@ pub struct TreeOptions {
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     stream_size: Option<String>,
     /// Threads of find, stat, read, copy and delete (concat, untar and stream
-    /// stay sequential); at most 1024.
+    /// stay sequential); at most 1024, and no more than the tree has
+    /// directories.
     #[arg(short = 'j', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
     threads: u16,
     /// Do not sync and drop caches between operations (results that fit in

@@ -209,10 +209,10 @@ fn active_scheduler(line: &str) -> Option<String> {
 }
 
 /// A one-value sysfs attribute without its trailing newline; `None` if
-/// missing, unreadable or empty. Only the newline is cut, so a backing file
-/// name ending in a space survives.
+/// missing, unreadable, empty or longer than an attribute can be. Only the
+/// newline is cut, so a backing file name ending in a space survives.
 pub(crate) fn read_sysfs(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::kernel_file::read(path, crate::kernel_file::ATTRIBUTE)?;
     let text = String::from_utf8_lossy(&bytes);
     let value = text.trim_end_matches('\n');
     (!value.is_empty()).then(|| value.to_string())

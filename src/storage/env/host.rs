@@ -102,7 +102,7 @@ fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
 /// CPUs online now (hotplug and `maxcpus=` can leave some offline), falling
 /// back to what the scheduler lets us use if sysfs is absent.
 fn online_cpu_count() -> usize {
-    read_text("/sys/devices/system/cpu/online")
+    read_attribute("/sys/devices/system/cpu/online")
         .and_then(|list| count_cpu_list(&list))
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(0)
@@ -135,7 +135,7 @@ fn mem_total_from_meminfo(meminfo: &str) -> Option<u64> {
 pub fn dirty_limit_bytes() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
-        let number = |path| read_text(path)?.trim().parse::<u64>().ok();
+        let number = |path| read_attribute(path)?.trim().parse::<u64>().ok();
         let available = read_text("/proc/meminfo").and_then(|m| meminfo_bytes(&m, "MemAvailable"));
         dirty_limit(
             number("/proc/sys/vm/dirty_bytes")?,
@@ -170,9 +170,15 @@ fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
     }
 }
 
-/// A whole text file, or `None` if it can't be read.
+/// A whole /proc table or small system file (os-release), or `None` if it
+/// can't be read or is longer than such a file can be.
 fn read_text(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()
+    crate::kernel_file::read_text(path, crate::kernel_file::TABLE)
+}
+
+/// A one-value sysfs or /proc/sys attribute, bounded likewise.
+fn read_attribute(path: &str) -> Option<String> {
+    crate::kernel_file::read_text(path, crate::kernel_file::ATTRIBUTE)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub struct CpuTicks {
 impl CpuTicks {
     /// None where /proc/stat is unreadable (the columns are then left out).
     pub fn now() -> Option<CpuTicks> {
-        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        let text = crate::kernel_file::read_text("/proc/stat", crate::kernel_file::TABLE)?;
         parse(text.lines().next()?)
     }
 

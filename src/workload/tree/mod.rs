@@ -196,6 +196,22 @@ impl TreeWorkload {
         self.config.ops.contains(&op)
     }
 
+    /// The threads find, stat, read, copy and delete start: `--threads`,
+    /// but no more than the tree has directories. Each directory is one
+    /// job of the parallel walk, so threads beyond them could never all
+    /// have work: they would only cost memory (`-j 1024` on a tree of 24
+    /// directories started 1024 threads). Two stay when several were asked
+    /// for, so the walk is still the parallel one.
+    fn walkers(&self) -> usize {
+        let threads = self.config.threads;
+        if threads <= 1 {
+            return threads;
+        }
+        // The root is a job too.
+        let jobs = usize::try_from(self.description.dirs.saturating_add(1)).unwrap_or(usize::MAX);
+        threads.min(jobs.max(2))
+    }
+
     fn stream_bytes(&self) -> u64 {
         self.config
             .stream_bytes
@@ -380,6 +396,41 @@ fn open_file(dir: BorrowedFd<'_>, name: &str) -> anyhow::Result<OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_more_walkers_than_directories() {
+        let tree = |threads: usize, scale: f64| {
+            let config = TreeConfig {
+                source: Source::Dataset {
+                    kind: DatasetKind::Photos,
+                    scale,
+                    seed: 1,
+                },
+                ops: Op::all(),
+                commands: Vec::new(),
+                stream_bytes: None,
+                drop_caches: false,
+                end_sync: true,
+                threads,
+                keep_outputs: false,
+                sync_log: None,
+            };
+            TreeWorkload::new(config, 1 << 30).unwrap()
+        };
+        let small = tree(1024, 0.001);
+        let dirs = small.description().dirs as usize;
+        assert!((2..1000).contains(&dirs), "{dirs} directories");
+        assert_eq!(
+            small.walkers(),
+            dirs + 1,
+            "one per directory, the root's included"
+        );
+        assert_eq!(tree(16, 0.001).walkers(), 16.min(dirs + 1));
+        assert_eq!(tree(1, 0.001).walkers(), 1, "one stays the sequential walk");
+        assert_eq!(tree(2, 0.001).walkers(), 2);
+        let params = small.params();
+        assert_eq!(params["threads"], 1024, "the result says what was asked");
+    }
 
     #[test]
     fn ops_are_sorted_and_checked() {

@@ -35,7 +35,10 @@ struct Copy<'d> {
     log: Option<&'d SyncLog>,
 }
 
-/// Copies extended attributes through buffers allocated once per copier.
+/// Copies extended attributes through buffers allocated once per copier,
+/// at its first entry (a thread of `-j 1024` that copies nothing holds
+/// none).
+#[derive(Default)]
 struct Xattrs {
     /// The source's xattr names, each ending in a NUL.
     names: Vec<u8>,
@@ -46,19 +49,14 @@ struct Xattrs {
 /// (XATTR_LIST_MAX, XATTR_SIZE_MAX).
 const XATTR_BYTES: usize = 64 << 10;
 
-impl Default for Xattrs {
-    fn default() -> Self {
-        Xattrs {
-            names: vec![0; XATTR_BYTES],
-            value: vec![0; XATTR_BYTES],
-        }
-    }
-}
-
 impl Xattrs {
     /// Gives `dst` the xattrs of `src`; returns why they were not copied
     /// when a side does not support them (the copy goes on without).
     fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<Option<String>> {
+        if self.names.is_empty() {
+            self.names = vec![0; XATTR_BYTES];
+            self.value = vec![0; XATTR_BYTES];
+        }
         let len = match rustix::fs::flistxattr(src, &mut self.names[..]) {
             Ok(len) => len,
             Err(e @ (Errno::OPNOTSUPP | Errno::RANGE)) => return Ok(no_xattrs("source", e)),
@@ -103,14 +101,16 @@ pub struct Copied {
 }
 
 impl<'d> Copy<'d> {
-    fn new(dst_root: BorrowedFd<'d>, log: Option<&'d SyncLog>) -> Self {
+    /// A copier into `dst_root`; `umask` is the process's (read once for
+    /// all of a parallel copy's copiers).
+    fn new(dst_root: BorrowedFd<'d>, log: Option<&'d SyncLog>, umask: u32) -> Self {
         Copy {
             done: Copied::default(),
             made: Vec::new(),
             root: dst_root,
             open: Vec::new(),
             pump: Pump::default(),
-            umask: current_umask(),
+            umask,
             as_root: rustix::process::geteuid().is_root(),
             xattrs: Xattrs::default(),
             log,
@@ -288,9 +288,11 @@ pub fn copy_tree(
     threads: usize,
     log: Option<&SyncLog>,
 ) -> anyhow::Result<Copied> {
-    let mut copier = Copy::new(dst, log);
+    let umask = current_umask();
+    let mut copier = Copy::new(dst, log, umask);
     if threads > 1 {
-        let copiers = parallel::walk(src, (0..threads).map(|_| Copy::new(dst, log)).collect())?;
+        let copiers = (0..threads).map(|_| Copy::new(dst, log, umask)).collect();
+        let copiers = parallel::walk(src, copiers)?;
         for other in copiers {
             copier.done.tally.merge(&other.done.tally);
             copier.done.skipped += other.done.skipped;

@@ -57,7 +57,10 @@ const BUF_BYTES: usize = 256 << 10;
 /// btrfs it shares extents (a reflink) instead of copying: the copy would
 /// time metadata, not the data the seeds' rsync moved.
 pub struct Pump {
+    /// Allocated by the first pump: a thread of `-j 1024` that never
+    /// reads a file holds none.
     buf: Vec<u8>,
+    block: usize,
 }
 
 impl Default for Pump {
@@ -70,7 +73,8 @@ impl Pump {
     /// A pump that reads at most `block` bytes at a time.
     pub fn with_block(block: usize) -> Self {
         Pump {
-            buf: vec![0; block],
+            buf: Vec::new(),
+            block: block.max(1),
         }
     }
 
@@ -99,6 +103,9 @@ impl Pump {
         dst: Option<BorrowedFd<'_>>,
         mut each: impl FnMut(u64),
     ) -> anyhow::Result<u64> {
+        if self.buf.is_empty() {
+            self.buf = vec![0; self.block];
+        }
         let mut total = 0;
         loop {
             let n = match rustix::io::read(src, &mut self.buf) {
@@ -238,8 +245,7 @@ impl Visitor for Describe {
 /// The process's umask, read without changing it (`Umask:` in
 /// /proc/self/status); 0o022 when unknown.
 pub(super) fn current_umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
+    crate::kernel_file::read_text("/proc/self/status", crate::kernel_file::TABLE)
         .and_then(|status| {
             let line = status.lines().find(|l| l.starts_with("Umask:"))?;
             u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()

@@ -298,7 +298,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         make: impl Fn() -> V,
         tally: impl Fn(&V) -> &Tally,
     ) -> anyhow::Result<()> {
-        let threads = self.work.config.threads;
+        let threads = self.work.walkers();
         let (walked, timing) = self.timed(name, |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
         })?;
@@ -307,7 +307,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     fn read(&mut self) -> anyhow::Result<()> {
-        let threads = self.work.config.threads;
+        let threads = self.work.walkers();
         let (read, timing) = self.timed("read", |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
         })?;
@@ -371,7 +371,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     ) -> anyhow::Result<(ops::Copied, PhaseTiming, Readings)> {
         self.make_cold()?;
         let dst = make_dir(self.dir.as_fd(), "copy")?;
-        let threads = self.work.config.threads;
+        let threads = self.work.walkers();
         let copy = |rep: &mut Self| {
             let log = rep.log.as_ref().filter(|_| measured);
             let copied = ops::copy_tree(rep.src.as_fd(), dst.as_fd(), DIR_MODE, threads, log)?;
@@ -467,7 +467,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             self.copy_to_copy(false)?;
         }
         let name = cstring("copy")?;
-        let threads = self.work.config.threads;
+        let threads = self.work.walkers();
         let (entries, timing, _) = self.timed_logging("delete", false, |rep| {
             ops::delete_logged(rep.dir.as_fd(), &name, threads, rep.log.as_ref())
         })?;
