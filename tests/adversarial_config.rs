@@ -6,7 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{Output, Sentinel, TmpfsMount, assert_no_scratch_left, run, tmpfs_with_sentinel};
+use common::{
+    Output, Sentinel, TmpfsMount, assert_no_scratch_left, mounts_under, run, tmpfs_with_sentinel,
+};
 
 /// Runs `args(MNT)` on a fresh tmpfs holding a sentinel and expects it
 /// refused with exit `code` and a one-line error naming every needle;
@@ -387,17 +389,6 @@ fn a_report_file_in_a_suite_stays_in_the_results_directory() {
 
 // ---- `fsbench run --configs FILE`: a file written by someone else, run
 // as root ----
-
-/// Mount points strictly below `dir`, from the mount table.
-fn mounts_under(dir: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let prefix = format!("{}/", dir.display());
-    text.lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .filter(|point| point.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
-}
 
 /// The stage of a configurations file: a tmpfs with a sentinel for
 /// `--images`, a directory for the files, a tiny suite.

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Running, Sentinel, TmpfsMount, read_json, run, scratch_dirs, wait_until};
+use common::{
+    Running, Sentinel, TmpfsMount, mounts_under, read_json, run, scratch_dirs, wait_until,
+};
 
 const TWO_EXT4: &str = r#"
 matrix = { journal = ["writeback"] }
@@ -50,17 +52,6 @@ fn have_mkfs_ext4() -> bool {
         eprintln!("skipping: no mkfs.ext4");
     }
     found
-}
-
-/// Mount points strictly below `dir`.
-fn mounts_under(dir: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let prefix = format!("{}/", dir.display());
-    text.lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .filter(|point| point.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Loop devices whose backing file is below `dir`.

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Running, TmpfsMount, run, scratch_dirs, tmpfs_with_sentinel, wait_until};
+use common::{
+    Running, TmpfsMount, mounts_at_or_under, run, scratch_dirs, tmpfs_with_sentinel, wait_until,
+};
 
 /// `mount ARGS...`, asserted to work.
 fn mount(args: &[&str]) {
@@ -42,18 +44,6 @@ fn tmpfs_at(point: &Path, file: &str) -> Mounted {
     ]);
     std::fs::write(point.join(file), b"the user's data\n").unwrap();
     Mounted(point.to_path_buf())
-}
-
-/// The mount points below `dir`, or on it.
-fn mounts_at_or_under(dir: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let exact = dir.display().to_string();
-    let prefix = format!("{exact}/");
-    text.lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .filter(|point| *point == exact || point.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

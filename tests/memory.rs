@@ -203,6 +203,18 @@ fn tree_with_1024_threads_on_a_small_tree_peaks_below_64_mib() {
 /// what is read of it (16 MiB) and the rest of a small io run.
 const ENDLESS_DISKSTATS_LIMIT_KIB: i64 = 200 * 1024;
 
+/// A short io job: 1 MiB, no warm-up, two 0.2 s intervals.
+const SHORT_IO: [&str; 8] = [
+    "-s",
+    "1m",
+    "--warmup",
+    "0",
+    "--interval",
+    "0.2s",
+    "-d",
+    "0.4s",
+];
+
 /// `fsbench io` on `mnt` (a short run with counters at both ends of its
 /// window and of each interval), inside a private mount namespace where
 /// `bind` (a shell command, or none) ran first; the result JSON too.
@@ -216,16 +228,7 @@ fn io_in_namespace(mnt: &Path, bind: Option<&str>, what: &str) -> (Finished, Val
         .arg(format!("{setup}exec \"$0\" \"$@\""))
         .arg(FSBENCH)
         .args(["io", mnt.to_str().unwrap()])
-        .args([
-            "-s",
-            "1m",
-            "--warmup",
-            "0",
-            "--interval",
-            "0.2s",
-            "-d",
-            "0.4s",
-        ])
+        .args(SHORT_IO)
         .args(["-q", "--json"])
         .arg(&json);
     let finished = measure(&mut command, what, Some(ENDLESS_DISKSTATS_LIMIT_KIB));
@@ -294,16 +297,7 @@ fn an_endless_proc_diskstats_is_read_to_a_bound_and_gives_no_counters() {
     let mut off = Command::new(FSBENCH);
     off.env("FSBENCH_DEVICE_COUNTERS", "off")
         .args(["io", mnt.to_str().unwrap()])
-        .args([
-            "-s",
-            "1m",
-            "--warmup",
-            "0",
-            "--interval",
-            "0.2s",
-            "-d",
-            "0.4s",
-        ])
+        .args(SHORT_IO)
         .args(["-q", "--json"])
         .arg(&json);
     measure(&mut off, "fsbench io, counters off", None).assert_success("counters off");

@@ -885,3 +885,24 @@ impl LoopDevice {
         self.mount = None;
     }
 }
+
+/// Mount points strictly below `dir`, from the mount table.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    mount_points(dir, false)
+}
+
+/// Mount points on `dir` or below it.
+pub fn mounts_at_or_under(dir: &Path) -> Vec<String> {
+    mount_points(dir, true)
+}
+
+fn mount_points(dir: &Path, with_dir: bool) -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let exact = dir.display().to_string();
+    let prefix = format!("{exact}/");
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .filter(|point| point.starts_with(&prefix) || (with_dir && *point == exact))
+        .map(str::to_string)
+        .collect()
+}
