@@ -225,7 +225,11 @@ fn two_ext4_configurations_are_built_measured_and_removed() {
             .map(|c| c.as_str().unwrap())
             .collect();
         assert_eq!(commands.len(), 5, "{built}");
-        assert!(commands[0].starts_with("losetup --find --show "), "{built}");
+        assert!(
+            commands[0].starts_with("losetup --find --show --direct-io=on "),
+            "{built}"
+        );
+        assert_eq!(built["loop_direct_io"], true, "{built}");
         assert!(commands[1].starts_with("mkfs.ext4 -F /dev/loop"), "{built}");
         assert!(commands[2].starts_with("mount -t ext4 "), "{built}");
         assert!(commands[3].starts_with("umount "), "{built}");
@@ -421,6 +425,24 @@ fn run_json(setup: &Setup, extra: &[&str]) -> (common::Output, serde_json::Value
         false => serde_json::Value::Null,
     };
     (out, record)
+}
+
+/// `--buffered-images` attaches the images as before direct I/O was the
+/// default: the loop device says it does no direct I/O, and so does the
+/// result.
+#[test]
+fn buffered_images_keep_the_host_page_cache_and_say_so() {
+    let configs = "[[config]]\nname = \"ext4\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n";
+    let Some(setup) = Setup::new("128m", "0.1s", configs) else {
+        return;
+    };
+    let (out, record) = run_json(&setup, &["--buffered-images"]);
+    out.assert_success();
+    let built = &target(&record, "ext4")["built"];
+    assert_eq!(built["loop_direct_io"], false, "{built}");
+    let attach = built["commands"][0].as_str().unwrap();
+    assert!(!attach.contains("--direct-io"), "{attach}");
+    setup.assert_all_gone(&[]);
 }
 
 /// The target named `name` of a record.

@@ -115,6 +115,12 @@ pub struct RunArgs {
     /// on the disk under test [default without images: /var/tmp].
     #[arg(long, value_name = "DIR", requires = "configs")]
     images: Option<PathBuf>,
+    /// With --configs: attach the images' loop devices without direct
+    /// I/O, so the host's page cache holds what they read and write; by
+    /// default they use direct I/O and the disk under --images is the
+    /// one measured.
+    #[arg(long, requires = "configs")]
+    buffered_images: bool,
     /// With --configs: each image's size (sparse).
     #[arg(long, value_name = "SIZE", default_value = "4g", value_parser = crate::units::size_arg, requires = "configs")]
     image_size: String,
@@ -470,6 +476,7 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
         work_dir,
         images: args.images.is_some(),
         image_size,
+        direct_io: !args.buffered_images,
         wipe,
     };
     place.check(&configs)?;

@@ -25,6 +25,7 @@ use rustix::fs::{Mode, OFlags};
 use super::made::{self, Made, Record, Unmounted, WhenBusy};
 use super::{Built, Config, DEV, DIR, Make};
 use crate::shell::{line_output, output_of, quoted};
+use crate::size::format_bytes;
 use crate::storage::env::mounts::read_mountinfo;
 use crate::storage::loopdev::{Backing, FileId, LoopDevice};
 use crate::storage::scratch::Scratch;
@@ -38,6 +39,10 @@ pub struct Place {
     /// need the user to choose the disk they go on).
     pub images: bool,
     pub image_size: u64,
+    /// Whether the images' loop devices use direct I/O (`losetup
+    /// --direct-io=on`): the host's page cache then holds nothing of an
+    /// image, so what a configuration reads and writes is the disk's.
+    pub direct_io: bool,
     /// The devices named with --wipe (checked when named and again before
     /// each mkfs).
     pub wipe: Vec<PathBuf>,
@@ -70,6 +75,16 @@ impl Place {
                 {
                     return crate::error::usage(format!(
                         "{name}: give --images DIR (a directory on the disk under test) for its image, or one --wipe DEVICE"
+                    ));
+                }
+                Make::Mkfs { words, .. }
+                    if config.on_image(self) && self.image_size < config.minimum_image_bytes() =>
+                {
+                    return crate::error::usage(format!(
+                        "{name}: --image-size {} is too small for {}: at least {}",
+                        format_bytes(self.image_size),
+                        words[0],
+                        format_bytes(config.minimum_image_bytes())
                     ));
                 }
                 Make::Mount { source } => {
@@ -380,13 +395,15 @@ impl Fs {
         let id = FileId::of(file.as_fd())?;
         site.add(&Made::Image { file: id, at })?;
         self.image = Some(id);
-        let attach = ["losetup", "--find", "--show"].map(String::from);
-        let out = self.run(
-            &[&attach[..], &[image.display().to_string()]].concat(),
-            None,
-        )?;
+        let mut attach = ["losetup", "--find", "--show"].map(String::from).to_vec();
+        if site.place.direct_io {
+            attach.push("--direct-io=on".into());
+        }
+        attach.push(image.display().to_string());
+        let out = self.run(&attach, None)?;
         let device = out.trim().to_string();
         self.device = Some(device.clone());
+        self.record.loop_direct_io = Some(self.note_direct_io(&device, site.place.direct_io));
         // The one check mkfs depends on: this loop device is backed by the
         // image fsbench just made (by inode, whatever its path says).
         let name = device.strip_prefix("/dev/").unwrap_or_default();
@@ -398,6 +415,25 @@ impl Fs {
             );
         }
         Ok(device)
+    }
+
+    /// Whether loop device `device` does direct I/O (sysfs `loop/dio`);
+    /// said when it was asked for and the file system under the image
+    /// refused it.
+    fn note_direct_io(&self, device: &str, asked: bool) -> bool {
+        let name = device.strip_prefix("/dev/").unwrap_or_default();
+        let dio = crate::kernel_file::read_text(
+            format!("/sys/block/{name}/loop/dio"),
+            crate::kernel_file::ATTRIBUTE,
+        );
+        let direct = dio.is_some_and(|text| text.trim() == "1");
+        if asked && !direct {
+            eprintln!(
+                "fsbench: {}: the loop device runs without direct I/O (the file system under the image refused it): the host's page cache holds the image",
+                self.name
+            );
+        }
+        direct
     }
 
     /// mkfs's words with `{dev}` filled in, run in an empty directory (a

@@ -32,6 +32,11 @@ pub struct Built {
     /// The mount options (empty: the file system's defaults).
     #[serde(default)]
     pub options: String,
+    /// For a configuration on an image: whether its loop device did
+    /// direct I/O (the host's page cache held nothing of the image), as
+    /// the kernel said after `losetup`; None for a device or a mount.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_direct_io: Option<bool>,
     /// The file system type given to mount, if the configuration names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
@@ -127,6 +132,21 @@ impl Config {
                 ))
             }
             _ => None,
+        }
+    }
+
+    /// The smallest image its mkfs makes a file system on: mkfs.xfs
+    /// (xfsprogs 5.19 on) refuses under 300 MiB, mkfs.btrfs under
+    /// 114,294,784 bytes per device; any other, 16 MiB (room for a journal).
+    pub fn minimum_image_bytes(&self) -> u64 {
+        let Make::Mkfs { words, .. } = &self.make else {
+            return 0;
+        };
+        let program = Path::new(&words[0]).file_name().unwrap_or_default();
+        match program.to_str() {
+            Some("mkfs.xfs") => 300 << 20,
+            Some("mkfs.btrfs") => 114_294_784,
+            _ => 16 << 20,
         }
     }
 

@@ -217,8 +217,40 @@ mod tests {
             work_dir: PathBuf::from("/var/tmp"),
             images,
             image_size: 1 << 30,
+            direct_io: true,
             wipe: wipe.iter().map(PathBuf::from).collect(),
         }
+    }
+
+    /// An image too small for its mkfs is refused before anything is
+    /// built, naming the least size (not mkfs's usage text mid-run).
+    #[test]
+    fn an_image_too_small_for_its_file_system_is_refused_up_front() {
+        let configs = super::super::parse(
+            "[[config]]\nname = \"x\"\nmkfs = \"mkfs.xfs -f {dev}\"\n\
+             [[config]]\nname = \"b\"\nmkfs = \"mkfs.btrfs -f {dev}\"\n\
+             [[config]]\nname = \"e\"\nmkfs = \"mkfs.ext4 -F {dev}\"\n",
+        )
+        .unwrap();
+        let sized = |bytes: u64| Place {
+            image_size: bytes,
+            ..place(true, &[])
+        };
+        let refused = |bytes: u64, from: usize| {
+            let err = sized(bytes).check(&configs[from..]).unwrap_err();
+            err.to_string()
+        };
+        assert_eq!(
+            refused(64 << 20, 0),
+            "x: --image-size 64.0 MiB is too small for mkfs.xfs: at least 300.0 MiB"
+        );
+        assert_eq!(
+            refused(100 << 20, 1),
+            "b: --image-size 100.0 MiB is too small for mkfs.btrfs: at least 109.0 MiB"
+        );
+        assert!(sized(300 << 20).check(&configs).is_ok());
+        assert!(sized(109 << 20).check(&configs[1..]).is_ok());
+        assert!(sized(16 << 20).check(&configs[2..]).is_ok());
     }
 
     #[test]
