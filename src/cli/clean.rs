@@ -6,7 +6,7 @@ use std::path::Path;
 use super::flags::Targets;
 use super::output::check_json_path;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
-use crate::report::output::{Stream, emit};
+use crate::report::output::{Stream, emit, stderr_line};
 use crate::result::TargetResult;
 use crate::storage::Target;
 use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
@@ -58,7 +58,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                 }),
                 Outcome::Failed(e) => {
                     stay.failed += 1;
-                    eprintln!("fsbench: {path}: {e:#}");
+                    stderr_line!("fsbench: {path}: {e:#}");
                 }
                 Outcome::NotTrusted => stay.not_trusted += 1,
                 Outcome::Live => {}

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::Interrupted;
+use crate::report::output::stderr_line;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -113,11 +114,11 @@ pub fn main() -> i32 {
         Err(e) => return clap_error(&e),
     };
     if let Err(e) = crate::interrupt::install() {
-        eprintln!("fsbench: error: cannot install signal handlers: {e}");
+        stderr_line!("fsbench: error: cannot install signal handlers: {e}");
         return 1;
     }
     if let Err(e) = crate::scale::init() {
-        eprintln!("fsbench: error: cannot join the MPI job: {e:#}");
+        stderr_line!("fsbench: error: cannot join the MPI job: {e:#}");
         return 1;
     }
     // A rank that failed on its own tells the others here (they then fail
@@ -137,7 +138,7 @@ pub fn main() -> i32 {
 fn clap_error(e: &clap::Error) -> i32 {
     match e.kind() {
         clap::error::ErrorKind::ValueValidation => {
-            eprintln!(
+            stderr_line!(
                 "fsbench: error: {}",
                 output::first_line(&e.render().to_string())
             );
@@ -186,7 +187,7 @@ fn exit_code_of_cleanup() -> i32 {
     match crate::storage::scratch::cleanup_failed() {
         false => 0,
         true => {
-            eprintln!(
+            stderr_line!(
                 "fsbench: error: the results were saved, but scratch data was left behind (see above)"
             );
             1
@@ -199,7 +200,7 @@ fn report_error(e: &anyhow::Error) -> i32 {
     // Every rank of a failed MPI job knows who failed and why; rank 0 says it.
     if let Some(failed) = e.downcast_ref::<crate::scale::RankFailed>() {
         if crate::scale::is_root() {
-            eprintln!("fsbench: error: {failed}");
+            stderr_line!("fsbench: error: {failed}");
         }
         return code;
     }
@@ -208,9 +209,9 @@ fn report_error(e: &anyhow::Error) -> i32 {
             false => "scratch data removed",
             true => "scratch data NOT fully removed (see above)",
         };
-        eprintln!("fsbench: {interrupted}; {cleanup}");
+        stderr_line!("fsbench: {interrupted}; {cleanup}");
         return code;
     }
-    eprintln!("fsbench: error: {}", crate::error::error_line(e));
+    stderr_line!("fsbench: error: {}", crate::error::error_line(e));
     code
 }

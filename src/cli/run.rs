@@ -16,7 +16,7 @@ use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json
 use crate::driver::{Overhead, Remount, StopRule};
 use crate::error::usage;
 use crate::policy::Policy;
-use crate::report::output::{Stream, emit};
+use crate::report::output::{Stream, emit, stderr_line};
 use crate::report::precision::Precision;
 use crate::report::terminal::Terminal;
 use crate::report::{Reporter, Summary};
@@ -370,7 +370,7 @@ impl Runner<'_> {
         let verbose = self.args.verbose;
         let ran = crate::driver::run(plan, self.record, |target, result| {
             if verbose {
-                eprintln!("fsbench: {target}: {} done", result.name());
+                stderr_line!("fsbench: {target}: {} done", result.name());
             }
             Ok(())
         })?;

@@ -24,6 +24,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::made::{self, Made, Record, Unmounted, WhenBusy};
 use super::{Built, Config, DEV, DIR, Make};
+use crate::report::output::stderr_line;
 use crate::shell::{line_output, output_of, quoted};
 use crate::size::format_bytes;
 use crate::storage::env::mounts::read_mountinfo;
@@ -177,7 +178,7 @@ impl Builds {
                     fs.take_down(builds.dir());
                     crate::interrupt::check()?;
                     let why = format!("{e:#}");
-                    eprintln!("fsbench: configuration {} not built: {why}", config.name);
+                    stderr_line!("fsbench: configuration {} not built: {why}", config.name);
                     builds.failed.push((config.name.clone(), why));
                 }
             }
@@ -274,8 +275,8 @@ impl Builds {
             Ok(said) => said
                 .iter()
                 .filter(|line| line.starts_with("left"))
-                .for_each(|line| eprintln!("fsbench: {line}")),
-            Err(e) => eprintln!("fsbench: {e:#}"),
+                .for_each(|line| stderr_line!("fsbench: {line}")),
+            Err(e) => stderr_line!("fsbench: {e:#}"),
         }
         let _ = scratch.finish();
     }
@@ -428,7 +429,7 @@ impl Fs {
         );
         let direct = dio.is_some_and(|text| text.trim() == "1");
         if asked && !direct {
-            eprintln!(
+            stderr_line!(
                 "fsbench: {}: the loop device runs without direct I/O (the file system under the image refused it): the host's page cache holds the image",
                 self.name
             );
@@ -571,7 +572,7 @@ impl Fs {
             self.setup_started = false;
             for line in std::mem::take(&mut self.teardown) {
                 if let Err(e) = self.run_line(&line, dir) {
-                    eprintln!("fsbench: {}: teardown: {e:#}", self.name);
+                    stderr_line!("fsbench: {}: teardown: {e:#}", self.name);
                 }
             }
         }
@@ -587,12 +588,12 @@ impl Fs {
                 .commands
                 .push(format!("umount {}", point.display()));
             match made::unmount(dir, id, &at, WhenBusy::Detach) {
-                Ok(Unmounted::Other(other)) => eprintln!(
+                Ok(Unmounted::Other(other)) => stderr_line!(
                     "fsbench: left {} alone: mount {other} there is not the one fsbench made",
                     point.display()
                 ),
                 Ok(_) => {}
-                Err(e) => eprintln!("fsbench: cannot unmount {}: {e:#}", point.display()),
+                Err(e) => stderr_line!("fsbench: cannot unmount {}: {e:#}", point.display()),
             }
         }
         for device in self.image.take().map_or_else(Vec::new, |image| {
@@ -602,7 +603,7 @@ impl Fs {
                 .commands
                 .push(format!("losetup -d {}", device.path.display()));
             if let Err(e) = device.detach() {
-                eprintln!("fsbench: {e:#}");
+                stderr_line!("fsbench: {e:#}");
             }
         }
     }

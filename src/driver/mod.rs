@@ -19,6 +19,7 @@ mod scratch;
 
 use std::time::{Duration, Instant};
 
+use crate::report::output::stderr_line;
 use crate::result::{RunResult, TargetResult, WorkloadResult};
 use crate::scale;
 use crate::storage::Target;
@@ -294,7 +295,7 @@ pub fn run(
         let target = &mut record.targets[slots[index]];
         target.cleanup = scratch.finish();
         if let Some(unusual) = target.cleanup.as_ref().and_then(|c| c.unusual()) {
-            eprintln!("fsbench: {}: {unusual}", target.name);
+            stderr_line!("fsbench: {}: {unusual}", target.name);
         }
     }
     overhead.cleanup = clock.elapsed();

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::report::output::stderr_line;
 use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::scale;
 use crate::storage::env::probe_host;
@@ -57,11 +58,11 @@ pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -
     }
     for path in files.iter().filter(|p| p.as_os_str() != "-") {
         match write_json(record, path) {
-            Ok(()) => eprintln!(
+            Ok(()) => stderr_line!(
                 "fsbench: the {measured} result(s) measured before the run stopped were written to {}",
                 path.display()
             ),
-            Err(e) => eprintln!("fsbench: {}", crate::error::error_line(&e)),
+            Err(e) => stderr_line!("fsbench: {}", crate::error::error_line(&e)),
         }
     }
     error

@@ -1,5 +1,7 @@
 //! Writing reports to stdout/stderr without panicking when the reader has
-//! gone away (`fsbench ... | head`).
+//! gone away (`fsbench ... | head`), and fsbench's own lines on stderr
+//! (`stderr_line!`, `stderr_text!`): never `eprintln!`, which panics when
+//! stderr cannot be written.
 use std::io::Write;
 
 use anyhow::Context;
@@ -33,4 +35,74 @@ pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
             }
         )
     })
+}
+
+/// Writes one line to stderr, like `eprintln!`, but a write that fails
+/// (stderr on a pipe whose reader has gone, a full device, a hung-up
+/// terminal) is ignored instead of panicking: there is nowhere left to say
+/// it, and the run must still clean up its scratch data and exit with its
+/// own code. Every rank of an MPI job speaks, as with `eprintln!`.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {
+        $crate::report::output::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use stderr_line;
+
+/// `stderr_line!` without the newline (`eprint!`'s counterpart).
+macro_rules! stderr_text {
+    ($($arg:tt)*) => {
+        $crate::report::output::to_stderr(format_args!($($arg)*))
+    };
+}
+pub(crate) use stderr_text;
+
+/// Writes `text` to stderr in one write, ignoring a failure (see
+/// `stderr_line!`). Under `cargo test` the test harness's capture (which
+/// only `eprint!` reaches) gets it instead.
+pub fn to_stderr(text: std::fmt::Arguments<'_>) {
+    if cfg!(test) {
+        eprint!("{text}");
+        return;
+    }
+    let _ = write_whole(&mut std::io::stderr().lock(), text);
+}
+
+/// Formats `text` whole before writing it, so that a line is one write
+/// (not interleaved with another thread's or rank's); returns what the
+/// write said, for the caller to ignore.
+fn write_whole(out: &mut impl Write, text: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    let text = std::fmt::format(text);
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that refuses every write, as stderr does when its reader
+    /// has gone.
+    struct Broken;
+
+    impl Write for Broken {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_is_returned_not_a_panic() {
+        let outcome = write_whole(&mut Broken, format_args!("fsbench: {}\n", 1));
+        assert_eq!(outcome.unwrap_err().kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn a_line_is_written_whole() {
+        let mut out = Vec::new();
+        write_whole(&mut out, format_args!("{}\n", format_args!("a {} c", "b"))).unwrap();
+        assert_eq!(out, b"a b c\n");
+    }
 }

@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Interrupted, UsageError};
+#[cfg(not(feature = "mpi"))]
+use crate::report::output::stderr_line;
 
 /// A rank failed; every rank of the job returns this from the agreement
 /// that revealed it.
@@ -73,7 +75,7 @@ impl Team {
 
     #[cfg(not(feature = "mpi"))]
     fn launch_mpi() -> anyhow::Result<Team> {
-        eprintln!(
+        stderr_line!(
             "fsbench: warning: this build has no MPI support (cargo feature `mpi`): \
              every process mpirun started runs on its own"
         );

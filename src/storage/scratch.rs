@@ -18,6 +18,7 @@ use rustix::io::Errno;
 
 use super::cleanup::{self, CleanupReport, SCRATCH_PREFIX};
 use super::marker::{self, Marker};
+use crate::report::output::stderr_line;
 
 /// Names tried before giving up when `fsbench-<id>` names already exist
 /// (only someone creating them on purpose makes a second try necessary).
@@ -93,7 +94,7 @@ impl Scratch {
 
     fn say_kept(&self) {
         if !self.nested {
-            eprintln!("fsbench: kept scratch data in {}", self.path.display());
+            stderr_line!("fsbench: kept scratch data in {}", self.path.display());
         }
     }
 
@@ -195,7 +196,7 @@ impl Scratch {
         );
         if let Err(e) = removal {
             CLEANUP_FAILED.store(true, Ordering::Relaxed);
-            eprintln!(
+            stderr_line!(
                 "fsbench: cleanup of {} failed: {e:#}; `fsbench clean` removes it later",
                 self.path.display()
             );
@@ -238,7 +239,7 @@ pub(crate) fn warn_if_others_can_swap(parent: BorrowedFd<'_>, target: &Path) {
     let writable_by_others = stat.st_mode & 0o022 != 0;
     let sticky = stat.st_mode & 0o1000 != 0;
     if writable_by_others && !sticky {
-        eprintln!(
+        stderr_line!(
             "fsbench: warning: {} is writable by other users and has no sticky bit: one of them could swap the scratch directory for a symlink while fsbench works in it (chmod +t it, or use a directory only you can write to)",
             target.display()
         );

@@ -4,11 +4,12 @@
 //! `fsbench run` shows a bar weighted by time, an ETA when it is known, and
 //! the step and phase running, with how far a long phase has got.
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::report::output::{stderr_line, stderr_text};
 use crate::size::format_bytes_of;
 
 /// How often a phase's amount may rewrite the status: a hot loop reports
@@ -87,10 +88,7 @@ impl Progress {
     pub fn start(&self, what: &str) {
         match &self.display {
             Display::Off => {}
-            Display::Lines => {
-                eprint!("{what}...");
-                let _ = std::io::stderr().flush();
-            }
+            Display::Lines => stderr_text!("{what}..."),
             Display::Bar(bar) => {
                 bar.next_report.store(0, Ordering::Relaxed);
                 let mut status = lock(&bar.status);
@@ -130,7 +128,7 @@ impl Progress {
     /// Ends the line started by `start`.
     pub fn done(&self, seconds: f64) {
         if let Display::Lines = self.display {
-            eprintln!("done ({seconds:.3} s)");
+            stderr_line!("done ({seconds:.3} s)");
         }
     }
 

@@ -14,6 +14,7 @@ use crate::compat::postmark::session::config_of;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::error::usage;
 use crate::policy::Policy;
+use crate::report::output::stderr_line;
 use crate::result::{ResultsEnv, results_dir};
 use crate::workload::Workload;
 use crate::workload::postmark::Postmark;
@@ -87,7 +88,7 @@ impl PostmarkArgs {
         });
         run_session(&mut runner, startup.as_deref(), policy)?;
         match (json, runner.runs) {
-            (Some(path), 0) => eprintln!(
+            (Some(path), 0) => stderr_line!(
                 "fsbench: no 'run' command, so nothing was written to {}",
                 path.display()
             ),

@@ -9,6 +9,7 @@ use super::session::{Flow, Runner, Session};
 use crate::error::{Interrupted, usage};
 use crate::input::StdinLines;
 use crate::policy::{Origin, Policy};
+use crate::report::output::stderr_line;
 use crate::scale;
 
 const MPI_NEEDS_CONFIG: &str =
@@ -68,7 +69,7 @@ fn read_stdin(session: &mut Session<'_>) -> anyhow::Result<()> {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) if interactive && e.downcast_ref::<Interrupted>().is_none() => {
-                eprintln!("fsbench: error: {}", crate::error::error_line(&e));
+                stderr_line!("fsbench: error: {}", crate::error::error_line(&e));
             }
             Err(e) => return Err(e.context(format!("<stdin>:{number}"))),
         }
