@@ -260,14 +260,20 @@ pub enum Flag {
     /// The phase's writes were not synced and fewer than the kernel lets
     /// stay dirty, so no write waited for the storage.
     WritesCached,
-    /// The devices under the target read under 10 % of the bytes the
-    /// phase read: its reads came from the page cache (measured, where
+    /// The devices under the target read under half of the bytes the
+    /// phase read (`measure::phase::EVIDENCE_FRACTION`): most of its reads
+    /// came from the page cache (measured, where
     /// `FitsInPageCache` guesses from sizes). The figures are the metric's
     /// `device` (`Metric::flag_text`).
     ServedFromCache,
     /// The phase wrote without a sync and the devices wrote under half of
     /// its bytes by its end: most were still in the page cache.
     NotYetOnDevice,
+    /// The phase's writes were synced by its end, but through the page
+    /// cache, and the devices wrote under half of its bytes: rewrites of
+    /// the same blocks met in the page cache and reached the device once.
+    /// The figure is the page cache's, not the storage's.
+    AbsorbedByCache,
     /// O_DIRECT reads, or writes on the device by the phase's end, that
     /// the devices did under half of: served by something no counted
     /// device did (holes, compression, deduplication, an uncounted
@@ -296,6 +302,7 @@ impl Flag {
             Flag::WritesCached => "unsynced",
             Flag::ServedFromCache => "from-cache",
             Flag::NotYetOnDevice => "not-on-device",
+            Flag::AbsorbedByCache => "absorbed",
             Flag::ExceedsDevice => "exceeds-device",
             Flag::WarmUp => "warm-up",
             Flag::RandomFasterThanSequential => "random>seq",
@@ -311,10 +318,13 @@ impl Flag {
                 "writes not synced and fewer than the page cache holds dirty: measured the page cache, not the storage"
             }
             Flag::ServedFromCache => {
-                "served from the page cache: the device read under 10 % of the bytes read"
+                "served from the page cache: the device read under half of the bytes read"
             }
             Flag::NotYetOnDevice => {
                 "not yet on the device: no sync, and the device wrote under half of the bytes written"
+            }
+            Flag::AbsorbedByCache => {
+                "absorbed by the page cache: synced, but the device wrote under half of the bytes written (rewrites met in the cache)"
             }
             Flag::ExceedsDevice => {
                 "exceeds the device: bytes that went past the page cache, but the device did under half of them"
@@ -336,7 +346,10 @@ impl Flag {
     pub fn from_device(self) -> bool {
         matches!(
             self,
-            Flag::ServedFromCache | Flag::NotYetOnDevice | Flag::ExceedsDevice
+            Flag::ServedFromCache
+                | Flag::NotYetOnDevice
+                | Flag::AbsorbedByCache
+                | Flag::ExceedsDevice
         )
     }
 }
@@ -408,6 +421,21 @@ impl DeviceEvidence {
     pub fn lowest_write_ratio(&self) -> Option<f64> {
         let written = self.workload_written_bytes;
         lowest(self.write_ratio, self.backing_written_bytes, written)
+    }
+
+    /// Who wrote the least of the phase's written bytes (the counted
+    /// devices, or the disk under their loop images), what it wrote, and
+    /// the bytes the phase wrote: what a write flag tells.
+    fn written_share(&self) -> Option<(&'static str, u64, u64)> {
+        let written = self.workload_written_bytes?;
+        Some(match self.backing_did_less(false) {
+            true => (
+                "the disk under the loop device's image",
+                self.backing_written_bytes?,
+                written,
+            ),
+            false => ("the device", self.written_bytes, written),
+        })
     }
 
     /// Whether the disks under loop images did less than the counted
@@ -569,21 +597,27 @@ impl Metric {
                     format_bytes(read)
                 ))
             }),
-            Flag::NotYetOnDevice => device.and_then(|d| {
-                let written = d.workload_written_bytes?;
-                let (what, bytes) = match d.backing_did_less(false) {
-                    true => (
-                        "the disk under the loop device's image",
-                        d.backing_written_bytes?,
-                    ),
-                    false => ("the device", d.written_bytes),
-                };
-                Some(format!(
-                    "not yet on the device: no sync, and {what} wrote {} of the {} written",
-                    format_bytes(bytes),
-                    format_bytes(written)
-                ))
-            }),
+            Flag::NotYetOnDevice => {
+                device
+                    .and_then(DeviceEvidence::written_share)
+                    .map(|(what, bytes, written)| {
+                        format!(
+                            "not yet on the device: no sync, and {what} wrote {} of the {} written",
+                            format_bytes(bytes),
+                            format_bytes(written)
+                        )
+                    })
+            }
+            Flag::AbsorbedByCache => device.and_then(DeviceEvidence::written_share).map(
+                |(what, bytes, written)| {
+                    format!(
+                        "absorbed by the page cache: synced, but {what} wrote {} of the {} written \
+                         (rewrites of the same blocks met in the page cache)",
+                        format_bytes(bytes),
+                        format_bytes(written)
+                    )
+                },
+            ),
             Flag::ExceedsDevice => device.map(|d| match d.link_bytes_per_s {
                 Some(link) => format!(
                     "exceeds the device: {} moved in {:.1} s, more than the network's fastest \

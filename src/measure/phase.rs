@@ -10,14 +10,13 @@ use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
 use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
 
-/// Device reads under this fraction of the bytes read: the page cache's
-/// figure, not the device's.
-pub const EVIDENCE_FRACTION: f64 = 0.1;
-
-/// Device writes under this fraction of the bytes written, with no sync:
-/// most of them were still in the page cache when the phase ended
-/// (background writeback may have started on the rest).
-pub const MOSTLY_DIRTY_FRACTION: f64 = 0.5;
+/// The one evidence rule, for reads and writes alike: a figure is the
+/// storage's only when the devices under the target (and, under a loop
+/// image, the disk holding it) moved at least this share of its bytes in
+/// its window. Under it, most of the bytes were the page cache's: read
+/// from it, still dirty in it, or written many times over in it and
+/// synced once.
+pub const EVIDENCE_FRACTION: f64 = 0.5;
 
 /// What every metric over one phase shares: made from its timing by a
 /// workload (`Measured::over`), or from the ranks' spans by the MPI
@@ -246,10 +245,15 @@ impl Measured {
         let read_ratio = evidence
             .as_ref()
             .and_then(DeviceEvidence::lowest_read_ratio);
-        let write_ratio = evidence
+        let lowest_write_ratio = evidence
             .as_ref()
-            .and_then(DeviceEvidence::lowest_write_ratio)
-            .filter(|_| self.unsynced.is_some());
+            .and_then(DeviceEvidence::lowest_write_ratio);
+        let write_ratio = lowest_write_ratio.filter(|_| self.unsynced.is_some());
+        // Synced by the phase's end, but through the page cache: what the
+        // device wrote is what was left of the bytes after rewrites met
+        // there (writes that each reach the device are `exceeds_device`'s).
+        let synced_ratio =
+            lowest_write_ratio.filter(|_| self.unsynced.is_none() && !self.writes_reached_device);
         let under = |ratio: Option<f64>, fraction| ratio.is_some_and(|r| r < fraction);
         let mut flags = Vec::new();
         if self.elapsed_s < MIN_PRECISE_SECONDS {
@@ -265,8 +269,11 @@ impl Measured {
         if self.writes_cached && write_ratio.is_none() {
             flags.push(Flag::WritesCached);
         }
-        if raised(Flag::NotYetOnDevice) || under(write_ratio, MOSTLY_DIRTY_FRACTION) {
+        if raised(Flag::NotYetOnDevice) || under(write_ratio, EVIDENCE_FRACTION) {
             flags.push(Flag::NotYetOnDevice);
+        }
+        if raised(Flag::AbsorbedByCache) || under(synced_ratio, EVIDENCE_FRACTION) {
+            flags.push(Flag::AbsorbedByCache);
         }
         if raised(Flag::ExceedsDevice) || self.exceeds_device(evidence.as_ref()) {
             flags.push(Flag::ExceedsDevice);
@@ -279,7 +286,7 @@ impl Measured {
 
     /// The phase moved bytes the page cache cannot explain and the devices
     /// did not: O_DIRECT reads, or writes on the device by the phase's end,
-    /// with device bytes under `MOSTLY_DIRTY_FRACTION` of them (holes read
+    /// with device bytes under `EVIDENCE_FRACTION` of them (holes read
     /// back as zeros, compression, deduplication, or a device fsbench does
     /// not count served them); or, on a network mount, more bytes per
     /// second than its fastest link carries. Not a figure of the storage
@@ -288,7 +295,7 @@ impl Measured {
         let Some(evidence) = evidence else {
             return false;
         };
-        let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < MOSTLY_DIRTY_FRACTION);
+        let under = |ratio: Option<f64>| ratio.is_some_and(|r| r < EVIDENCE_FRACTION);
         let moved = self.read_bytes.unwrap_or(0) + self.written_bytes.unwrap_or(0);
         let beyond_link = evidence
             .link_bytes_per_s
@@ -416,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn device_reads_under_a_tenth_of_the_bytes_read_replace_the_size_guess() {
+    fn device_reads_under_half_of_the_bytes_read_replace_the_size_guess() {
         let mib = 1u64 << 20;
         let cached = Measured {
             fits_in_page_cache: true,
@@ -473,7 +480,56 @@ mod tests {
             wrote(200 * mib, Some(256 * mib)).flags.is_empty(),
             "mostly written back"
         );
-        assert!(wrote(0, None).flags.is_empty(), "synced in the phase");
+        // Synced in the phase: not "not yet on the device", but a device
+        // that wrote none of it did not make the figure either.
+        assert_eq!(wrote(0, None).flags, [Flag::AbsorbedByCache]);
+        assert!(wrote(256 * mib, None).flags.is_empty(), "synced, on it");
+    }
+
+    /// A job that writes a 64 MiB file over and over for seconds and
+    /// syncs it at its end: the device wrote the file once, the figure is
+    /// the page cache's. One rule with reads: under half is flagged.
+    #[test]
+    fn synced_writes_the_page_cache_absorbed_are_flagged_with_their_share() {
+        let mib = 1u64 << 20;
+        let synced = |device_written| {
+            with_device(0, device_written)
+                .moved(0, 8192 * mib)
+                .left_dirty_under(None, Some(4 << 30))
+                .rate("write", Rate::MIB_PER_S, 8192 * mib)
+        };
+        let rewritten = synced(64 * mib);
+        assert_eq!(rewritten.flags, [Flag::AbsorbedByCache]);
+        assert_eq!(
+            rewritten.flag_text(Flag::AbsorbedByCache),
+            "absorbed by the page cache: synced, but the device wrote 64.0 MiB of the 8.0 GiB \
+             written (rewrites of the same blocks met in the page cache)"
+        );
+        assert_eq!(synced(4095 * mib).flags, [Flag::AbsorbedByCache]);
+        assert!(
+            synced(4096 * mib).flags.is_empty(),
+            "half reached the device"
+        );
+        assert!(synced(8192 * mib).flags.is_empty());
+        // Writes that each reach the device are exceeds_device's to judge.
+        let direct = with_device(0, 64 * mib)
+            .moved(0, 8192 * mib)
+            .reached_device(true, false)
+            .rate("write", Rate::MIB_PER_S, 8192 * mib);
+        assert_eq!(direct.flags, [Flag::ExceedsDevice]);
+    }
+
+    #[test]
+    fn reads_follow_the_same_rule_as_writes() {
+        let mib = 1u64 << 20;
+        let read = |device_read| {
+            with_device(device_read, 0)
+                .moved(256 * mib, 0)
+                .rate("read", Rate::MIB_PER_S, 256 * mib)
+        };
+        // 81 % of the bytes from the page cache: not the storage's figure.
+        assert_eq!(read(48 * mib).flags, [Flag::ServedFromCache]);
+        assert!(read(128 * mib).flags.is_empty());
     }
 
     #[test]
