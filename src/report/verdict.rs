@@ -499,20 +499,30 @@ pub fn what(workload: &str, metric: &str) -> String {
     format!("{workload} {}", super::names::words(metric))
 }
 
-/// The short names of the target's risk flags, each once.
+/// The short names of the target's risk flags, then its workloads' (a
+/// sync log's, which the run's figures rest on), each once: the same
+/// risks the reports' RISK lines say, so "risks: none found" never stands
+/// beside one.
 pub fn risks(target: &TargetResult) -> Vec<String> {
-    let codes = target
-        .env
-        .iter()
-        .flat_map(|e| &e.risks)
-        .map(|r| r.code.as_str());
+    let own = target.env.iter().flat_map(|e| &e.risks);
+    let workloads = target.workloads.iter().flat_map(|w| &w.risks);
     let mut names: Vec<String> = Vec::new();
-    for name in codes.map(short_name) {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_string());
+    for name in own.chain(workloads).map(|r| risk_name(&r.code)) {
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
     names
+}
+
+/// A risk's short name; a sync log's says so ("sync log never synced",
+/// "sync log: volatile (RAM)").
+fn risk_name(code: &str) -> String {
+    match code.strip_prefix("sync_log_") {
+        Some("not_synced") => "sync log never synced".to_string(),
+        Some(own) => format!("sync log: {}", short_name(own)),
+        None => short_name(code).to_string(),
+    }
 }
 
 /// The conclusion of the durability workload's last run on the target.
@@ -593,6 +603,33 @@ mod tests {
             )
         );
         assert!(verdict.safety_text().contains("durability: not tested"));
+    }
+
+    /// A risk of a workload (a sync log never synced, or on tmpfs) is a
+    /// risk of the run: said where the target's own are, never "none".
+    #[test]
+    fn a_workload_risk_is_among_the_targets_risks() {
+        let risk = |code: &str| crate::storage::env::risk::Risk {
+            code: code.into(),
+            message: "m".into(),
+        };
+        let workload = crate::result::WorkloadResult {
+            risks: vec![risk("sync_log_not_synced"), risk("sync_log_volatile")],
+            ..Default::default()
+        };
+        let target: TargetResult = serde_json::from_value(serde_json::json!({
+            "name": "a", "path": "/a", "env": null, "workloads": [], "cleanup": null
+        }))
+        .unwrap();
+        assert!(risks(&target).is_empty());
+        let target = TargetResult {
+            workloads: vec![workload],
+            ..target
+        };
+        assert_eq!(
+            risks(&target),
+            ["sync log never synced", "sync log: volatile (RAM)"]
+        );
     }
 
     #[test]
