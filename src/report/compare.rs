@@ -92,6 +92,7 @@ impl Change {
             class: self.class,
             comparison: self.comparison?,
             not_from_device: self.after.flags.iter().any(|f| f.from_device()),
+            repetitions: self.before.values.len().min(self.after.values.len()),
         })
     }
 

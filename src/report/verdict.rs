@@ -28,6 +28,8 @@ pub struct Finding {
     /// cache's (`Flag::from_device`): a win it shows is not the storage's,
     /// and the verdict says so.
     pub not_from_device: bool,
+    /// Repetitions behind the comparison (the fewer of the two sides).
+    pub repetitions: usize,
 }
 
 impl Finding {
@@ -53,6 +55,40 @@ impl Finding {
 
     fn tested(&self) -> bool {
         self.comparison.p_value.is_some()
+    }
+
+    /// Tested, not significant, yet as large as `UNDECIDED_AT` or more:
+    /// "no difference" would be wrong, the repetitions were too few.
+    fn undecided(&self) -> bool {
+        self.tested()
+            && !self.comparison.significant
+            && self.speedup().ln().abs() >= UNDECIDED_AT.ln()
+    }
+
+    /// About how many more repetitions would make its interval exclude
+    /// 1, from the observed spread: the interval's half-width on the log
+    /// scale shrinks as 1/√n. None where the interval is unbounded.
+    fn repetitions_to_decide(&self) -> Option<usize> {
+        let (low, high) = self.comparison.ci95?.bounds()?;
+        let half_width = (high.ln() - low.ln()) / 2.0;
+        let effect = self.comparison.ratio.ln().abs();
+        let n = self.repetitions as f64;
+        let needed = n * (half_width / effect).powi(2);
+        Some(((needed - n).ceil() as usize).max(1))
+    }
+
+    /// "14x faster sync-write-4k, not yet significant at 3 repetitions:
+    /// about 9 more would decide".
+    fn undecided_phrase(&self) -> String {
+        let more = match self.repetitions_to_decide() {
+            Some(k) => format!("about {k} more would decide"),
+            None => "more would decide".to_string(),
+        };
+        format!(
+            "{}, not yet significant at {} repetitions: {more}",
+            self.phrase(),
+            self.repetitions
+        )
     }
 
     /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find",
@@ -113,6 +149,9 @@ pub struct TargetVerdict {
     pub faster: usize,
     pub slower: usize,
     pub same: usize,
+    /// Not significant, but as large as `UNDECIDED_AT` or more: more
+    /// repetitions would decide (not counted in `same`).
+    pub undecided: usize,
     pub untested: usize,
     pub classes: Vec<ClassSpeedup>,
     /// Of `faster`, how many figures the device counters flagged as the
@@ -129,6 +168,11 @@ pub struct TargetVerdict {
 /// Up to this many differences each way make the sentence.
 const SENTENCE_FASTER: usize = 3;
 const SENTENCE_SLOWER: usize = 2;
+/// A difference this large (either way) that is not yet significant is
+/// said as undecided, not as "no difference"; the sentence names up to
+/// `SENTENCE_UNDECIDED` of them, the largest first.
+const UNDECIDED_AT: f64 = 1.5;
+const SENTENCE_UNDECIDED: usize = 1;
 
 impl TargetVerdict {
     /// The verdict on `target` from its findings against the baseline.
@@ -149,12 +193,14 @@ impl TargetVerdict {
         let faster_not_from_device = significant(true).filter(|f| f.not_from_device).count();
         let slower = significant(false).count();
         let untested = findings.iter().filter(|f| !f.tested()).count();
+        let undecided = findings.iter().filter(|f| f.undecided()).count();
         TargetVerdict {
             target: target.to_string(),
             faster,
             faster_not_from_device,
             slower,
-            same: findings.len() - faster - slower - untested,
+            same: findings.len() - faster - slower - undecided - untested,
+            undecided,
             untested,
             classes: class_speedups(findings),
             sentence: sentence(target, baseline, findings, &risks),
@@ -165,7 +211,7 @@ impl TargetVerdict {
 
     /// "faster in 2, slower in 1, no difference in 14 of 17 headline metrics".
     pub fn counts_text(&self) -> String {
-        let total = self.faster + self.slower + self.same + self.untested;
+        let total = self.faster + self.slower + self.same + self.undecided + self.untested;
         if self.untested == total {
             return format!(
                 "{total} headline metrics, 1 repetition: no test of significance \
@@ -176,8 +222,12 @@ impl TargetVerdict {
             0 => String::new(),
             n => format!(" ({n} of them the page cache's figures, not the device's)"),
         };
+        let undecided = match self.undecided {
+            0 => String::new(),
+            n => format!(", not yet decided in {n} (over {UNDECIDED_AT}x apart: repeat more)"),
+        };
         let mut text = format!(
-            "faster in {}{caveat}, slower in {}, no difference in {} of {total} headline metrics",
+            "faster in {}{caveat}, slower in {}{undecided}, no difference in {} of {total} headline metrics",
             self.faster, self.slower, self.same
         );
         if self.untested > 0 {
@@ -318,13 +368,32 @@ fn sentence(
             .map(|f| f.phrase())
             .collect()
     };
-    let mut clauses: Vec<String> = [pick(true, SENTENCE_FASTER), pick(false, SENTENCE_SLOWER)]
-        .into_iter()
-        .filter(|c| !c.is_empty())
-        .map(|c| c.join(", "))
+    let mut undecided: Vec<&Finding> = findings.iter().filter(|f| f.undecided()).collect();
+    undecided.sort_by(|a, b| b.speedup().ln().abs().total_cmp(&a.speedup().ln().abs()));
+    let mut undecided_clause: Vec<String> = undecided
+        .iter()
+        .take(SENTENCE_UNDECIDED)
+        .map(|f| f.undecided_phrase())
         .collect();
-    let others = tested - significant.len();
-    clauses.push(match significant.is_empty() {
+    if let Some(unnamed) = undecided
+        .len()
+        .checked_sub(SENTENCE_UNDECIDED)
+        .filter(|&n| n > 0)
+    {
+        undecided_clause.push(format!("{unnamed} more not yet decided"));
+    }
+    let mut clauses: Vec<String> = [
+        pick(true, SENTENCE_FASTER),
+        pick(false, SENTENCE_SLOWER),
+        undecided_clause,
+    ]
+    .into_iter()
+    .filter(|c| !c.is_empty())
+    .map(|c| c.join(", "))
+    .collect();
+    let decided = significant.len() + undecided.len();
+    let others = tested - decided;
+    clauses.push(match decided == 0 {
         true => format!("no significant difference from {baseline} in {tested} headline metrics"),
         false if others > 0 => format!("no difference in {others} other headline metrics"),
         false => String::new(),
@@ -487,6 +556,7 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
                 class: classify(workload, metric),
                 comparison,
                 not_from_device: cell.flags.iter().any(|f| f.from_device()),
+                repetitions: cell.values.len().min(base.values.len()),
             });
         }
     }
@@ -585,6 +655,7 @@ mod tests {
                 significant: p.is_some_and(|p| p < ALPHA),
             },
             not_from_device: false,
+            repetitions: 3,
         }
     }
 
@@ -672,6 +743,54 @@ mod tests {
         );
         let metadata = &verdict.classes.iter().find(|c| c.class == Class::Metadata);
         assert_eq!(metadata.map(|c| c.speedup), Some(2.0));
+    }
+
+    /// The issue's case: sync-write-4k 2648 ± 1461 against 37267 ± 23338
+    /// at three repetitions, 14x apart but not significant after the
+    /// correction: said as undecided with how many more repetitions would
+    /// decide, never as "no difference".
+    #[test]
+    fn a_large_difference_not_yet_significant_is_undecided_not_the_same() {
+        let big = Finding {
+            comparison: Comparison {
+                ratio: 14.07,
+                ci95: Some(Bounded(0.9, 220.0)),
+                p_value: Some(0.08),
+                significant: false,
+            },
+            ..finding("sync-write-4k", 14.07, None, Some(Class::Write))
+        };
+        let mut findings = vec![big];
+        findings.extend((0..24).map(|i| finding(&format!("m{i}"), 1.02, Some(0.7), None)));
+        let verdict = TargetVerdict::judge("nobarrier", "defaults", &findings, Vec::new(), None);
+        assert_eq!(
+            (
+                verdict.faster,
+                verdict.slower,
+                verdict.undecided,
+                verdict.same
+            ),
+            (0, 0, 1, 24)
+        );
+        // ln(220/0.9)/2 = 2.75 against ln 14.07 = 2.64: n × (2.75/2.64)² = 3.25.
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "nobarrier: 14x faster sync-write-4k, not yet significant at 3 repetitions: \
+                 about 1 more would decide; no difference in 24 other headline metrics."
+            )
+        );
+        assert!(
+            verdict
+                .counts_text()
+                .contains("not yet decided in 1 (over 1.5x apart: repeat more)"),
+            "{}",
+            verdict.counts_text()
+        );
+        // A small difference that is not significant is "no difference".
+        let small = [finding("m", 1.2, Some(0.3), None)];
+        let verdict = TargetVerdict::judge("b", "a", &small, Vec::new(), None);
+        assert_eq!((verdict.undecided, verdict.same), (0, 1));
     }
 
     #[test]
