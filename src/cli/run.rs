@@ -39,7 +39,7 @@ Examples:
   fsbench run --configs configs/seed003.toml --images /mnt/disk --image-size 8g
                                                   build ext4 twice on loop images, compare
 
-Built-in suites: quick (about a minute), seeds (the seed articles' battery,
+Built-in suites: quick (1.5-4 minutes), seeds (the seed articles' battery,
 sized by --scale), metadata, throughput, synclog (seed 000's sync-log
 placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
 (~/.local/share/fsbench/results/ by default; `fsbench results` lists them,
