@@ -10,7 +10,7 @@ use super::flags::{KeepFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
 use crate::configs::Config;
-use crate::configs::build::Place;
+use crate::configs::place::Place;
 use crate::configs::session::{self, Outcome};
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::driver::{Overhead, Remount, StopRule};

@@ -23,89 +23,13 @@ use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
 
 use super::made::{self, Made, Record, Unmounted, WhenBusy};
+use super::place::{Place, refuse_mounted_source};
 use super::{Built, Config, DEV, DIR, Make};
 use crate::report::output::stderr_line;
 use crate::shell::{line_output, output_of, quoted};
-use crate::size::format_bytes;
 use crate::storage::env::mounts::read_mountinfo;
 use crate::storage::loopdev::{Backing, FileId, LoopDevice};
 use crate::storage::scratch::Scratch;
-
-/// Where configurations are built: the work directory their scratch
-/// directory goes in, the images' size, the devices --wipe named.
-#[derive(Debug, Clone)]
-pub struct Place {
-    pub work_dir: PathBuf,
-    /// Whether --images gave the work directory (image configurations
-    /// need the user to choose the disk they go on).
-    pub images: bool,
-    pub image_size: u64,
-    /// Whether the images' loop devices use direct I/O (`losetup
-    /// --direct-io=on`): the host's page cache then holds nothing of an
-    /// image, so what a configuration reads and writes is the disk's.
-    pub direct_io: bool,
-    /// The devices named with --wipe (checked when named and again before
-    /// each mkfs).
-    pub wipe: Vec<PathBuf>,
-}
-
-impl Place {
-    /// Refuses, before anything is built, a configuration this place
-    /// cannot make: mkfs on a device --wipe did not name, mkfs with
-    /// neither images nor one --wipe device to go on, a mount of a block
-    /// device that is mounted already.
-    pub fn check(&self, configs: &[Config]) -> anyhow::Result<()> {
-        for config in configs {
-            let name = &config.name;
-            match &config.make {
-                Make::Mkfs {
-                    device: Some(device),
-                    ..
-                } => {
-                    let named = std::fs::canonicalize(device).unwrap_or_else(|_| device.clone());
-                    if !self.wipe.contains(&named) {
-                        return crate::error::usage(format!(
-                            "{name}: mkfs on {} needs --wipe {} on the command line (everything on it is lost)",
-                            device.display(),
-                            device.display()
-                        ));
-                    }
-                }
-                Make::Mkfs { device: None, .. }
-                    if !self.images && self.wipe_default().is_none() =>
-                {
-                    return crate::error::usage(format!(
-                        "{name}: give --images DIR (a directory on the disk under test) for its image, or one --wipe DEVICE"
-                    ));
-                }
-                Make::Mkfs { words, .. }
-                    if config.on_image(self) && self.image_size < config.minimum_image_bytes() =>
-                {
-                    return crate::error::usage(format!(
-                        "{name}: --image-size {} is too small for {}: at least {}",
-                        format_bytes(self.image_size),
-                        words[0],
-                        format_bytes(config.minimum_image_bytes())
-                    ));
-                }
-                Make::Mount { source } => {
-                    refuse_mounted_source(source).map_err(|e| e.context(name.clone()))?;
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// The device mkfs runs on when the configuration names none and
-    /// there are no images: the one --wipe device.
-    pub fn wipe_default(&self) -> Option<&Path> {
-        match (self.images, self.wipe.as_slice()) {
-            (false, [one]) => Some(one),
-            _ => None,
-        }
-    }
-}
 
 /// The configurations built, mounted and ready to be measured.
 pub struct Builds {
@@ -170,7 +94,7 @@ impl Builds {
             crate::interrupt::check()?;
             let clock = Instant::now();
             let mut fs = Fs::new(config, &root);
-            let outcome = fs.build(config, &builds.place(place));
+            let outcome = fs.build(config, &builds.site(place));
             fs.seconds = clock.elapsed().as_secs_f64();
             match outcome {
                 Ok(()) => builds.built.push(fs),
@@ -197,7 +121,7 @@ impl Builds {
 
     /// Where a configuration is built: the scratch directory, its record
     /// and the user's place.
-    fn place<'a>(&'a self, place: &'a Place) -> Site<'a> {
+    fn site<'a>(&'a self, place: &'a Place) -> Site<'a> {
         Site {
             dir: self.dir(),
             root: self.scratch.as_ref().map_or(Path::new("/"), Scratch::path),
@@ -625,38 +549,6 @@ fn checked(result: anyhow::Result<String>, line: &str) -> anyhow::Result<String>
         crate::interrupt::check()?;
     }
     result.with_context(|| format!("`{line}` failed"))
-}
-
-/// Refuses a `source` fsbench must not mount: a block device that is
-/// mounted already (a second mount shares its superblock, so the
-/// configuration's options would not apply, and the user's mount would be
-/// measured), and a regular file (mount(8) would put a loop device of its
-/// own on it, one fsbench did not make and would not release).
-fn refuse_mounted_source(source: &str) -> anyhow::Result<()> {
-    let Ok(canonical) = std::fs::canonicalize(source) else {
-        return Ok(());
-    };
-    let Ok(kind) = std::fs::metadata(&canonical).map(|m| m.file_type()) else {
-        return Ok(());
-    };
-    if kind.is_file() {
-        return crate::error::usage(format!(
-            "source {source} is a regular file: mount would attach a loop device fsbench does not manage; give mkfs (fsbench makes and removes its image) or attach it with losetup and give the device"
-        ));
-    }
-    if !std::os::unix::fs::FileTypeExt::is_block_device(&kind) {
-        return Ok(());
-    }
-    let mounted = read_mountinfo()
-        .into_iter()
-        .find(|m| std::fs::canonicalize(&m.source).is_ok_and(|s| s == canonical));
-    match mounted {
-        Some(m) => crate::error::usage(format!(
-            "source {source} is mounted on {}: its options would not apply; unmount it first",
-            m.mount_point.display()
-        )),
-        None => Ok(()),
-    }
 }
 
 /// The resulting parameters of the file system mkfs `program` made on

@@ -10,7 +10,8 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
-use super::build::{Builds, Place};
+use super::build::Builds;
+use super::place::Place;
 use super::{Built, Config};
 use crate::driver::Remount;
 
