@@ -101,6 +101,12 @@ pub struct RunResult {
     /// results without it ran the repetitions they were asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<Stopping>,
+    /// The smallest difference the verdict counts, as a fraction (0.05 =
+    /// 5 %), when the run asked for another than the default
+    /// (`report::verdict::DEFAULT_MIN_EFFECT`): kept so that every
+    /// rendering of the result gives the run's verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
 }
 
 /// Why a run that repeats until its results are precise enough stopped
@@ -291,6 +297,18 @@ pub enum Flag {
     /// (`measure::series::cliff`): the phase's figures average two
     /// regimes. The figures are the metric's `cliff`.
     Cliff,
+    /// The devices moved far more bytes during the phase than this process
+    /// caused (`measure::phase::disturbed`): another process's I/O on the
+    /// same devices was measured with the workload's. The figures are the
+    /// metric's `device` (`own_io_bytes` beside `read_bytes` and
+    /// `written_bytes`).
+    Disturbed,
+    /// Other processes used more than a stated share of the CPUs during
+    /// the phase, or the hypervisor stole more than a stated share of
+    /// their time (`measure::phase::busy_host`). The figures are the
+    /// metric's `device` (`others_cpu_percent`, `steal_percent`,
+    /// `load_1m`).
+    BusyHost,
 }
 
 impl Flag {
@@ -307,6 +325,8 @@ impl Flag {
             Flag::WarmUp => "warm-up",
             Flag::RandomFasterThanSequential => "random>seq",
             Flag::Cliff => "cliff",
+            Flag::Disturbed => "disturbed",
+            Flag::BusyHost => "busy-host",
         }
     }
 
@@ -338,6 +358,12 @@ impl Flag {
             Flag::Cliff => {
                 "throughput fell off a cliff: it fell under 60 % of its earlier rate and stayed there"
             }
+            Flag::Disturbed => {
+                "disturbed: the devices moved far more than fsbench itself caused during the phase: other processes' I/O was measured with it"
+            }
+            Flag::BusyHost => {
+                "busy host: other processes used over 50 % of the CPU capacity during the phase, or the hypervisor stole over 10 % of it"
+            }
         }
     }
 
@@ -351,6 +377,14 @@ impl Flag {
                 | Flag::AbsorbedByCache
                 | Flag::ExceedsDevice
         )
+    }
+
+    /// Whether the flag says the phase shared the machine with other
+    /// work (its figures are in the metric's `device`): the figure is the
+    /// storage's under that load, not alone. Not the page cache's
+    /// (`from_device`).
+    pub fn from_noise(self) -> bool {
+        matches!(self, Flag::Disturbed | Flag::BusyHost)
     }
 }
 
@@ -405,6 +439,34 @@ pub struct DeviceEvidence {
     pub backing_read_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_written_bytes: Option<u64>,
+    /// Bytes this process (and the children it waited for) caused to be
+    /// read from and written to storage over the phase (/proc/self/io's
+    /// read_bytes + write_bytes; writes counted when their pages were
+    /// dirtied): what the devices' bytes are weighed against for other
+    /// processes' I/O (`Flag::Disturbed`). Block devices only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_io_bytes: Option<u64>,
+    /// The written part of `own_io_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_written_bytes: Option<u64>,
+    /// Bytes dirty in the page cache at the phase's start that this
+    /// process may have written (the lesser of /proc/meminfo's Dirty +
+    /// Writeback and all it had written by then): writeback of its own
+    /// earlier writes may move them during the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_dirty_bytes: Option<u64>,
+    /// The 1-minute load average at the phase's end (/proc/loadavg).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_1m: Option<f64>,
+    /// CPU time the hypervisor stole over the phase, % of all CPU time
+    /// (/proc/stat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_percent: Option<f64>,
+    /// CPU time other processes (kernel threads included) used over the
+    /// phase, % of the machine's capacity (elapsed × online CPUs): the
+    /// busy time of /proc/stat less this process's own (/proc/self/stat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_percent: Option<f64>,
 }
 
 impl DeviceEvidence {
@@ -457,6 +519,53 @@ impl DeviceEvidence {
         let no_data = self.workload_read_bytes == Some(0) && self.workload_written_bytes == Some(0);
         self.bytes_per_op = (no_data && operations > 0).then(|| device as f64 / operations as f64);
         self
+    }
+
+    /// `Flag::Disturbed` with its figures: "disturbed: the devices moved
+    /// 400.0 MiB during the phase, 100× the 4.0 MiB fsbench itself caused:
+    /// other processes' I/O was measured with it".
+    fn disturbed_text(&self) -> Option<String> {
+        let own = self.own_io_bytes?;
+        let moved = self.read_bytes + self.written_bytes;
+        let times = match own {
+            0 => format!("while fsbench itself caused {}", format_bytes(0)),
+            own => {
+                let times = moved as f64 / own as f64;
+                let decimals = if times < 10.0 { 1 } else { 0 };
+                format!(
+                    "{times:.decimals$}× the {} fsbench itself caused",
+                    format_bytes(own)
+                )
+            }
+        };
+        let carried = match self.carried_dirty_bytes {
+            Some(bytes) if bytes > 0 => {
+                format!(" (and {} it had left dirty before)", format_bytes(bytes))
+            }
+            _ => String::new(),
+        };
+        Some(format!(
+            "disturbed: the devices moved {} during the phase, {times}{carried}: \
+             other processes' I/O was measured with it",
+            format_bytes(moved)
+        ))
+    }
+
+    /// `Flag::BusyHost` with its figures: "busy host: other processes used
+    /// 67 % of the CPU capacity during the phase, the hypervisor stole 0 %
+    /// (1-minute load 3.10): measured on a busy machine".
+    fn busy_text(&self) -> Option<String> {
+        let percent = |p: Option<f64>| p.map_or("?".to_string(), |p| format!("{p:.0} %"));
+        let load = self
+            .load_1m
+            .map_or(String::new(), |l| format!(" (1-minute load {l:.2})"));
+        Some(format!(
+            "busy host: other processes used {} of the CPU capacity during the phase, \
+             the hypervisor stole {}{load}: measured on a busy machine",
+            percent(self.others_cpu_percent),
+            percent(self.steal_percent),
+        ))
+        .filter(|_| self.others_cpu_percent.is_some() || self.steal_percent.is_some())
     }
 
     /// Device bytes ÷ workload bytes over the directions the workload
@@ -637,6 +746,8 @@ impl Metric {
                     format_bytes(d.written_bytes)
                 ),
             }),
+            Flag::Disturbed => device.and_then(DeviceEvidence::disturbed_text),
+            Flag::BusyHost => device.and_then(DeviceEvidence::busy_text),
             Flag::Cliff => self.cliff.as_ref().map(|c| {
                 format!(
                     "throughput fell off a cliff after {} ({:.1} s): from {:.0} to {:.0} MiB/s",
@@ -858,6 +969,48 @@ mod tests {
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.stopping, run.stopping);
         assert_eq!(back.schema_version, SCHEMA_VERSION);
+    }
+
+    /// Device evidence written before the host's figures were recorded
+    /// loads without them, and writes none back; with them, they round
+    /// trip, and the noise flags have their names.
+    #[test]
+    fn evidence_without_the_hosts_figures_still_loads_and_they_round_trip() {
+        let old = r#"{"read_bytes": 1, "written_bytes": 2, "ops": 3,
+            "util_percent": 4.0, "queue_depth": 0.5, "service_ms": 1.0}"#;
+        let evidence: DeviceEvidence = serde_json::from_str(old).unwrap();
+        assert_eq!((evidence.own_io_bytes, evidence.load_1m), (None, None));
+        let written = serde_json::to_value(&evidence).unwrap();
+        for field in [
+            "own_io_bytes",
+            "others_cpu_percent",
+            "steal_percent",
+            "load_1m",
+        ] {
+            assert!(written.get(field).is_none(), "{field}: {written}");
+        }
+        let noisy = DeviceEvidence {
+            own_io_bytes: Some(5),
+            own_written_bytes: Some(4),
+            carried_dirty_bytes: Some(0),
+            load_1m: Some(3.1),
+            steal_percent: Some(0.5),
+            others_cpu_percent: Some(67.0),
+            ..evidence
+        };
+        let text = serde_json::to_string(&noisy).unwrap();
+        assert!(text.contains(r#""own_io_bytes":5"#), "{text}");
+        assert_eq!(
+            serde_json::from_str::<DeviceEvidence>(&text).unwrap(),
+            noisy
+        );
+        let flags = serde_json::to_string(&[Flag::Disturbed, Flag::BusyHost]).unwrap();
+        assert_eq!(flags, r#"["disturbed","busy_host"]"#);
+        assert!(Flag::Disturbed.from_noise() && !Flag::Disturbed.from_device());
+        // Without figures a noise flag says its description.
+        let bare = Metric::test("t", "s", Direction::LowerIsBetter, 1.0);
+        assert_eq!(bare.flag_text(Flag::BusyHost), Flag::BusyHost.describe());
+        assert_eq!(bare.flag_text(Flag::Disturbed), Flag::Disturbed.describe());
     }
 
     fn env(xdg: Option<&str>, home: Option<&str>, cwd: &str) -> ResultsEnv {

@@ -54,7 +54,9 @@ fn a_run_is_saved_in_the_data_home_and_listed() {
     let out = fsbench_in(
         cwd.path(),
         &vars,
-        &["run", "--suite", suite_arg, "-t", &a_arg, "-t", &b_arg],
+        &[
+            "run", "--suite", suite_arg, "-t", &a_arg, "-t", &b_arg, "--repeat", "2",
+        ],
     );
     out.assert_success();
     let results = data.path().join("fsbench/results");

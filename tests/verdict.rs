@@ -115,7 +115,7 @@ fn identical_targets_get_no_difference_and_no_claim() {
         .unwrap();
     assert!(text.contains("faster in 0, slower in 0"), "{text}");
     assert!(
-        text.contains("→ tmpfs-huge: no significant difference from tmpfs in"),
+        text.contains("→ tmpfs-huge: no difference of 5 % or more from tmpfs in"),
         "{text}"
     );
     assert!(!text.contains("x faster"), "{text}");

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::flags::MinEffectFlag;
 use crate::error::usage;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
@@ -20,6 +21,8 @@ pub struct CompareArgs {
     /// Also write the chart of relative change (SVG) to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    #[command(flatten)]
+    min_effect: MinEffectFlag,
 }
 
 pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
@@ -32,10 +35,9 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
         .iter()
         .zip(names)
         .map(|(path, name)| {
-            Ok(Input {
-                name,
-                run: load(path)?,
-            })
+            let mut run = load(path)?;
+            args.min_effect.apply(&mut run)?;
+            Ok(Input { name, run })
         })
         .collect::<anyhow::Result<Vec<Input>>>()?;
     let comparisons = Comparisons::of(&inputs);

@@ -29,6 +29,34 @@ pub struct RunFlags {
     pub keep: KeepFlag,
 }
 
+/// `--min-effect`, for every command that gives a verdict.
+#[derive(Debug, Args)]
+pub struct MinEffectFlag {
+    /// The smallest difference the verdict counts, e.g. 5% [default: the
+    /// run's, else 5%]: a smaller one, even significant, is no practical
+    /// difference.
+    #[arg(long, value_name = "PERCENT")]
+    pub min_effect: Option<String>,
+}
+
+impl MinEffectFlag {
+    /// The fraction asked for, if any.
+    pub fn fraction(&self) -> anyhow::Result<Option<f64>> {
+        self.min_effect
+            .as_deref()
+            .map(|text| crate::report::precision::parse_percentage_of("--min-effect", text))
+            .transpose()
+    }
+
+    /// The result with the verdict's minimum effect set, when one was given.
+    pub fn apply(&self, run: &mut crate::result::RunResult) -> anyhow::Result<()> {
+        if let Some(fraction) = self.fraction()? {
+            run.min_effect = Some(fraction);
+        }
+        Ok(())
+    }
+}
+
 /// `--keep`, for every command that makes scratch directories.
 #[derive(Debug, Args)]
 pub struct KeepFlag {

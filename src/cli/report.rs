@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Arg, Args, Command, ValueEnum};
 
+use super::flags::MinEffectFlag;
 use super::output::json_to_stdout;
 use crate::driver::record::write_json;
 use crate::error::usage;
 use crate::report::format::Format;
 use crate::report::output::{Stream, emit};
-use crate::report::{Summary, load, save};
+use crate::report::{Summary, baseline_of, load, save};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -24,9 +25,12 @@ pub struct ReportArgs {
     /// With --format csv: one row per repetition instead (the raw values).
     #[arg(long)]
     repetitions: bool,
-    /// The target ratios are taken against (default: the first).
+    /// The target ratios are taken against (default: the run's own, its
+    /// --baseline or the first).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
+    #[command(flatten)]
+    min_effect: MinEffectFlag,
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -103,17 +107,21 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if args.repetitions && format != Format::Csv {
         return usage("--repetitions: only with --format csv");
     }
-    let run = load(&args.result)?;
-    let summary = Summary::with_baseline(
-        &run,
-        baseline_index(
+    let mut run = load(&args.result)?;
+    args.min_effect.apply(&mut run)?;
+    // The run's own baseline unless another is asked for, so that the
+    // report of a result says what the run said.
+    let baseline = match args.baseline.as_deref() {
+        None => baseline_of(&run),
+        Some(name) => baseline_index(
             &run.targets
                 .iter()
                 .map(|t| (t.name.as_str(), t.reference))
                 .collect::<Vec<_>>(),
-            args.baseline.as_deref(),
+            Some(name),
         )?,
-    );
+    };
+    let summary = Summary::with_baseline(&run, baseline);
     // The same writer as every command that runs workloads, so a
     // re-written file reads like the original.
     if let Some(path) = json {

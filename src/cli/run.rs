@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::flags::{KeepFlag, Targets, check_repeat};
+use super::flags::{KeepFlag, MinEffectFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
 use crate::configs::Config;
@@ -17,8 +17,9 @@ use crate::driver::{Overhead, Remount, StopRule};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::output::{Stream, emit, stderr_line};
-use crate::report::precision::Precision;
+use crate::report::precision::{Precision, RepeatFlags};
 use crate::report::terminal::Terminal;
+use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::report::{Reporter, Summary};
 use crate::result::{ResultsEnv, RunResult, comparable, results_dir};
 use crate::storage::Target;
@@ -70,14 +71,22 @@ pub struct RunArgs {
     #[arg(short = 'r', long, value_name = "N")]
     repeat: Option<u32>,
     /// Repeat until every headline metric's 95 % confidence interval is
-    /// within this much of its mean, or differs significantly from the
-    /// baseline, e.g. 5%; tested after each repetition, from the --repeat-th
-    /// (default 3) on.
+    /// within this much of its mean, or its difference from the baseline
+    /// is decided, e.g. 5%; tested after each repetition, from the
+    /// --repeat-th (default 3) on. What a comparison of targets does by
+    /// default (5%) unless --repeat alone gives a fixed count; `off` for
+    /// exactly --repeat.
     #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
     precision: Option<String>,
     /// With --precision, the most repetitions [default: 10].
     #[arg(long, value_name = "N")]
     max_repeat: Option<u32>,
+    /// With --precision, no repetition starts that would end after this
+    /// long since the run began, e.g. 1h [default: 30m].
+    #[arg(long, value_name = "TIME", value_parser = crate::units::time_arg)]
+    max_time: Option<String>,
+    #[command(flatten)]
+    min_effect: MinEffectFlag,
     /// Multiplies the sizes and counts the suite marks as scalable.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
     scale: f64,
@@ -180,13 +189,22 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         .enumerate()
         .map(|(index, t)| (t.name.as_str(), index >= measured))
         .collect();
-    let baseline = super::report::baseline_index(&roles, args.baseline.as_deref())?;
-    let precision = Precision::from_flags(
-        args.precision.as_deref(),
-        args.repeat,
-        args.max_repeat,
-        baseline,
-    )?;
+    // Checked now (a name that is not a target is a usage error); reports
+    // find it again by name (`report::baseline_of`).
+    super::report::baseline_index(&roles, args.baseline.as_deref())?;
+    let min_effect = args.min_effect.fraction()?;
+    let flags = RepeatFlags {
+        precision: args.precision.as_deref(),
+        repeat: args.repeat,
+        max_repeat: args.max_repeat,
+        max_time: args
+            .max_time
+            .as_deref()
+            .map(crate::units::parse_time)
+            .transpose()?,
+        comparing: measured > 1,
+    };
+    let precision = Precision::from_flags(flags, min_effect.unwrap_or(DEFAULT_MIN_EFFECT))?;
     let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
     let repeat = precision.map_or(repeat, |rule| rule.max_repeat);
     check_scale(args.scale)?;
@@ -196,6 +214,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
 
     let mut record = new_run_result(&run_id);
     record.suite = Some(suite.name.clone());
+    record.min_effect = min_effect;
     let policy = Policy {
         allow_shell: args.allow_shell,
         results_dir,
@@ -212,6 +231,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         references,
         record: &mut record,
         overhead: Overhead::default(),
+        preface: precision.map(|rule| rule.plan_text()),
     };
     let mut built = Outcome::default();
     let outcome = match &configs {
@@ -265,7 +285,9 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     record.stopping = precision.map(|rule| rule.stopping(&record, stopped));
 
     let report_clock = Instant::now();
-    let summary = Summary::with_baseline(&record, baseline);
+    // By name, as every report of the saved record takes it: targets built
+    // from configurations are recorded in the order they were built.
+    let summary = Summary::with_baseline(&record, crate::report::baseline_of(&record));
     let table = Terminal::for_stdout().render(&record, &summary)?;
     let saved = match &save_path {
         Some(path) => Some(save(&record, path)?),
@@ -332,6 +354,9 @@ struct Runner<'a> {
     references: Vec<Target>,
     record: &'a mut RunResult,
     overhead: Overhead,
+    /// How the run repeats, said once, by the first plan that passes its
+    /// checks.
+    preface: Option<String>,
 }
 
 impl Runner<'_> {
@@ -366,6 +391,7 @@ impl Runner<'_> {
         plan.repetitions = repetitions;
         plan.cold = self.args.cold;
         plan.remount = remount;
+        plan.preface = self.preface.take();
         let build_time = clock.elapsed();
         let verbose = self.args.verbose;
         let ran = crate::driver::run(plan, self.record, |target, result| {

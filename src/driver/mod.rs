@@ -56,6 +56,10 @@ pub struct Plan<'w> {
     /// Unmounts and mounts the target of this name again (configurations
     /// fsbench built), for `ColdMode::Remount`.
     pub remount: Option<&'w Remount<'w>>,
+    /// Said on standard error once the plan is checked, before anything
+    /// is written: how the run will repeat (`fsbench run`'s precision
+    /// rule), never above a refusal.
+    pub preface: Option<String>,
 }
 
 /// Unmounts and mounts a target again, by its name.
@@ -257,6 +261,9 @@ pub fn run(
     let clock = Instant::now();
     plan.check()?;
     overhead.check = clock.elapsed();
+    if let Some(preface) = plan.preface.take() {
+        stderr_line!("fsbench: {preface}");
+    }
 
     let clock = Instant::now();
     let envs: Vec<Option<TargetEnv>> = plan

@@ -35,6 +35,7 @@ pub fn new_run_result(run_id: &str) -> RunResult {
         host: probe_host(),
         targets: Vec::new(),
         stopping: None,
+        min_effect: None,
     }
 }
 

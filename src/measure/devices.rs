@@ -6,10 +6,13 @@
 //! then takes a [`snapshot`] before and after (`PhaseClock`, and the io
 //! engine at its measured window's ends), and its `PhaseTiming` carries
 //! the [`Delta`]. Without devices (tmpfs: "no device") there is no
-//! snapshot and no delta.
+//! snapshot and no delta. A snapshot also reads what the host and this
+//! process did so far (`noise::Reading`), so every delta says what else
+//! ran during its phase (`Delta::noise`).
 use std::sync::Mutex;
 
 use crate::kernel_file;
+use crate::measure::noise::{self, Noise, Reading};
 use crate::storage::devices::{BlockDev, Network, NetworkMount};
 
 /// Bytes per diskstats sector, whatever the device's sector size.
@@ -39,6 +42,10 @@ pub struct Counters {
     /// beneath the counted devices (`BlockDev::backing`).
     pub backing_read_bytes: Option<u64>,
     pub backing_written_bytes: Option<u64>,
+    /// The host and this process when a snapshot was taken (`snapshot`);
+    /// None in a sum or a change of counters (`Delta::noise` holds the
+    /// phase's figures).
+    pub host: Option<Reading>,
 }
 
 impl Counters {
@@ -67,6 +74,7 @@ impl Counters {
             flushes: at(15),
             backing_read_bytes: None,
             backing_written_bytes: None,
+            host: None,
         };
         Some(((major, minor), counters))
     }
@@ -111,6 +119,7 @@ impl Counters {
             flushes: add(self.flushes, other.flushes),
             backing_read_bytes: add(self.backing_read_bytes, other.backing_read_bytes),
             backing_written_bytes: add(self.backing_written_bytes, other.backing_written_bytes),
+            host: None,
         }
     }
 
@@ -132,6 +141,7 @@ impl Counters {
             flushes: sub_opt(self.flushes, after.flushes),
             backing_read_bytes: sub_opt(self.backing_read_bytes, after.backing_read_bytes),
             backing_written_bytes: sub_opt(self.backing_written_bytes, after.backing_written_bytes),
+            host: None,
         }
     }
 }
@@ -145,6 +155,10 @@ pub struct Delta {
     /// A network mount's fastest link, in bytes/s: what no figure of it
     /// can exceed unless the client's cache served it.
     pub link_bytes_per_s: Option<u64>,
+    /// What else the host did over the phase, and the bytes this process
+    /// itself caused to be read and written (`measure::noise`); None
+    /// where the snapshots did not read it.
+    pub noise: Option<Noise>,
 }
 
 impl Delta {
@@ -153,6 +167,7 @@ impl Delta {
             counters: *counters,
             elapsed_s,
             link_bytes_per_s: None,
+            noise: None,
         }
     }
 
@@ -177,6 +192,10 @@ impl Delta {
             counters,
             elapsed_s,
             link_bytes_per_s: evidence.link_bytes_per_s,
+            // A rank's figures are of its own process and host: the job's
+            // are not their sum, and the ranks on one host are each
+            // other's "other processes". The job judges no noise.
+            noise: None,
         }
     }
 
@@ -204,10 +223,15 @@ impl Delta {
 
     /// Both phases' deltas: the counters added, over both times.
     pub fn plus(&self, other: &Delta) -> Delta {
+        let noise = match (self.noise, other.noise) {
+            (Some(a), Some(b)) => Some(a.plus(&b, (self.elapsed_s, other.elapsed_s))),
+            _ => None,
+        };
         Delta {
             counters: self.counters.plus(&other.counters),
             elapsed_s: self.elapsed_s + other.elapsed_s,
             link_bytes_per_s: self.link_bytes_per_s.or(other.link_bytes_per_s),
+            noise,
         }
     }
 }
@@ -282,11 +306,14 @@ fn lock() -> std::sync::MutexGuard<'static, Option<(Source, Option<u64>)>> {
     WATCHED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The watched counters now; None when nothing is watched or they cannot
-/// be read.
+/// The watched counters now, with the host's reading; None when nothing
+/// is watched or they cannot be read.
 pub fn snapshot() -> Option<Counters> {
     let (source, _) = lock().clone()?;
-    read(&source)
+    Some(Counters {
+        host: Some(Reading::now()),
+        ..read(&source)?
+    })
 }
 
 /// `source`'s counters now: one read of its /proc file.
@@ -325,12 +352,24 @@ pub fn since(before: Option<Counters>, elapsed_s: f64) -> Option<Delta> {
     between(before, snapshot(), elapsed_s)
 }
 
-/// Between two snapshots `elapsed_s` apart.
+/// Between two snapshots `elapsed_s` apart, with what else the host did
+/// between them.
 pub fn between(before: Option<Counters>, after: Option<Counters>, elapsed_s: f64) -> Option<Delta> {
-    let delta = Delta::of(&before?.until(&after?), elapsed_s);
-    let link = lock().as_ref().and_then(|(_, link)| *link);
+    let (before, after) = (before?, after?);
+    let delta = Delta::of(&before.until(&after), elapsed_s);
+    let (link, disks) = lock().as_ref().map_or((None, false), |(source, link)| {
+        (*link, matches!(source, Source::Disks { .. }))
+    });
+    // This process's bytes weigh block devices' counters only: NFS client
+    // reads are not in /proc/self/io, and the interfaces count every
+    // process's traffic.
+    let noise = before
+        .host
+        .zip(after.host)
+        .map(|(b, a)| Noise::between(&b, &a, elapsed_s, noise::machine(), disks));
     Some(Delta {
         link_bytes_per_s: link,
+        noise,
         ..delta
     })
 }
@@ -553,6 +592,7 @@ Inter-|   Receive                                                |  Transmit
             flushes: Some(2),
             backing_read_bytes: None,
             backing_written_bytes: None,
+            host: None,
         };
         let delta = Delta::of(&before.until(&after), 2.0);
         assert_eq!(delta.counters.read_bytes, 20000 * 512);

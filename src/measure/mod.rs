@@ -5,6 +5,7 @@
 pub mod checkpoint;
 pub mod devices;
 pub mod latency;
+pub mod noise;
 pub mod phase;
 pub mod series;
 pub mod stats;

@@ -8,6 +8,7 @@
 //! and anything a phase will add is one change here.
 use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
+use crate::measure::noise::Noise;
 use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
 
 /// The one evidence rule, for reads and writes alike: a figure is the
@@ -17,6 +18,97 @@ use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS,
 /// from it, still dirty in it, or written many times over in it and
 /// synced once.
 pub const EVIDENCE_FRACTION: f64 = 0.5;
+
+/// The noise rules: whether another process's work was measured with the
+/// phase's. The devices' bytes (read and written, counted devices) are
+/// weighed against what this process itself caused (/proc/self/io), and
+/// the phase is `Flag::Disturbed` when they exceed what that explains:
+/// `DISTURBED_READ_FACTOR` × its reads + `DISTURBED_WRITE_FACTOR` × its
+/// writes + the dirty bytes it carried into the phase +
+/// `DISTURBED_BYTES_PER_OP` per operation of a phase that moves no data +
+/// this floor.
+///
+/// What the devices legitimately do beyond the process's own bytes is
+/// mostly not accounted to it: the journal (jbd2, the XFS log) and the
+/// writeback of metadata are kernel threads' work, so a phase of
+/// metadata operations on empty files causes no bytes of its own at all,
+/// and the journal commits (every 5 s) and metadata writeback of one
+/// phase land in the next. The floor is that spill-over: a default ext4
+/// journal (64 MiB from 2 to 16 GiB file systems) written once; measured
+/// on idle 2–4 GiB loop file systems, 100 000 empty-file creates move
+/// 21 MiB (ext4) and 26 MiB (XFS). A concurrent `dd` at 100 MiB/s passes
+/// it in under a second.
+pub const DISTURBED_FLOOR_BYTES: u64 = 64 << 20;
+
+/// A phase of operations that move no data (the workload said none, or
+/// did not say its bytes: the metric's samples are then its operations)
+/// may cost the devices this much per operation in metadata. Measured
+/// on idle loop file systems with 100 000 empty files in a random order: up to 4.4 KiB per operation on ext4 (unlink,
+/// rename, link: the inode table, directory and bitmap blocks, journaled
+/// and then written in place) and 3.9 KiB on XFS; 16 KiB is four times
+/// that, two 4 KiB blocks an operation journaled and written back when
+/// every operation lands in blocks of its own.
+pub const DISTURBED_BYTES_PER_OP: u64 = 16 << 10;
+
+/// Reads are hardly amplified: readahead and metadata reads are submitted
+/// by the reading process and counted as its own; 4× leaves room for what
+/// is read on its behalf elsewhere (metadata a kernel worker reads, whole
+/// blocks of a device whose blocks are larger than the reads).
+pub const DISTURBED_READ_FACTOR: f64 = 4.0;
+
+/// Writes are: each fsync of a small write costs a journal commit beside
+/// the data (ext4: descriptor, inode and bitmap blocks and a commit block,
+/// 4–5× a 4 KiB write), ext4 `data=journal` writes the data twice, a
+/// btrfs fsync writes 16 KiB log-tree nodes twice (DUP metadata) and a
+/// superblock (about 10×), and a btrfs RAID1C3/4 or a counted mirror
+/// multiplies all of it. 16× covers those; a phase that writes much with
+/// another writer beside it is then found only when the other writes far
+/// more (false alarms cost more than misses: a flagged figure is doubted).
+pub const DISTURBED_WRITE_FACTOR: f64 = 16.0;
+
+/// `Flag::BusyHost`: other processes used over this share (%) of the
+/// machine's CPU capacity over the phase. Kernel threads count as other
+/// processes, and some work for the phase (writeback, loop devices'
+/// workers, dm-crypt's encryption, interrupts): up to a few CPUs' worth on
+/// a small machine, so half the capacity, not a quarter. With half the
+/// CPUs taken, a multi-threaded workload waits for CPUs and even a single
+/// thread shares caches and memory bandwidth.
+pub const BUSY_OTHERS_PERCENT: f64 = 50.0;
+
+/// `Flag::BusyHost`: the hypervisor stole over this share (%) of the CPU
+/// time over the phase. The usual rule of thumb of monitoring guides
+/// takes sustained steal above 10 % for a noisy neighbour; under it,
+/// steal is a virtual machine's everyday cost.
+pub const BUSY_STEAL_PERCENT: f64 = 10.0;
+
+/// Whether a phase whose devices did `evidence` moved far more than this
+/// process explains (see `DISTURBED_FLOOR_BYTES`), over `operations`
+/// operations that moved no data (0 for a phase that moved data).
+/// Without this process's bytes (a network mount, no /proc/self/io)
+/// there is no judgement.
+pub fn disturbed(evidence: &DeviceEvidence, operations: u64) -> bool {
+    let (Some(own), Some(written)) = (evidence.own_io_bytes, evidence.own_written_bytes) else {
+        return false;
+    };
+    let read = own.saturating_sub(written);
+    let explained = DISTURBED_READ_FACTOR * read as f64
+        + DISTURBED_WRITE_FACTOR * written as f64
+        + evidence.carried_dirty_bytes.unwrap_or(0) as f64
+        + DISTURBED_BYTES_PER_OP as f64 * operations as f64
+        + DISTURBED_FLOOR_BYTES as f64;
+    (evidence.read_bytes + evidence.written_bytes) as f64 > explained
+}
+
+/// Whether the host was busy over a phase of `elapsed_s` (see
+/// `BUSY_OTHERS_PERCENT`, `BUSY_STEAL_PERCENT`). A phase under
+/// `MIN_PRECISE_SECONDS` is not judged: /proc/stat counts in ticks of 10
+/// ms, sampled, so a few ticks either way are several % of its capacity.
+pub fn busy_host(evidence: &DeviceEvidence, elapsed_s: f64) -> bool {
+    let over = |percent: Option<f64>, limit| percent.is_some_and(|p| p > limit);
+    elapsed_s >= MIN_PRECISE_SECONDS
+        && (over(evidence.others_cpu_percent, BUSY_OTHERS_PERCENT)
+            || over(evidence.steal_percent, BUSY_STEAL_PERCENT))
+}
 
 /// What every metric over one phase shares: made from its timing by a
 /// workload (`Measured::over`), or from the ranks' spans by the MPI
@@ -191,7 +283,7 @@ impl Measured {
             elapsed_s: self.elapsed_s,
             cpu_percent: self.cpu_percent,
             latency: None,
-            flags: self.flags(),
+            flags: self.flags(samples),
             across_ranks: Default::default(),
             phase: self.phase,
             detail: false,
@@ -228,6 +320,7 @@ impl Measured {
             link_bytes_per_s: delta.link_bytes_per_s,
             backing_read_bytes: delta.counters.backing_read_bytes,
             backing_written_bytes: delta.counters.backing_written_bytes,
+            ..noise_evidence(delta.noise)
         })
     }
 
@@ -236,8 +329,10 @@ impl Measured {
     /// reached the storage. Where the device counters weigh a direction
     /// (the phase moved bytes in it), they decide, and replace the guess
     /// from sizes; without them (tmpfs, a workload that does not say its
-    /// bytes) the guess stays.
-    fn flags(&self) -> Vec<Flag> {
+    /// bytes) the guess stays. With the host's figures, whether other
+    /// processes' I/O or CPU use was measured with the phase's (the noise
+    /// rules above), over the metric's `samples`.
+    fn flags(&self, samples: u64) -> Vec<Flag> {
         let evidence = self.evidence();
         // The lower of the counted devices' and the disks' under their
         // loop images: bytes that stopped in the host's cache of an image
@@ -281,7 +376,29 @@ impl Measured {
         if self.cliff.is_some() {
             flags.push(Flag::Cliff);
         }
+        // Under MPI the other ranks are the other processes on a host:
+        // their I/O and CPU are the job's, not noise (`Delta::from_evidence`
+        // gives the job's metric no figures either).
+        let alone = crate::storage::processes() == 1;
+        if let Some(evidence) = evidence.as_ref().filter(|_| alone) {
+            if disturbed(evidence, self.operations(samples)) {
+                flags.push(Flag::Disturbed);
+            }
+            if busy_host(evidence, self.elapsed_s) {
+                flags.push(Flag::BusyHost);
+            }
+        }
         flags
+    }
+
+    /// The operations of a phase that moves no data: a metric's `samples`
+    /// where the workload said it moved no bytes, or did not say its bytes
+    /// (its samples then count operations; a byte rate whose bytes are
+    /// unsaid counts bytes, a more generous allowance); 0 where it moved
+    /// data, which its own bytes explain.
+    fn operations(&self, samples: u64) -> u64 {
+        let moved = self.read_bytes.unwrap_or(0) + self.written_bytes.unwrap_or(0);
+        if moved == 0 { samples } else { 0 }
     }
 
     /// The phase moved bytes the page cache cannot explain and the devices
@@ -303,6 +420,26 @@ impl Measured {
         (self.reads_bypassed_cache && under(evidence.read_ratio))
             || (self.writes_reached_device && under(evidence.write_ratio))
             || beyond_link
+    }
+}
+
+/// The evidence's noise figures (`Noise`), the rest left default.
+fn noise_evidence(noise: Option<Noise>) -> DeviceEvidence {
+    let Some(noise) = noise else {
+        return DeviceEvidence::default();
+    };
+    let own_io_bytes = match (noise.own_read_bytes, noise.own_written_bytes) {
+        (Some(read), Some(written)) => Some(read + written),
+        _ => None,
+    };
+    DeviceEvidence {
+        own_io_bytes,
+        own_written_bytes: noise.own_written_bytes.filter(|_| own_io_bytes.is_some()),
+        carried_dirty_bytes: noise.carried_dirty_bytes,
+        load_1m: noise.load_1m,
+        steal_percent: noise.steal_percent,
+        others_cpu_percent: noise.others_cpu_percent,
+        ..DeviceEvidence::default()
     }
 }
 
@@ -650,6 +787,199 @@ mod tests {
         );
         assert!(metric.device.is_none());
         assert!(metric.flags.is_empty());
+    }
+
+    /// `with_device`'s 1 s phase, its devices having read `read` and
+    /// written `written` bytes, with the host's figures `noise`.
+    fn with_noise(read: u64, written: u64, noise: Noise) -> Measured {
+        let mut measured = with_device(read, written);
+        if let Some(delta) = measured.device.as_mut() {
+            delta.noise = Some(noise);
+        }
+        measured
+    }
+
+    /// What /proc/self/io says this process read and wrote, nothing
+    /// carried, an idle host.
+    fn own(read: u64, written: u64) -> Noise {
+        Noise {
+            load_1m: Some(0.5),
+            steal_percent: Some(0.0),
+            others_cpu_percent: Some(1.0),
+            own_read_bytes: Some(read),
+            own_written_bytes: Some(written),
+            carried_dirty_bytes: Some(0),
+        }
+    }
+
+    /// A concurrent `dd` wrote 400 MiB to the device during a phase in
+    /// which fsbench read 1 MiB from it and wrote 4 MiB: flagged, with the
+    /// figures.
+    #[test]
+    fn devices_that_moved_far_more_than_this_process_caused_are_disturbed() {
+        let mib = 1u64 << 20;
+        let metric = with_noise(mib, 404 * mib, own(mib, 4 * mib))
+            .moved(0, 4 * mib)
+            .rate("write", Rate::MIB_PER_S, 4 * mib);
+        assert_eq!(metric.flags, [Flag::Disturbed]);
+        let device = metric.device.as_ref().unwrap();
+        assert_eq!(device.own_io_bytes, Some(5 * mib));
+        assert_eq!(device.own_written_bytes, Some(4 * mib));
+        assert_eq!(
+            metric.flag_text(Flag::Disturbed),
+            "disturbed: the devices moved 405.0 MiB during the phase, 81× the 5.0 MiB \
+             fsbench itself caused: other processes' I/O was measured with it"
+        );
+        // A phase of metadata operations that caused no bytes of its own
+        // (a cached `stat` over 1000 files), and the devices wrote 200 MiB.
+        let stat = with_noise(0, 200 * mib, own(0, 0)).moved(0, 0).rate(
+            "stat",
+            Rate::per_second("files/s"),
+            1000,
+        );
+        assert_eq!(stat.flags, [Flag::Disturbed]);
+        assert!(
+            stat.flag_text(Flag::Disturbed)
+                .contains("moved 200.0 MiB during the phase, while fsbench itself caused 0 B"),
+            "{}",
+            stat.flag_text(Flag::Disturbed)
+        );
+    }
+
+    /// A small-file create on ext4 writes several times its bytes through
+    /// the journal (not accounted to fsbench), and metadata operations on
+    /// empty files cause none of their own: neither is another process.
+    #[test]
+    fn journal_and_metadata_amplification_is_not_disturbance() {
+        let mib = 1u64 << 20;
+        // 10 000 files of 4 KiB: 39 MiB of data, 5× that on the device
+        // (journal, inode tables, directories).
+        let data = 10_000 * 4096;
+        let create = with_noise(0, 5 * data, own(0, data)).moved(0, data).rate(
+            "create",
+            Rate::per_second("files/s"),
+            10_000,
+        );
+        assert!(create.flags.is_empty(), "{:?}", create.flags);
+        // 100 000 unlinks of empty files: 442 MiB of journaled metadata
+        // on ext4 with no bytes of fsbench's own (measured: 4.4 KiB each).
+        let unlink = with_noise(0, 442 * mib, own(0, 0)).rate(
+            "unlink",
+            Rate::per_second("files/s"),
+            100_000,
+        );
+        assert!(unlink.flags.is_empty(), "{:?}", unlink.flags);
+        // An earlier phase's journal commit (30 MiB) in a phase that read
+        // 40 MiB.
+        let spill = with_noise(40 * mib, 30 * mib, own(40 * mib, 0))
+            .moved(40 * mib, 0)
+            .rate("read", Rate::MIB_PER_S, 40 * mib);
+        assert!(spill.flags.is_empty(), "{:?}", spill.flags);
+        // Writeback of what fsbench left dirty before the phase.
+        let writeback = Noise {
+            carried_dirty_bytes: Some(512 * mib),
+            ..own(0, 0)
+        };
+        let later = with_noise(0, 500 * mib, writeback).moved(0, 0).rate(
+            "stat",
+            Rate::per_second("files/s"),
+            10,
+        );
+        assert!(later.flags.is_empty(), "{:?}", later.flags);
+    }
+
+    #[test]
+    fn the_disturbed_rule_is_its_factors_and_floor() {
+        let mib = 1u64 << 20;
+        let evidence =
+            |device_read: u64, device_written: u64, read: u64, written: u64| DeviceEvidence {
+                read_bytes: device_read,
+                written_bytes: device_written,
+                own_io_bytes: Some(read + written),
+                own_written_bytes: Some(written),
+                carried_dirty_bytes: Some(mib),
+                ..DeviceEvidence::default()
+            };
+        let floor = DISTURBED_FLOOR_BYTES;
+        let written = 10 * mib;
+        let limit = (DISTURBED_WRITE_FACTOR * written as f64) as u64 + mib + floor;
+        assert!(!disturbed(&evidence(0, limit, 0, written), 0));
+        assert!(disturbed(&evidence(0, limit + 1, 0, written), 0));
+        let read = 10 * mib;
+        let limit = (DISTURBED_READ_FACTOR * read as f64) as u64 + mib + floor;
+        assert!(!disturbed(&evidence(limit, 0, read, 0), 0));
+        assert!(disturbed(&evidence(limit + 1, 0, read, 0), 0));
+        // Operations that move no data are allowed their metadata.
+        let ops = 1000;
+        let limit = ops * DISTURBED_BYTES_PER_OP + mib + floor;
+        assert!(!disturbed(&evidence(0, limit, 0, 0), ops));
+        assert!(disturbed(&evidence(0, limit + 1, 0, 0), ops));
+        // Without this process's bytes (a network mount): no judgement.
+        let network = DeviceEvidence {
+            own_io_bytes: None,
+            ..evidence(0, 100 << 30, 0, 0)
+        };
+        assert!(!disturbed(&network, 0));
+    }
+
+    /// The host's share from /proc/stat deltas: 2 CPUs at 100 ticks/s
+    /// over 2 s (400 ticks), busy 360 ticks of which 100 were fsbench's.
+    #[test]
+    fn other_processes_over_half_the_cpus_or_steal_make_a_busy_host() {
+        use crate::measure::noise::{CpuTime, Reading};
+        let reading = |busy, steal, total, own_ticks| Reading {
+            cpu: Some(CpuTime { busy, steal, total }),
+            own_ticks: Some(own_ticks),
+            own_read_bytes: Some(0),
+            own_written_bytes: Some(0),
+            dirty_bytes: Some(0),
+            load_1m_hundredths: Some(310),
+        };
+        let phase = |after: Reading| {
+            let noise = Noise::between(&reading(1000, 0, 4000, 50), &after, 2.0, (2, 100), true);
+            with_noise(0, 0, noise).seconds("t", 1)
+        };
+        // 260 of 400 ticks: 65 %.
+        let busy = phase(reading(1360, 0, 4400, 150));
+        assert_eq!(busy.flags, [Flag::BusyHost]);
+        assert_eq!(busy.device.as_ref().unwrap().others_cpu_percent, Some(65.0));
+        assert_eq!(
+            busy.flag_text(Flag::BusyHost),
+            "busy host: other processes used 65 % of the CPU capacity during the phase, \
+             the hypervisor stole 0 % (1-minute load 3.10): measured on a busy machine"
+        );
+        // 160 of 400: 40 %, under half.
+        assert!(phase(reading(1260, 0, 4400, 150)).flags.is_empty());
+        // 60 ticks of 400 stolen: 15 %.
+        let stolen = phase(reading(1100, 60, 4400, 150));
+        assert_eq!(stolen.flags, [Flag::BusyHost]);
+        assert_eq!(stolen.device.unwrap().steal_percent, Some(15.0));
+        // Too short to judge from ticks.
+        let second = with_noise(0, 0, busy_noise()).seconds("t", 1);
+        assert_eq!(second.flags, [Flag::BusyHost]);
+        let mut measured = with_noise(0, 0, busy_noise());
+        measured.elapsed_s = 0.2;
+        assert_eq!(measured.seconds("t", 1).flags, [Flag::TooShort]);
+    }
+
+    fn busy_noise() -> Noise {
+        Noise {
+            others_cpu_percent: Some(BUSY_OTHERS_PERCENT + 1.0),
+            ..own(0, 0)
+        }
+    }
+
+    #[test]
+    fn the_busy_description_states_the_limits() {
+        let text = Flag::BusyHost.describe();
+        assert!(
+            text.contains(&format!("over {BUSY_OTHERS_PERCENT} %")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("over {BUSY_STEAL_PERCENT} %")),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Relative change between saved runs (`fsbench compare A.json B.json ...`):
 //! each later run against the first, per target, workload and metric, with
-//! the change's 95 % interval (Fieller, see `stats::ratio`) and Welch's
-//! test. Metrics that some runs lack are listed, never an error.
+//! the change's 95 % interval and test (on the log scale, see
+//! `stats::ratio`). Metrics that some runs lack are listed, never an error.
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -150,6 +150,7 @@ impl Versus {
                     &findings,
                     target.map(verdict::risks).unwrap_or_default(),
                     target.and_then(verdict::durability),
+                    verdict::min_effect_of(&after.run),
                 )
             })
             .collect();
@@ -323,8 +324,8 @@ impl Comparisons {
             }
         }
         let legend = format!(
-            "change = mean / first run's mean − 1; CI = its 95 % interval (Fieller); \
-             * = significant (Welch's t-test, p < 0.05); {}",
+            "change = ratio to the first run − 1 ({}); CI = its 95 % interval; {}",
+            super::RATIO_LEGEND,
             names::ARROWS
         );
         out.push('\n');

@@ -5,6 +5,7 @@
 use super::names;
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::terminal::{BUILT_HEADER, BUILT_TITLE, built_rows};
 use super::verdict::Verdict;
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, number, ratio,
@@ -26,6 +27,7 @@ impl Reporter for Markdown {
                 out.push_str(&format!("- **{}**: {}\n", escape(target), escape(risk)));
             }
         }
+        out.push_str(&built_section(run));
         out.push_str(&sweep_section(summary));
         for workload in &summary.workloads {
             out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
@@ -80,8 +82,8 @@ fn verdict_section(verdict: &Verdict) -> String {
     }
     if lines.iter().any(|t| t.counts.is_some()) {
         out.push('\n');
-        for line in Verdict::LEGEND {
-            out.push_str(&format!("_{}_  \n", escape(line)));
+        for line in verdict.legend() {
+            out.push_str(&format!("_{}_  \n", escape(&line)));
         }
     }
     out
@@ -103,9 +105,10 @@ fn introduction(run: &RunResult, summary: &Summary) -> String {
     out.push_str("Cells: mean ± half-width of its 95 % confidence interval (Student t)");
     if summary.targets.len() > 1 {
         out.push_str(&format!(
-            "; **bold** = best; below: mean / mean of {} (the baseline) with the \
-             ratio's 95 % interval, `*` = significant (Welch's t-test, p < 0.05)",
-            escape(&summary.targets[summary.baseline])
+            "; **bold** = best; below: against {} (the baseline) with the \
+             ratio's 95 % interval, {}",
+            escape(&summary.targets[summary.baseline]),
+            escape(super::RATIO_LEGEND)
         ));
     }
     if summary.has_unbounded_ratio() {
@@ -145,6 +148,23 @@ fn workload_table<'m>(
         }
         row.extend(metrics.iter().map(|m| metric_cell(m, t)));
         out.push_str(&table_row(&row));
+    }
+    out
+}
+
+/// How the targets `fsbench run --configs` built were made, before any
+/// figure: a row per built target (`terminal::built_rows`: mkfs, what it
+/// was made on, mount options); nothing when no target was built.
+fn built_section(run: &RunResult) -> String {
+    let rows = built_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n## {BUILT_TITLE}\n\n");
+    out.push_str(&table_row(&BUILT_HEADER.map(String::from)));
+    out.push_str(&format!("|{}|\n", ["---"; BUILT_HEADER.len()].join("|")));
+    for row in &rows {
+        out.push_str(&table_row(&row.clone().map(|cell| escape(&cell))));
     }
     out
 }

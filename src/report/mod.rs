@@ -47,6 +47,9 @@ pub const RESULT_KIND: &str = "fsbench-result";
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
     let text = read_input_file(path, input::RESULT)?;
+    // serde_json's `float_roundtrip` (Cargo.toml) reads every number back
+    // as the bits written: a figure a unit in the last place off can turn
+    // the verdict where speed-ups tie (PostMark's rates over one time).
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
@@ -73,6 +76,41 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
         ));
     }
     Ok(run)
+}
+
+/// The target a saved result's ratios and verdict are taken against, as
+/// the run that made it took them: the one its command line named with
+/// `--baseline` (`fsbench run --baseline NAME`: the result keeps the
+/// command line, not the choice), when that is one of its targets and not
+/// a reference; else the first target that is not a reference.
+pub fn baseline_of(run: &RunResult) -> usize {
+    let named = asked_baseline(&run.command)
+        .filter(|_| run.made_by() == "fsbench run")
+        .and_then(|name| {
+            run.targets
+                .iter()
+                .position(|t| t.name == name && !t.reference)
+        });
+    named.unwrap_or_else(|| run.targets.iter().position(|t| !t.reference).unwrap_or(0))
+}
+
+/// The value of `--baseline` on a command line (`--baseline NAME` or
+/// `--baseline=NAME`), before any `--` that ends the options.
+fn asked_baseline(command: &[String]) -> Option<&str> {
+    let mut words = command.iter().skip(1).map(String::as_str);
+    let mut asked = None;
+    while let Some(word) = words.next() {
+        match word {
+            "--" => break,
+            "--baseline" => asked = words.next(),
+            _ => {
+                if let Some(name) = word.strip_prefix("--baseline=") {
+                    asked = Some(name);
+                }
+            }
+        }
+    }
+    asked
 }
 
 /// Writes a rendered report to `path`.
@@ -170,6 +208,11 @@ pub fn ratio_ci(comparison: &summary::Comparison) -> Option<String> {
 /// What every view prints for an unbounded ratio interval.
 pub const UNBOUNDED: &str = "unbounded";
 
+/// How every view's ratio and star are computed (`stats::ratio`), for
+/// their legends.
+pub const RATIO_LEGEND: &str =
+    "ratio of geometric means, * = significant (Welch's t-test of the logarithms, p < 0.05)";
+
 /// Why an interval is unbounded, for the legends of views that show one.
 pub const UNBOUNDED_REASON: &str =
     "unbounded = a mean's 95 % CI includes 0, so the ratio has no finite positive bounds";
@@ -237,5 +280,63 @@ mod tests {
         ] {
             assert_eq!(number(value), text, "{value}");
         }
+    }
+
+    /// Every finite f64 reads back as the bits written (serde_json's
+    /// `float_roundtrip`; without it about one in ten is a unit off).
+    #[test]
+    fn numbers_read_back_exactly() {
+        let mut values = vec![
+            0.1 + 0.2,
+            1.0 / 3.0,
+            5e-324,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            -0.0,
+            2.5e22,
+            42_241.345_678_901_23,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        while values.len() < 20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let any = f64::from_bits(state);
+            // Figures as runs make them, and any bits at all.
+            let figure = (state >> 11) as f64 / (1u64 << 53) as f64 * 1e5;
+            values.extend([any, figure].into_iter().filter(|v| v.is_finite()));
+        }
+        let text = serde_json::to_string(&values).unwrap();
+        let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let read = read.as_array().unwrap();
+        for (written, read) in values.iter().zip(read) {
+            assert_eq!(read.as_f64().map(f64::to_bits), Some(written.to_bits()));
+        }
+    }
+
+    /// `fsbench run --baseline NAME` is kept in the result only as its
+    /// command line: a report of it takes the same baseline.
+    #[test]
+    fn a_saved_run_keeps_the_baseline_its_command_line_named() {
+        let mut run: RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/run-two-targets.json"))
+                .unwrap();
+        let mut baseline = |line: &str| {
+            run.command = line.split_whitespace().map(String::from).collect();
+            baseline_of(&run)
+        };
+        assert_eq!(baseline("fsbench run -t a -t b"), 0);
+        assert_eq!(baseline("fsbench run -t a -t b --baseline tmpfs-huge"), 1);
+        assert_eq!(baseline("fsbench --json x run --baseline=tmpfs-huge -q"), 1);
+        assert_eq!(baseline("fsbench run --baseline gone"), 0, "no such target");
+        assert_eq!(baseline("fsbench run -- --baseline tmpfs-huge"), 0);
+        assert_eq!(baseline("fsbench io --baseline tmpfs-huge"), 0, "not run's");
+        run.targets[0].reference = true;
+        let mut baseline = |line: &str| {
+            run.command = line.split_whitespace().map(String::from).collect();
+            baseline_of(&run)
+        };
+        assert_eq!(baseline("fsbench run"), 1, "never a reference");
+        assert_eq!(baseline("fsbench run --baseline tmpfs"), 1);
     }
 }

@@ -2,8 +2,11 @@
 //! only in where their sync log lives (`--sync-log`: same kind, same
 //! parameters otherwise), one table per target compares the placements:
 //! each one's headline figures and its slowdown against the fastest
-//! placement (1.00x = the fastest). Groups are found from the results'
-//! `params`, so any suite that sweeps placements gets the table.
+//! placement (1.00x = the fastest). The workload run without a sync log
+//! is the reference row, first, with its figures where it has them.
+//! Groups are found from the results' `params` (their settings: what a
+//! workload recorded there as it ran is left out, `RECORDS`), so any suite
+//! that sweeps placements gets the table.
 use serde_json::Value;
 
 use super::Summary;
@@ -12,6 +15,17 @@ use crate::result::{RunResult, WorkloadResult};
 
 /// The key of the sync log's settings in a result's `params`.
 const SYNC_LOG_KEY: &str = "sync_log";
+
+/// What a workload records in its `params` besides its settings: readings
+/// taken as it ran, which a sync log changes by being there. A tree's
+/// `space` (the file system's used bytes and inodes around each
+/// operation) counts the log file when the log is on the target, so a
+/// workload without a log never reads the same as one with it; these are
+/// left out when workloads are grouped, with the sync log itself.
+const RECORDS: [&str; 2] = [SYNC_LOG_KEY, "space"];
+
+/// The placement of a workload without a sync log: the reference row.
+const NO_SYNC_LOG: &str = "no sync log";
 
 /// The metrics of a tree's dataset generation: setup the sync log leaves
 /// out.
@@ -51,7 +65,7 @@ pub fn placement_tables(run: &RunResult, summary: &Summary) -> Vec<PlacementTabl
     let mut tables = Vec::new();
     for group in groups(run, summary) {
         let first = group[0].workload;
-        let columns = headline_metrics(first);
+        let columns = group_columns(&group);
         for (t, target) in summary.targets.iter().enumerate() {
             let rows = rows_on_target(&group, &columns, t);
             if rows.iter().any(|r| r.cells.iter().any(Option::is_some)) {
@@ -77,14 +91,16 @@ struct Member<'s> {
 }
 
 /// The workloads alike but for their sync log, in groups of at least two
-/// placements (so one of them at least is a sync log).
+/// placements (so one of them at least is a sync log); in each, the
+/// workload without a log (the reference) first, the others in the run's
+/// order.
 fn groups<'s>(run: &RunResult, summary: &'s Summary) -> Vec<Vec<Member<'s>>> {
     let mut groups: Vec<(Value, Vec<Member>)> = Vec::new();
     for workload in &summary.workloads {
         let Some(first) = first_result(run, &workload.name) else {
             continue;
         };
-        let key = serde_json::json!([first.workload, params_without_log(&first.params)]);
+        let key = serde_json::json!([first.workload, settings(&first.params)]);
         let member = Member {
             workload,
             placement: placement_label(first),
@@ -103,6 +119,10 @@ fn groups<'s>(run: &RunResult, summary: &'s Summary) -> Vec<Vec<Member<'s>>> {
             placements.dedup();
             placements.len() >= 2
         })
+        .map(|mut members| {
+            members.sort_by_key(|m| m.placement != NO_SYNC_LOG);
+            members
+        })
         .collect()
 }
 
@@ -114,10 +134,15 @@ fn first_result<'r>(run: &'r RunResult, name: &str) -> Option<&'r WorkloadResult
         .find(|w| w.name() == name)
 }
 
-fn params_without_log(params: &Value) -> Value {
+/// A workload's parameters without its sync log and the readings it
+/// recorded (`RECORDS`): what must be equal for two workloads to differ
+/// only in their sync log.
+fn settings(params: &Value) -> Value {
     let mut params = params.clone();
     if let Some(object) = params.as_object_mut() {
-        object.remove(SYNC_LOG_KEY);
+        for key in RECORDS {
+            object.remove(key);
+        }
     }
     params
 }
@@ -125,7 +150,7 @@ fn params_without_log(params: &Value) -> Value {
 /// `target`, `/mnt/ram`, `target, mode none, batch 10`, or `no sync log`.
 pub fn placement_label(result: &WorkloadResult) -> String {
     let Some(log) = result.params.get(SYNC_LOG_KEY) else {
-        return "no sync log".to_string();
+        return NO_SYNC_LOG.to_string();
     };
     let mut label = log["placement"].as_str().unwrap_or("?").to_string();
     if let Some(mode) = log["mode"].as_str().filter(|m| *m != "fdatasync") {
@@ -135,6 +160,22 @@ pub fn placement_label(result: &WorkloadResult) -> String {
         label.push_str(&format!(", batch {batch}"));
     }
     label
+}
+
+/// The columns of a group's table: each member's headline figures
+/// (`headline_metrics`), in the order the members give them, each once;
+/// a member without one of them (a workload without a log has no log's
+/// figures, but may lack others too) shows `–` there.
+fn group_columns<'s>(members: &[Member<'s>]) -> Vec<&'s MetricSummary> {
+    let mut columns: Vec<&MetricSummary> = Vec::new();
+    for member in members {
+        for metric in headline_metrics(member.workload) {
+            if !columns.iter().any(|c| c.name == metric.name) {
+                columns.push(metric);
+            }
+        }
+    }
+    columns
 }
 
 /// The figures a placement changes most visibly: the times (`*_s`) of a
@@ -279,7 +320,20 @@ mod tests {
         let table = &tables[0];
         assert_eq!(title(table), "tree on ext4");
         assert_eq!(table.columns, [("copy_s".to_string(), "s".to_string())]);
-        let rows: Vec<(&str, &str, String)> = table
+        let rows = first_column(table);
+        assert_eq!(
+            rows,
+            [
+                ("none", "no sync log", "0.9000 (1.00x)".to_string()),
+                ("same-disk", "target", "6.000 (6.67x)".to_string()),
+                ("ram", "/mnt/ram", "1.000 (1.11x)".to_string()),
+            ]
+        );
+    }
+
+    /// Each row's workload, placement and first figure as shown.
+    fn first_column(table: &PlacementTable) -> Vec<(&str, &str, String)> {
+        table
             .rows
             .iter()
             .map(|r| {
@@ -289,15 +343,76 @@ mod tests {
                     cell_text(r.cells[0]),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// What the tree records of the file system's growth around an
+    /// operation (`params.space`), as the tree workload writes it: the
+    /// log file on the target is one more inode and block.
+    fn with_space(mut result: WorkloadResult, inodes: u64) -> WorkloadResult {
+        result.params["space"] = serde_json::json!({
+            "copy": {
+                "before": {"bytes": 4_739_072, "inodes": 53},
+                "after": {"bytes": 4_739_072 + 4096 * (inodes - 88), "inodes": inodes},
+                "entries": 35,
+                "logical_bytes": 4_683_276,
+            }
+        });
+        result
+    }
+
+    /// The built-in `synclog` suite's tree entries as a real run records
+    /// them: the workload without a log read 88 inodes after its copy, the
+    /// logged ones 89 (their log file). The workload without a log is the
+    /// reference row, first, with its figures and its slowdown.
+    #[test]
+    fn the_workload_without_a_log_stays_though_its_readings_differ() {
+        let no_log = with_space(tree("photos-no-log", None, 2.0, 0.02), 88);
+        let mut unsynced = tree("photos-log-unsynced", Some("target"), 1.0, 0.02);
+        unsynced.params["sync_log"]["mode"] = "none".into();
+        let run = run_of(vec![
+            no_log,
+            with_space(tree("photos-log-target", Some("target"), 4.0, 0.02), 89),
+            with_space(unsynced, 89),
+        ]);
+        let tables = placement_tables(&run, &Summary::of(&run));
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let rows = first_column(&tables[0]);
         assert_eq!(
             rows,
             [
-                ("same-disk", "target", "6.000 (6.67x)".to_string()),
-                ("ram", "/mnt/ram", "1.000 (1.11x)".to_string()),
-                ("none", "no sync log", "0.9000 (1.00x)".to_string()),
+                ("photos-no-log", "no sync log", "2.000 (2.00x)".to_string()),
+                ("photos-log-target", "target", "4.000 (4.00x)".to_string()),
+                (
+                    "photos-log-unsynced",
+                    "target, mode none",
+                    "1.000 (1.00x)".to_string()
+                ),
             ]
         );
+    }
+
+    /// A workload without a log listed after the logged ones is still the
+    /// reference row, first; a figure only some placements have is a
+    /// column, `–` where a placement lacks it.
+    #[test]
+    fn the_reference_row_comes_first_and_missing_figures_are_dashes() {
+        let mut no_log = tree("none", None, 3.0, 0.1);
+        no_log.metrics.retain(|m| m.name != "copy_s");
+        no_log.metrics.push(metric("delete_s", "s", 1.0));
+        let run = run_of(vec![tree("same-disk", Some("target"), 6.0, 0.1), no_log]);
+        let tables = placement_tables(&run, &Summary::of(&run));
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let table = &tables[0];
+        let columns: Vec<&str> = table.columns.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(columns, ["delete_s", "copy_s"]);
+        let none = &table.rows[0];
+        assert_eq!(none.placement, "no sync log");
+        assert_eq!(cell_text(none.cells[0]), "1.000 (1.00x)");
+        assert_eq!(cell_text(none.cells[1]), "–");
+        assert_eq!(table.rows[1].workload, "same-disk");
+        assert_eq!(cell_text(table.rows[1].cells[0]), "–");
+        assert_eq!(cell_text(table.rows[1].cells[1]), "6.000 (1.00x)");
     }
 
     #[test]

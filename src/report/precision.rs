@@ -3,13 +3,20 @@
 //! each whole repetition, every headline metric of every target must have a
 //! 95 % confidence interval within the given fraction of its mean, or (on a
 //! target other than the baseline) differ significantly from the baseline;
-//! otherwise the run repeats, up to `--max-repeat`.
+//! otherwise the run repeats, up to `--max-repeat` and within
+//! `--max-time`. A comparison of targets repeats this way by default
+//! (`Precision::from_flags`): three repetitions rarely decide a noisy
+//! figure, and the verdict must not call an undecided difference "none".
 //!
 //! The rule reads the same `Summary` the reports show, so "precise" here is
 //! the "± x" a reader sees, and "significant" the reports' verdict.
+use std::time::{Duration, Instant};
+
 use crate::error::usage;
+use crate::measure::stats::RatioInterval;
 use crate::report::summary::{Cell, Summary};
 use crate::result::{RunResult, Stopping};
+use crate::workload::progress::short_duration;
 
 /// Repetitions before the rule is first tested when `--repeat` does not
 /// say: fewer give a confidence interval too wide to mean much.
@@ -17,6 +24,13 @@ pub const DEFAULT_MIN_REPEAT: u32 = 3;
 
 /// The most repetitions when `--max-repeat` does not say.
 pub const DEFAULT_MAX_REPEAT: u32 = 10;
+
+/// The precision a comparison repeats for when `--precision` does not say.
+pub const DEFAULT_PRECISION: f64 = 0.05;
+
+/// The longest a run repeats when `--max-time` does not say: the first
+/// repetitions always run, later ones only when they would end before it.
+pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(30 * 60);
 
 /// The widest metrics a reason names; the others are counted.
 const NAMED_WIDE: usize = 5;
@@ -29,8 +43,26 @@ pub struct Precision {
     /// Repetitions before the rule is tested.
     pub min_repeat: u32,
     pub max_repeat: u32,
-    /// The target the others are compared with (`Summary::with_baseline`).
-    pub baseline: usize,
+    /// No repetition starts that would, at the pace so far, end after
+    /// this much time since `started`.
+    pub max_time: Duration,
+    pub started: Instant,
+    /// A ratio whose interval lies within this fraction of 1 either way
+    /// is decided: no practical difference (`verdict::DEFAULT_MIN_EFFECT`).
+    pub min_effect: f64,
+}
+
+/// `fsbench run`'s flags that decide how often it repeats.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RepeatFlags<'a> {
+    /// `--precision`: a percentage, or `off` for exactly `--repeat`.
+    pub precision: Option<&'a str>,
+    pub repeat: Option<u32>,
+    pub max_repeat: Option<u32>,
+    pub max_time: Option<Duration>,
+    /// More than one target is measured: a comparison, which repeats
+    /// until it is decided unless told otherwise.
+    pub comparing: bool,
 }
 
 /// A headline metric of a target whose interval is still too wide.
@@ -46,23 +78,32 @@ impl Precision {
     /// The rule from `fsbench run`'s flags: `--precision` as a percentage,
     /// the minimum from `--repeat` (else `DEFAULT_MIN_REPEAT`), the
     /// maximum from `--max-repeat` (else the larger of the default and the
-    /// minimum). None without `--precision`; `--max-repeat` alone is a
-    /// usage error, as is a maximum below the minimum.
+    /// minimum), the time cap from `--max-time`. A comparison without
+    /// `--precision` or `--repeat` gets `DEFAULT_PRECISION`; `--precision
+    /// off`, or `--repeat` alone, runs exactly the repetitions asked for
+    /// (None). `--max-repeat` or `--max-time` without a rule is a usage
+    /// error, as is a maximum below the minimum.
     pub fn from_flags(
-        precision: Option<&str>,
-        repeat: Option<u32>,
-        max_repeat: Option<u32>,
-        baseline: usize,
+        flags: RepeatFlags<'_>,
+        min_effect: f64,
     ) -> anyhow::Result<Option<Precision>> {
-        let Some(text) = precision else {
-            return match max_repeat {
-                Some(_) => usage("--max-repeat needs --precision (e.g. --precision 5%)"),
-                None => Ok(None),
+        let fraction = match flags.precision {
+            Some(text) if text.trim().eq_ignore_ascii_case("off") => None,
+            Some(text) => Some(parse_percentage(text)?),
+            None if flags.comparing && flags.repeat.is_none() => Some(DEFAULT_PRECISION),
+            None => None,
+        };
+        let Some(fraction) = fraction else {
+            return match (flags.max_repeat, flags.max_time) {
+                (Some(_), _) => usage("--max-repeat needs --precision (e.g. --precision 5%)"),
+                (_, Some(_)) => usage("--max-time needs --precision (e.g. --precision 5%)"),
+                _ => Ok(None),
             };
         };
-        let fraction = parse_percentage(text)?;
-        let min_repeat = repeat.unwrap_or(DEFAULT_MIN_REPEAT);
-        let max_repeat = max_repeat.unwrap_or(DEFAULT_MAX_REPEAT.max(min_repeat));
+        let min_repeat = flags.repeat.unwrap_or(DEFAULT_MIN_REPEAT);
+        let max_repeat = flags
+            .max_repeat
+            .unwrap_or(DEFAULT_MAX_REPEAT.max(min_repeat));
         if max_repeat < min_repeat {
             return usage(format!(
                 "--max-repeat {max_repeat}: below the {min_repeat} repetitions run before the precision is tested (--repeat)"
@@ -72,8 +113,26 @@ impl Precision {
             fraction,
             min_repeat,
             max_repeat,
-            baseline,
+            max_time: flags.max_time.unwrap_or(DEFAULT_MAX_TIME),
+            started: Instant::now(),
+            min_effect,
         }))
+    }
+
+    /// What the run will do, said before it starts: "repeating until every
+    /// headline metric is within ±5 % or decided: 3 to 10 repetitions, at
+    /// most 30m00s (--precision, --max-repeat, --max-time; --repeat N
+    /// alone for a fixed count)".
+    pub fn plan_text(&self) -> String {
+        format!(
+            "repeating until every headline metric is within ±{} (95 % CI) or its difference \
+             from the baseline is decided: {} to {} repetitions, none starting that would end \
+             after {} (--precision, --max-repeat, --max-time; --repeat N alone for a fixed count)",
+            percent(self.fraction),
+            self.min_repeat,
+            self.max_repeat,
+            short_duration(self.max_time.as_secs())
+        )
     }
 
     /// The reason to stop after the repetitions in `record`, if every
@@ -81,7 +140,28 @@ impl Precision {
     /// driver's stopping rule.
     pub fn reached(&self, record: &RunResult) -> Option<String> {
         let enough = record.repetitions_measured() >= self.min_repeat;
-        (enough && self.wide_metrics(record).is_empty()).then(|| self.settled_reason(record))
+        if enough && self.wide_metrics(record).is_empty() {
+            return Some(self.settled_reason(record));
+        }
+        self.out_of_time(record)
+    }
+
+    /// "--max-time 30m00s: another repetition (about 4m10s each) would end
+    /// after it; 3 metrics still wider than ±5 %: ..." when the next
+    /// repetition, at the pace so far, would end past the time cap.
+    fn out_of_time(&self, record: &RunResult) -> Option<String> {
+        let done = record.repetitions_measured();
+        let elapsed = self.started.elapsed();
+        let each = elapsed.checked_div(done)?;
+        if elapsed + each <= self.max_time {
+            return None;
+        }
+        Some(format!(
+            "--max-time {} reached: another repetition (about {} each) would end after it; {}",
+            short_duration(self.max_time.as_secs()),
+            short_duration(each.as_secs()),
+            self.wide_text(record)
+        ))
     }
 
     /// What the record says about how the run stopped: `stopped` is the
@@ -114,10 +194,20 @@ impl Precision {
     /// "--max-repeat 10 reached: 3 metrics still wider than ±5 %: a/tree
     /// find_s ±12 %, ...", widest first.
     fn exhausted_reason(&self, record: &RunResult) -> String {
-        let mut wide = self.wide_metrics(record);
-        if wide.is_empty() {
+        if self.wide_metrics(record).is_empty() {
             return self.settled_reason(record);
         }
+        format!(
+            "--max-repeat {} reached: {}",
+            self.max_repeat,
+            self.wide_text(record)
+        )
+    }
+
+    /// "3 metrics still wider than ±5 %: a/tree find_s ±12 %, ...", widest
+    /// first.
+    fn wide_text(&self, record: &RunResult) -> String {
+        let mut wide = self.wide_metrics(record);
         // A single value (no interval) is the widest of all.
         wide.sort_by(|a, b| {
             let key = |w: &Wide| w.relative.unwrap_or(f64::INFINITY);
@@ -136,8 +226,7 @@ impl Precision {
         }
         let plural = if wide.len() == 1 { "" } else { "s" };
         format!(
-            "--max-repeat {} reached: {} metric{plural} still wider than ±{}: {}",
-            self.max_repeat,
+            "{} metric{plural} still wider than ±{}: {}",
             wide.len(),
             percent(self.fraction),
             named.join(", ")
@@ -147,13 +236,17 @@ impl Precision {
     /// Every headline metric of every target that is neither precise
     /// enough nor significantly different from the baseline.
     fn wide_metrics(&self, record: &RunResult) -> Vec<Wide> {
-        let summary = Summary::with_baseline(record, self.baseline);
+        // The run's baseline as every report of the record takes it: by
+        // name, since targets built from configurations are recorded in the
+        // order they were built.
+        let baseline = crate::report::baseline_of(record);
+        let summary = Summary::with_baseline(record, baseline);
         let mut wide = Vec::new();
         for workload in &summary.workloads {
             for metric in workload.headline() {
                 for (target, cell) in metric.cells.iter().enumerate() {
                     let Some(cell) = cell else { continue };
-                    if self.settled(cell, target) {
+                    if self.settled(cell, target != baseline) {
                         continue;
                     }
                     wide.push(Wide {
@@ -170,12 +263,24 @@ impl Precision {
     }
 
     /// Precise enough, or (off the baseline) significantly different from
-    /// it: more repetitions would not change what the report says.
-    fn settled(&self, cell: &Cell, target: usize) -> bool {
+    /// it, or surely within the minimum effect of it: more repetitions
+    /// would not change what the verdict says.
+    fn settled(&self, cell: &Cell, off_baseline: bool) -> bool {
         let precise = relative_half_width(cell).is_some_and(|r| r <= self.fraction);
-        let significant =
-            target != self.baseline && cell.vs_baseline.is_some_and(|c| c.significant);
-        precise || significant
+        let compared = cell.vs_baseline.filter(|_| off_baseline);
+        let significant = compared.is_some_and(|c| c.significant);
+        let negligible = compared
+            .and_then(|c| c.ci95)
+            .is_some_and(|ci| self.within_min_effect(ci));
+        precise || significant || negligible
+    }
+
+    /// The whole interval lies within the minimum effect of 1.
+    fn within_min_effect(&self, interval: RatioInterval) -> bool {
+        let band = 1.0 + self.min_effect;
+        interval
+            .bounds()
+            .is_some_and(|(low, high)| low >= 1.0 / band && high <= band)
     }
 }
 
@@ -192,19 +297,25 @@ fn relative_half_width(cell: &Cell) -> Option<f64> {
 /// `--precision`'s value: "5%", "5" or "0.5%", a percentage above 0 and
 /// below 100, as a fraction (0.05).
 pub fn parse_percentage(text: &str) -> anyhow::Result<f64> {
+    parse_percentage_of("--precision", text)
+}
+
+/// A percentage `flag` was given ("5%", "5" or "0.5%"), above 0 and below
+/// 100, as a fraction (0.05).
+pub fn parse_percentage_of(flag: &str, text: &str) -> anyhow::Result<f64> {
     let number = text.trim();
     let number = number.strip_suffix('%').unwrap_or(number).trim_end();
     match number.parse::<f64>() {
         Ok(value) if value.is_finite() && value > 0.0 && value < 100.0 => Ok(value / 100.0),
         _ => usage(format!(
-            "--precision {text}: give a percentage above 0 and below 100, e.g. 5%"
+            "{flag} {text}: give a percentage above 0 and below 100, e.g. 5%"
         )),
     }
 }
 
 /// A fraction as a percentage without needless digits: "5 %", "0.5 %",
 /// "12 %".
-fn percent(fraction: f64) -> String {
+pub fn percent(fraction: f64) -> String {
     let value = fraction * 100.0;
     let shown = match value >= 10.0 {
         true => format!("{value:.0}"),
@@ -252,10 +363,17 @@ mod tests {
         record
     }
 
+    fn rule(flags: RepeatFlags<'_>) -> anyhow::Result<Option<Precision>> {
+        Precision::from_flags(flags, crate::report::verdict::DEFAULT_MIN_EFFECT)
+    }
+
     fn five_percent() -> Precision {
-        Precision::from_flags(Some("5%"), None, Some(6), 0)
-            .unwrap()
-            .unwrap()
+        let flags = RepeatFlags {
+            precision: Some("5%"),
+            max_repeat: Some(6),
+            ..RepeatFlags::default()
+        };
+        rule(flags).unwrap().unwrap()
     }
 
     #[test]
@@ -279,11 +397,11 @@ mod tests {
         let record = run(&[("a", &[10.0, 10.1, 9.9]), ("b", &[20.0, 23.0, 17.0])]);
         assert!(five_percent().reached(&record).is_some());
         // The baseline itself has no baseline to differ from.
-        let other_way = Precision {
-            baseline: 1,
-            ..five_percent()
-        };
-        assert_eq!(other_way.reached(&record), None);
+        let mut other_way = record.clone();
+        other_way.command = ["fsbench", "run", "--baseline", "b"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(five_percent().reached(&other_way), None);
     }
 
     #[test]
@@ -321,13 +439,91 @@ mod tests {
 
     #[test]
     fn the_flags_make_a_rule_or_a_usage_error() {
-        assert_eq!(Precision::from_flags(None, Some(5), None, 0).unwrap(), None);
-        assert!(Precision::from_flags(None, None, Some(5), 0).is_err());
-        let rule = Precision::from_flags(Some("2"), Some(12), None, 1)
-            .unwrap()
-            .unwrap();
-        assert_eq!((rule.min_repeat, rule.max_repeat), (12, 12));
-        assert!(Precision::from_flags(Some("2"), None, Some(2), 0).is_err());
-        assert!(Precision::from_flags(Some("2"), Some(4), Some(3), 0).is_err());
+        let flags = |precision, repeat, max_repeat| RepeatFlags {
+            precision,
+            repeat,
+            max_repeat,
+            ..RepeatFlags::default()
+        };
+        assert_eq!(rule(flags(None, Some(5), None)).unwrap(), None);
+        assert!(rule(flags(None, None, Some(5))).is_err());
+        let twelve = rule(flags(Some("2"), Some(12), None)).unwrap().unwrap();
+        assert_eq!((twelve.min_repeat, twelve.max_repeat), (12, 12));
+        assert!(rule(flags(Some("2"), None, Some(2))).is_err());
+        assert!(rule(flags(Some("2"), Some(4), Some(3))).is_err());
+        let capped = RepeatFlags {
+            max_time: Some(Duration::from_secs(60)),
+            ..flags(None, None, None)
+        };
+        assert!(rule(capped).is_err(), "--max-time alone");
+    }
+
+    /// Comparing targets repeats until decided unless a fixed count is
+    /// asked for; one target runs the suite's count.
+    #[test]
+    fn a_comparison_repeats_until_decided_by_default() {
+        let comparing = RepeatFlags {
+            comparing: true,
+            ..RepeatFlags::default()
+        };
+        let default = rule(comparing).unwrap().unwrap();
+        assert_eq!(default.fraction, DEFAULT_PRECISION);
+        assert_eq!((default.min_repeat, default.max_repeat), (3, 10));
+        assert_eq!(default.max_time, DEFAULT_MAX_TIME);
+        assert!(default.plan_text().contains("3 to 10 repetitions"));
+        assert!(default.plan_text().contains("after 30m00s"));
+        let fixed = RepeatFlags {
+            repeat: Some(3),
+            ..comparing
+        };
+        assert_eq!(rule(fixed).unwrap(), None);
+        let off = RepeatFlags {
+            precision: Some("off"),
+            ..comparing
+        };
+        assert_eq!(rule(off).unwrap(), None);
+        assert_eq!(rule(RepeatFlags::default()).unwrap(), None);
+    }
+
+    /// No repetition starts that would end after the time cap.
+    #[test]
+    fn the_time_cap_stops_before_a_repetition_that_would_pass_it() {
+        let wide = run(&[("a", &[10.0, 12.0, 8.0]), ("b", &[10.0, 12.5, 8.5])]);
+        let rule = Precision {
+            max_time: Duration::from_secs(3600),
+            started: Instant::now() - Duration::from_secs(900),
+            ..five_percent()
+        };
+        // 3 repetitions in 15 minutes: a fourth would end at 20 minutes.
+        assert_eq!(rule.reached(&wide), None);
+        let tight = Precision {
+            max_time: Duration::from_secs(1000),
+            ..rule
+        };
+        let reason = tight.reached(&wide).expect("out of time");
+        assert!(
+            reason.starts_with(
+                "--max-time 16m40s reached: another repetition (about 5m00s each) would end after it; 2 metrics still wider"
+            ),
+            "{reason}"
+        );
+    }
+
+    /// A difference whose whole interval lies within the minimum effect
+    /// is decided (no practical difference): no need to repeat for it.
+    #[test]
+    fn a_difference_surely_under_the_minimum_effect_is_settled() {
+        let rule = Precision {
+            fraction: 0.001,
+            ..five_percent()
+        };
+        let close = run(&[
+            ("a", &[10.0, 10.1, 9.9, 10.0]),
+            ("b", &[10.1, 10.2, 10.0, 10.1]),
+        ]);
+        // The baseline is not precise to 0.1 %: it alone stays wide.
+        let wide = rule.wide_metrics(&close);
+        assert_eq!(wide.len(), 1, "{wide:?}");
+        assert!(wide[0].name.starts_with("a/"));
     }
 }

@@ -193,7 +193,7 @@ fn verdict_line(run: &RunResult) -> String {
     if run.finished.is_none() {
         return "partial: interrupted or failed before the end".into();
     }
-    let verdict = Verdict::of(run, &Summary::of(run));
+    let verdict = Verdict::of(run, &Summary::with_baseline(run, super::baseline_of(run)));
     if verdict.lone {
         return "no comparison (one target)".into();
     }

@@ -7,7 +7,10 @@
 //! `*` = significant). Where a table would be too wide its cells are broken
 //! into lines (`Layout`); the prose around the tables is wrapped likewise.
 //! A sweep (`report::sweep`) adds a row per parameter under each table's
-//! header, and the sweep table before the workloads.
+//! header, and the sweep table before the workloads. Targets that
+//! `fsbench run --configs` built are said, before any figure, with how
+//! (`built_rows`, which Markdown and HTML show too): mkfs, what it ran on,
+//! the mount options.
 use std::ops::Range;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -23,6 +26,7 @@ use super::{
     PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, number, ratio,
     target_label, workload_title,
 };
+use crate::configs::Built;
 use crate::result::RunResult;
 
 /// Width used when standard output is not a terminal (files, pipes, tests),
@@ -61,6 +65,7 @@ impl Reporter for Terminal {
             self.heading(run, summary),
             self.verdict(run, summary),
             self.risks(summary),
+            self.built(run),
             self.sweep(summary),
             self.workloads(summary),
             self.placements(run, summary),
@@ -99,6 +104,43 @@ impl Terminal {
         let mut out = String::new();
         for (target, risk) in &summary.risks {
             out.push_str(&wrap(&format!("RISK {target}: {risk}"), self.width, "  "));
+        }
+        out
+    }
+
+    /// How the targets `fsbench run --configs` built were made, before any
+    /// figure: per built target (`built_rows`) its mkfs command line (or
+    /// what else made it), then what it was made on and its mount
+    /// options, each line wrapped under its own indentation; nothing when
+    /// no target was built.
+    fn built(&self, run: &RunResult) -> String {
+        let rows = built_rows(run);
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = format!("\n{BUILT_TITLE}\n");
+        for [name, mkfs, on, options] in rows {
+            let mut more = Vec::new();
+            let first = match mkfs.as_str() {
+                "–" => on,
+                _ => {
+                    if on != "–" {
+                        more.push(format!("on {on}"));
+                    }
+                    mkfs
+                }
+            };
+            if options != "–" {
+                more.push(format!("mount options {options}"));
+            }
+            out.push_str(&wrap(&format!("  {name}: {first}"), self.width, "      "));
+            if !more.is_empty() {
+                out.push_str(&wrap(
+                    &format!("    {}", more.join(" · ")),
+                    self.width,
+                    "      ",
+                ));
+            }
         }
         out
     }
@@ -228,9 +270,10 @@ Sweep: {} (mean over the repetitions)
         legend.push_str(&format!("; {}", names::ARROWS));
         if summary.targets.len() > 1 {
             legend.push_str(&format!(
-                "; ★ = best; 1.32x = mean / mean of the baseline {} (the column marked \
-                 (baseline)), * = significant (Welch's t-test, p < 0.05)",
-                summary.targets[summary.baseline]
+                "; ★ = best; 1.32x = against the baseline {} (the column marked \
+                 (baseline)): {}",
+                summary.targets[summary.baseline],
+                super::RATIO_LEGEND
             ));
         }
         let cells = summary.workloads.iter().flat_map(|w| &w.metrics);
@@ -251,6 +294,79 @@ Sweep: {} (mean over the repetitions)
             out.push_str(&wrap(&line, self.width, "    "));
         }
         out
+    }
+}
+
+/// The title of the block of built targets (terminal and Markdown).
+pub(super) const BUILT_TITLE: &str = "How the targets were built (fsbench run --configs)";
+
+/// The columns of the table of built targets (Markdown; the terminal's
+/// lines say the same).
+pub(super) const BUILT_HEADER: [&str; 4] = ["target", "mkfs", "on", "mount options"];
+
+/// A row per target fsbench built (`TargetResult::built`), in the run's
+/// order, under `BUILT_HEADER`: its name, its mkfs command line (`–` where
+/// it ran none), what it was made on (`built_where`) and its mount options
+/// (`built_options`). A target that was a plain directory has no row.
+pub(super) fn built_rows(run: &RunResult) -> Vec<[String; 4]> {
+    run.targets
+        .iter()
+        .filter_map(|target| {
+            let built = target.built.as_ref()?;
+            let mkfs = match built.mkfs.as_str() {
+                "" => "–".to_string(),
+                mkfs => mkfs.to_string(),
+            };
+            Some([
+                target.name.clone(),
+                mkfs,
+                built_where(built),
+                built_options(built),
+            ])
+        })
+        .collect()
+}
+
+/// What a configuration was made on: the block device mkfs ran on
+/// (`built_on`), the existing source it mounts (`mount of
+/// server:/export`), `made by its setup commands` for one they make, or
+/// `–` for an mkfs whose device the record does not say.
+pub(super) fn built_where(built: &Built) -> String {
+    let on = built_on(built);
+    if !on.is_empty() {
+        return on;
+    }
+    match (built.source.as_str(), built.mkfs.as_str()) {
+        ("", "") => "made by its setup commands".to_string(),
+        ("", _) => "–".to_string(),
+        (source, _) => format!("mount of {source}"),
+    }
+}
+
+/// The block device mkfs ran on: a loop image fsbench made, with or
+/// without direct I/O (without it, the host's page cache holds the
+/// image), or the device `--wipe` named; empty where mkfs ran on none.
+pub(super) fn built_on(built: &Built) -> String {
+    match (built.loop_direct_io, built.device.as_str()) {
+        (Some(true), _) => "a loop image, direct I/O".to_string(),
+        (Some(false), _) => {
+            "a loop image, no direct I/O (the host's page cache holds it)".to_string()
+        }
+        (None, "") => String::new(),
+        (None, device) => format!("device {device}"),
+    }
+}
+
+/// The mount options a configuration was mounted with, `(defaults)` where
+/// it gave none; `–` for one its setup commands make (fsbench mounts
+/// nothing of it).
+pub(super) fn built_options(built: &Built) -> String {
+    let made_by_commands =
+        built.mkfs.is_empty() && built.device.is_empty() && built.source.is_empty();
+    match built.options.as_str() {
+        "" if made_by_commands => "–".to_string(),
+        "" => "(defaults)".to_string(),
+        options => options.to_string(),
     }
 }
 

@@ -5,9 +5,16 @@
 //! durability check concluded; and one sentence in the seed articles'
 //! style, made only of significant differences.
 //!
+//! A difference counts when it is significant and at least the minimum
+//! effect (`DEFAULT_MIN_EFFECT`, 5 %, or the run's `--min-effect`): a 1 %
+//! difference that many repetitions make significant is "no practical
+//! difference". Space on disk is measured, not sampled: its differences
+//! are exact, said apart after the speeds, and never counted as wins.
+//!
 //! `fsbench run`'s reports build it from a `Summary`, `fsbench compare`
 //! from its changes: both give a target's findings (one per headline metric
 //! measured on both sides) to `TargetVerdict::judge`.
+use super::precision::percent;
 use super::summary::{Class, Comparison, Summary, classify};
 use crate::measure::stats::{ALPHA, CONFIDENCE, RatioInterval, benjamini_hochberg, t_quantile};
 use crate::result::{Direction, RunResult, TargetResult};
@@ -57,12 +64,38 @@ impl Finding {
         self.comparison.p_value.is_some()
     }
 
+    /// Space on disk: a measured amount, whose difference is exact.
+    fn exact(&self) -> bool {
+        self.unit == crate::storage::space::SPACE_UNIT
+    }
+
+    /// The difference's size on the log scale, whichever its direction.
+    fn size(&self) -> f64 {
+        self.speedup().ln().abs()
+    }
+
+    /// At least `min_effect` either way (0.05: 1.05x faster or slower).
+    fn practical(&self, min_effect: f64) -> bool {
+        self.size() >= (1.0 + min_effect).ln()
+    }
+
+    /// A speed difference the verdict counts: significant and practical.
+    fn counts(&self, min_effect: f64) -> bool {
+        !self.exact() && self.comparison.significant && self.practical(min_effect)
+    }
+
+    /// Significant, but under the minimum effect.
+    fn negligible(&self, min_effect: f64) -> bool {
+        !self.exact() && self.comparison.significant && !self.practical(min_effect)
+    }
+
     /// Tested, not significant, yet as large as `UNDECIDED_AT` or more:
     /// "no difference" would be wrong, the repetitions were too few.
     fn undecided(&self) -> bool {
-        self.tested()
+        !self.exact()
+            && self.tested()
             && !self.comparison.significant
-            && self.speedup().ln().abs() >= UNDECIDED_AT.ln()
+            && self.size() >= UNDECIDED_AT.ln()
     }
 
     /// About how many more repetitions would make its interval exclude
@@ -157,6 +190,13 @@ pub struct TargetVerdict {
     /// Of `faster`, how many figures the device counters flagged as the
     /// page cache's.
     pub faster_not_from_device: usize,
+    /// Of `same`, how many are significant but under the minimum effect.
+    pub negligible: usize,
+    /// The minimum effect the counts used (0.05 = 5 %).
+    pub min_effect: f64,
+    /// Space on disk differences of at least the minimum effect, largest
+    /// first ("1.3x larger tree-photos dataset space on disk").
+    pub space: Vec<String>,
     /// Short names of what the configuration can lose ("data=writeback").
     pub risks: Vec<String>,
     /// The durability check's conclusion, when it ran on the target.
@@ -174,6 +214,18 @@ const SENTENCE_SLOWER: usize = 2;
 const UNDECIDED_AT: f64 = 1.5;
 const SENTENCE_UNDECIDED: usize = 1;
 
+/// The smallest difference a verdict counts, as a fraction, unless the run
+/// says otherwise (`--min-effect`): below it a significant difference is
+/// no practical one. 5 % is about what repeated runs of one configuration
+/// on a quiet machine drift by (page-cache state, block placement), so a
+/// smaller difference would not hold on the user's own machine.
+pub const DEFAULT_MIN_EFFECT: f64 = 0.05;
+
+/// The run's minimum effect (`RunResult::min_effect`), else the default.
+pub fn min_effect_of(run: &RunResult) -> f64 {
+    run.min_effect.unwrap_or(DEFAULT_MIN_EFFECT)
+}
+
 impl TargetVerdict {
     /// The verdict on `target` from its findings against the baseline.
     pub fn judge(
@@ -182,28 +234,34 @@ impl TargetVerdict {
         findings: &[Finding],
         risks: Vec<String>,
         durability: Option<String>,
+        min_effect: f64,
     ) -> TargetVerdict {
         let findings = &read_together(findings);
-        let significant = |better: bool| {
-            findings
+        let space = space_phrases(findings, min_effect);
+        let speeds: Vec<Finding> = findings.iter().filter(|f| !f.exact()).cloned().collect();
+        let counted = |better: bool| {
+            speeds
                 .iter()
-                .filter(move |f| f.comparison.significant && (f.speedup() >= 1.0) == better)
+                .filter(move |f| f.counts(min_effect) && (f.speedup() >= 1.0) == better)
         };
-        let faster = significant(true).count();
-        let faster_not_from_device = significant(true).filter(|f| f.not_from_device).count();
-        let slower = significant(false).count();
-        let untested = findings.iter().filter(|f| !f.tested()).count();
-        let undecided = findings.iter().filter(|f| f.undecided()).count();
+        let faster = counted(true).count();
+        let faster_not_from_device = counted(true).filter(|f| f.not_from_device).count();
+        let slower = counted(false).count();
+        let untested = speeds.iter().filter(|f| !f.tested()).count();
+        let undecided = speeds.iter().filter(|f| f.undecided()).count();
         TargetVerdict {
             target: target.to_string(),
             faster,
             faster_not_from_device,
             slower,
-            same: findings.len() - faster - slower - undecided - untested,
+            same: speeds.len() - faster - slower - undecided - untested,
+            negligible: speeds.iter().filter(|f| f.negligible(min_effect)).count(),
+            min_effect,
             undecided,
             untested,
-            classes: class_speedups(findings),
-            sentence: sentence(target, baseline, findings, &risks),
+            classes: class_speedups(&speeds),
+            sentence: sentence(target, baseline, &speeds, &space, &risks, min_effect),
+            space,
             risks,
             durability,
         }
@@ -226,8 +284,15 @@ impl TargetVerdict {
             0 => String::new(),
             n => format!(", not yet decided in {n} (over {UNDECIDED_AT}x apart: repeat more)"),
         };
+        let negligible = match self.negligible {
+            0 => String::new(),
+            n => format!(
+                " ({n} of them significant but under {})",
+                percent(self.min_effect)
+            ),
+        };
         let mut text = format!(
-            "faster in {}{caveat}, slower in {}{undecided}, no difference in {} of {total} headline metrics",
+            "faster in {}{caveat}, slower in {}{undecided}, no difference in {}{negligible} of {total} headline metrics",
             self.faster, self.slower, self.same
         );
         if self.untested > 0 {
@@ -264,6 +329,28 @@ impl TargetVerdict {
         let durability = self.durability.as_deref().unwrap_or("not tested");
         format!("risks: {risks} · durability: {durability}")
     }
+}
+
+/// The space differences of at least `min_effect`, largest first (ties
+/// by name, so a result always gives the same order).
+fn space_phrases(findings: &[Finding], min_effect: f64) -> Vec<String> {
+    let mut space: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.exact() && f.practical(min_effect))
+        .collect();
+    space.sort_by(|a, b| larger_first(a, b));
+    space.iter().map(|f| f.phrase()).collect()
+}
+
+/// The larger difference first; of equal ones, by what they measure.
+/// Sizes are compared to 9 decimals: PostMark's create, delete and data
+/// rates are one count over one time, so their speed-ups are equal but for
+/// the last bits of rounding, which must not pick the one named.
+fn larger_first(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    let rounded = |f: &Finding| (f.size() * 1e9).round() as i64;
+    rounded(b)
+        .cmp(&rounded(a))
+        .then_with(|| a.what.cmp(&b.what))
 }
 
 /// The findings with their significance corrected for being read together
@@ -342,34 +429,36 @@ fn combined_interval(members: &[&Finding], mean: f64, count: f64) -> Option<Rati
 
 /// "ext4-wb: 7.6x faster sync-write-4k, 1.3x faster postmark creates; no
 /// difference in 14 other headline metrics; not crash-safe: data=writeback".
-/// Differences are named only when significant; without any, the sentence
+/// Speed differences are named only when they count (significant and at
+/// least the minimum effect), largest first; then those not yet decided;
+/// then space on disk, exact and never first. Without any, the sentence
 /// says that none was found, and without a test (one repetition) there is
 /// no sentence: a sentence never rests on noise.
 fn sentence(
     target: &str,
     baseline: &str,
-    findings: &[Finding],
+    speeds: &[Finding],
+    space: &[String],
     risks: &[String],
+    min_effect: f64,
 ) -> Option<String> {
-    let tested = findings.iter().filter(|f| f.tested()).count();
-    if tested == 0 {
+    let tested = speeds.iter().filter(|f| f.tested()).count();
+    // Speeds without a test leave no sentence; space alone, exact, does.
+    if tested == 0 && (!speeds.is_empty() || space.is_empty()) {
         return None;
     }
-    let mut significant: Vec<&Finding> = findings
-        .iter()
-        .filter(|f| f.comparison.significant)
-        .collect();
-    significant.sort_by(|a, b| b.speedup().ln().abs().total_cmp(&a.speedup().ln().abs()));
+    let mut counted: Vec<&Finding> = speeds.iter().filter(|f| f.counts(min_effect)).collect();
+    counted.sort_by(|a, b| larger_first(a, b));
     let pick = |better: bool, most: usize| -> Vec<String> {
-        significant
+        counted
             .iter()
             .filter(|f| (f.speedup() >= 1.0) == better)
             .take(most)
             .map(|f| f.phrase())
             .collect()
     };
-    let mut undecided: Vec<&Finding> = findings.iter().filter(|f| f.undecided()).collect();
-    undecided.sort_by(|a, b| b.speedup().ln().abs().total_cmp(&a.speedup().ln().abs()));
+    let mut undecided: Vec<&Finding> = speeds.iter().filter(|f| f.undecided()).collect();
+    undecided.sort_by(|a, b| larger_first(a, b));
     let mut undecided_clause: Vec<String> = undecided
         .iter()
         .take(SENTENCE_UNDECIDED)
@@ -391,14 +480,21 @@ fn sentence(
     .filter(|c| !c.is_empty())
     .map(|c| c.join(", "))
     .collect();
-    let decided = significant.len() + undecided.len();
+    let decided = counted.len() + undecided.len();
     let others = tested - decided;
+    let threshold = percent(min_effect);
     clauses.push(match decided == 0 {
-        true => format!("no significant difference from {baseline} in {tested} headline metrics"),
+        _ if tested == 0 => String::new(),
+        true => format!(
+            "no difference of {threshold} or more from {baseline} in {tested} headline metrics"
+        ),
         false if others > 0 => format!("no difference in {others} other headline metrics"),
         false => String::new(),
     });
     clauses.retain(|c| !c.is_empty());
+    if !space.is_empty() {
+        clauses.push(space.join(", "));
+    }
     if !risks.is_empty() {
         clauses.push(format!("not crash-safe: {}", risks.join(", ")));
     }
@@ -440,6 +536,7 @@ impl Verdict {
                     &findings,
                     risks(target),
                     durability(target),
+                    min_effect_of(run),
                 )
             })
             .collect();
@@ -476,11 +573,25 @@ impl Verdict {
         }
     }
 
-    /// How to read the counts and the classes' figures.
-    pub const LEGEND: [&'static str; 2] = [
-        "faster/slower: significant after Benjamini–Hochberg over a target's headline metrics (FDR 5 %)",
-        "write/read/metadata: geometric mean speed-up vs the baseline (>1 = better), approx. 95 % CI",
-    ];
+    /// How to read the counts and the classes' figures, with the minimum
+    /// effect the counts used.
+    pub fn legend(&self) -> Vec<String> {
+        let min_effect = self
+            .targets
+            .first()
+            .map_or(DEFAULT_MIN_EFFECT, |t| t.min_effect);
+        vec![
+            format!(
+                "faster/slower: significant after Benjamini–Hochberg over a target's headline \
+                 metrics (FDR 5 %, Welch's test of the logarithms) and at least {} apart \
+                 (set by --min-effect)",
+                percent(min_effect)
+            ),
+            "write/read/metadata: geometric mean speed-up vs the baseline (>1 = better), \
+             approx. 95 % CI"
+                .to_string(),
+        ]
+    }
 
     /// The terminal's block: heading, an indented block per target, the
     /// ceilings and the stopping reason.
@@ -496,7 +607,7 @@ impl Verdict {
             }
         }
         if !self.lone {
-            for line in Verdict::LEGEND {
+            for line in self.legend() {
                 out += &format!("  ({line})\n");
             }
         }
@@ -664,7 +775,14 @@ mod tests {
         let mut findings = vec![finding("sync-write", 7.6, Some(1e-6), Some(Class::Write))];
         findings.extend((0..5).map(|i| finding(&format!("m{i}"), 1.01, Some(0.6), None)));
         let risks = vec!["data=writeback".to_string(), "barriers off".to_string()];
-        let verdict = TargetVerdict::judge("ext4-wb", "ext4", &findings, risks, None);
+        let verdict = TargetVerdict::judge(
+            "ext4-wb",
+            "ext4",
+            &findings,
+            risks,
+            None,
+            DEFAULT_MIN_EFFECT,
+        );
         assert_eq!((verdict.faster, verdict.slower, verdict.same), (1, 0, 5));
         assert_eq!(
             verdict.sentence.as_deref(),
@@ -711,18 +829,20 @@ mod tests {
             .collect();
         findings.push(finding("lucky", 1.2, Some(0.03), None));
         assert!(findings[29].comparison.significant);
-        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        let verdict =
+            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.faster, verdict.same), (0, 30));
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: no significant difference from a in 30 headline metrics.")
+            Some("b: no difference of 5 % or more from a in 30 headline metrics.")
         );
     }
 
     #[test]
     fn without_repetitions_there_is_no_test_and_no_sentence() {
         let findings = [finding("seq-write", 3.0, None, Some(Class::Write))];
-        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        let verdict =
+            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
         assert_eq!(verdict.sentence, None);
         assert_eq!(verdict.untested, 1);
         assert!(verdict.counts_text().contains("no test of significance"));
@@ -735,7 +855,14 @@ mod tests {
         let mut time = finding("tree find", 0.5, Some(1e-5), Some(Class::Metadata));
         time.direction = Direction::LowerIsBetter;
         let rate = finding("seq-read", 0.25, Some(1e-5), Some(Class::Read));
-        let verdict = TargetVerdict::judge("b", "a", &[time, rate], Vec::new(), None);
+        let verdict = TargetVerdict::judge(
+            "b",
+            "a",
+            &[time, rate],
+            Vec::new(),
+            None,
+            DEFAULT_MIN_EFFECT,
+        );
         assert_eq!((verdict.faster, verdict.slower), (1, 1));
         assert_eq!(
             verdict.sentence.as_deref(),
@@ -762,7 +889,14 @@ mod tests {
         };
         let mut findings = vec![big];
         findings.extend((0..24).map(|i| finding(&format!("m{i}"), 1.02, Some(0.7), None)));
-        let verdict = TargetVerdict::judge("nobarrier", "defaults", &findings, Vec::new(), None);
+        let verdict = TargetVerdict::judge(
+            "nobarrier",
+            "defaults",
+            &findings,
+            Vec::new(),
+            None,
+            DEFAULT_MIN_EFFECT,
+        );
         assert_eq!(
             (
                 verdict.faster,
@@ -789,7 +923,7 @@ mod tests {
         );
         // A small difference that is not significant is "no difference".
         let small = [finding("m", 1.2, Some(0.3), None)];
-        let verdict = TargetVerdict::judge("b", "a", &small, Vec::new(), None);
+        let verdict = TargetVerdict::judge("b", "a", &small, Vec::new(), None, DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.undecided, verdict.same), (0, 1));
     }
 
@@ -803,7 +937,8 @@ mod tests {
             cached,
             finding("seq-write", 2.0, Some(1e-6), Some(Class::Write)),
         ];
-        let verdict = TargetVerdict::judge("b", "a", &findings, Vec::new(), None);
+        let verdict =
+            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.faster, verdict.faster_not_from_device), (2, 1));
         assert!(
             verdict
@@ -826,17 +961,130 @@ mod tests {
             ..finding(what, ratio, Some(1e-5), None)
         };
         let findings = [
-            space("tree dataset space on disk", 0.5),
             space("tree copy space on disk", 1.25),
+            space("tree dataset space on disk", 0.5),
+            space("tree photos space on disk", 1.01),
         ];
-        let verdict = TargetVerdict::judge("zstd", "lz4", &findings, Vec::new(), None);
+        let verdict = TargetVerdict::judge(
+            "zstd",
+            "lz4",
+            &findings,
+            Vec::new(),
+            None,
+            DEFAULT_MIN_EFFECT,
+        );
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
-                "zstd: 2.0x smaller tree dataset space on disk; 1.2x larger tree copy space on disk."
+                "zstd: 2.0x smaller tree dataset space on disk, 1.2x larger tree copy space on disk."
             )
         );
         assert!(verdict.classes.is_empty(), "space is no speed class");
+    }
+
+    /// Space is exact, never a win among the speeds, and said after them;
+    /// a 1 % space difference is none at all ("trivia first" was the bug).
+    #[test]
+    fn space_differences_come_after_the_speeds_and_are_not_counted() {
+        let space = |what: &str, ratio| Finding {
+            unit: crate::storage::space::SPACE_UNIT.into(),
+            direction: Direction::LowerIsBetter,
+            ..finding(what, ratio, Some(0.0), None)
+        };
+        let findings = [
+            space("tree-photos dataset space on disk", 1.01),
+            space("copy space on disk", 1.4),
+            finding("seq-write", 1.3, Some(1e-4), Some(Class::Write)),
+            finding("seq-read", 1.0, Some(0.8), Some(Class::Read)),
+        ];
+        let verdict = TargetVerdict::judge(
+            "btrfs",
+            "ext4",
+            &findings,
+            Vec::new(),
+            None,
+            DEFAULT_MIN_EFFECT,
+        );
+        assert_eq!((verdict.faster, verdict.slower, verdict.same), (1, 0, 1));
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "btrfs: 1.3x faster seq-write; no difference in 1 other headline metrics; \
+                 1.4x larger copy space on disk."
+            )
+        );
+        assert!(verdict.counts_text().ends_with("of 2 headline metrics"));
+    }
+
+    /// A significant difference under the minimum effect is no practical
+    /// one: counted as no difference, and the counts say how many.
+    #[test]
+    fn a_significant_difference_under_the_minimum_effect_counts_as_none() {
+        let findings = [
+            finding("postmark create", 1.03, Some(1e-6), Some(Class::Metadata)),
+            finding("seq-write", 1.08, Some(1e-6), Some(Class::Write)),
+        ];
+        let judged =
+            |min_effect| TargetVerdict::judge("b", "a", &findings, Vec::new(), None, min_effect);
+        let verdict = judged(DEFAULT_MIN_EFFECT);
+        assert_eq!(
+            (verdict.faster, verdict.same, verdict.negligible),
+            (1, 1, 1)
+        );
+        assert!(
+            verdict
+                .counts_text()
+                .contains("no difference in 1 (1 of them significant but under 5 %) of 2"),
+            "{}",
+            verdict.counts_text()
+        );
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some("b: 1.08x faster seq-write; no difference in 1 other headline metrics.")
+        );
+        let verdict = judged(0.1);
+        assert_eq!((verdict.faster, verdict.same), (0, 2));
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some("b: no difference of 10 % or more from a in 2 headline metrics.")
+        );
+        assert_eq!(judged(0.01).faster, 2);
+    }
+
+    /// Equal differences are named in one order whatever order the
+    /// metrics came in: one result, one sentence.
+    #[test]
+    fn equal_differences_are_named_in_one_order() {
+        // Equal but for rounding, as PostMark's rates over one time are.
+        let findings = vec![
+            finding(
+                "postmark data read",
+                1.4 * (1.0 + 1e-15),
+                Some(1e-6),
+                Some(Class::Read),
+            ),
+            finding(
+                "postmark create",
+                1.4 * (1.0 - 1e-15),
+                Some(1e-6),
+                Some(Class::Metadata),
+            ),
+            finding("postmark delete", 1.4, Some(1e-6), Some(Class::Metadata)),
+            finding("postmark data written", 1.4, Some(1e-6), Some(Class::Write)),
+        ];
+        let sentence = |findings: &[Finding]| {
+            TargetVerdict::judge("b", "a", findings, Vec::new(), None, DEFAULT_MIN_EFFECT).sentence
+        };
+        let mut reversed = findings.clone();
+        reversed.reverse();
+        assert_eq!(sentence(&findings), sentence(&reversed));
+        assert_eq!(
+            sentence(&findings).as_deref(),
+            Some(
+                "b: 1.4x faster postmark create, 1.4x faster postmark data read, \
+                 1.4x faster postmark data written."
+            )
+        );
     }
 
     #[test]

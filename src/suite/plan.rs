@@ -58,6 +58,7 @@ impl Suite {
             scratch_id: None,
             cold: None,
             remount: None,
+            preface: None,
         })
     }
 

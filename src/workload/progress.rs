@@ -380,7 +380,7 @@ impl Schedule {
 }
 
 /// "45s", "2m05s", "3h01m": short, so the status keeps the room.
-fn short_duration(seconds: u64) -> String {
+pub fn short_duration(seconds: u64) -> String {
     match seconds {
         0..60 => format!("{seconds}s"),
         60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),

@@ -117,6 +117,7 @@ pub fn run_single(
         scratch_id: None,
         cold: None,
         remount: None,
+        preface: None,
     };
     let outcome = crate::driver::run(plan, &mut record, |_, result| {
         show(result)?;

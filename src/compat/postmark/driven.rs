@@ -55,6 +55,7 @@ impl Runner for DrivenRunner<'_> {
                 .then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
             cold: None,
             remount: None,
+            preface: None,
         };
         let outcome = crate::driver::run(plan, &mut self.record, |_, result| {
             crate::report::scale_out::show(result)

@@ -21,6 +21,7 @@ use serde::Serialize;
 use super::charts;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
+use super::terminal;
 use super::verdict::{Verdict, VerdictLines};
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
@@ -75,7 +76,7 @@ struct VerdictView {
     targets: Vec<VerdictLines>,
     /// The ceilings a reference sets, and why the repetitions stopped.
     notes: Vec<String>,
-    legend: Vec<&'static str>,
+    legend: Vec<String>,
 }
 
 impl VerdictView {
@@ -91,7 +92,7 @@ impl VerdictView {
                 .cloned()
                 .collect(),
             legend: match compared {
-                true => Verdict::LEGEND.to_vec(),
+                true => verdict.legend(),
                 false => Vec::new(),
             },
             targets,
@@ -494,12 +495,9 @@ fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
     type BuiltField = fn(&crate::configs::Built) -> String;
     let fields: [(&'static str, BuiltField); 7] = [
         ("built by mkfs", |b| b.mkfs.clone()),
-        ("built on", |b| b.device.clone()),
+        ("built on", terminal::built_on),
         ("mounted source", |b| b.source.clone()),
-        ("built mount options", |b| match b.options.as_str() {
-            "" => "(defaults)".to_string(),
-            options => options.to_string(),
-        }),
+        ("built mount options", terminal::built_options),
         ("sweep parameters", |b| {
             b.parameters
                 .iter()
