@@ -41,6 +41,24 @@ pub fn read_text(path: impl AsRef<Path>, limit: usize) -> Option<String> {
     String::from_utf8(read(path, limit)?).ok()
 }
 
+/// The number on the `key: value [kB]` line of a /proc file's `text`
+/// (/proc/meminfo, /proc/self/io), in bytes: meminfo states its sizes in
+/// kB (really KiB), /proc/self/io in bytes. None without that line, or
+/// with another unit.
+pub fn field_bytes(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name == key).then_some(value)
+    })?;
+    let mut words = line.split_whitespace();
+    let value: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => value.checked_mul(1024),
+        None => Some(value),
+        Some(_) => None,
+    }
+}
+
 /// All of `source`, at most `limit` bytes; None past the limit (after
 /// reading one byte more, to tell a source of exactly `limit` bytes from
 /// a longer one) or on an error.
@@ -56,6 +74,22 @@ pub fn read_from(source: impl Read, limit: usize) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_of_meminfo_and_self_io_in_bytes() {
+        let meminfo = "MemTotal: 100 kB\nDirty:  35332 kB\nMemAvailable:  2048 kB\n";
+        assert_eq!(field_bytes(meminfo, "MemAvailable"), Some(2048 * 1024));
+        assert_eq!(field_bytes(meminfo, "Dirty"), Some(35332 * 1024));
+        assert_eq!(field_bytes(meminfo, "Writeback"), None);
+        let io = "rchar: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(field_bytes(io, "read_bytes"), Some(4096));
+        assert_eq!(field_bytes(io, "write_bytes"), Some(8192));
+        assert_eq!(
+            field_bytes("Dirty: 4 MB\n", "Dirty"),
+            None,
+            "an unknown unit"
+        );
+    }
 
     /// An endless source that counts what it handed out.
     struct Endless<'a>(&'a mut u64);

@@ -36,12 +36,15 @@ pub struct Reading {
     pub load_1m_hundredths: Option<u64>,
 }
 
-/// The `cpu` line of /proc/stat, in clock ticks (USER_HZ).
+/// The `cpu` line of /proc/stat, in clock ticks (USER_HZ): the one reader
+/// of it, for the phases' noise and io's vdbench columns alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTime {
     /// user + nice + system + irq + softirq (guest time is inside user and
     /// nice): time the CPUs ran something.
     pub busy: u64,
+    /// system + irq + softirq: the kernel's part of `busy`.
+    pub sys: u64,
     /// Time the hypervisor ran something else while a CPU wanted to run.
     pub steal: u64,
     /// Every field but guest and guest_nice (counted in user and nice):
@@ -80,23 +83,35 @@ impl Reading {
     pub fn now() -> Reading {
         let text = |path: &str| kernel_file::read_text(path, kernel_file::TABLE);
         let io = text("/proc/self/io");
-        let io_field = |name: &str| io.as_deref().and_then(|t| field(t, name));
+        let io_field = |name| {
+            io.as_deref()
+                .and_then(|t| kernel_file::field_bytes(t, name))
+        };
         let meminfo = text("/proc/meminfo");
-        let kib = |name: &str| meminfo.as_deref().and_then(|t| field(t, name));
+        let memory = |name| {
+            meminfo
+                .as_deref()
+                .and_then(|t| kernel_file::field_bytes(t, name))
+        };
         Reading {
-            cpu: text("/proc/stat").as_deref().and_then(CpuTime::parse),
+            cpu: CpuTime::now(),
             own_ticks: text("/proc/self/stat").as_deref().and_then(own_ticks),
             own_read_bytes: io_field("read_bytes"),
             own_written_bytes: io_field("write_bytes"),
-            dirty_bytes: kib("Dirty")
-                .zip(kib("Writeback"))
-                .map(|(dirty, writeback)| (dirty + writeback) * 1024),
+            dirty_bytes: memory("Dirty")
+                .zip(memory("Writeback"))
+                .map(|(dirty, writeback)| dirty + writeback),
             load_1m_hundredths: text("/proc/loadavg").as_deref().and_then(load_1m),
         }
     }
 }
 
 impl CpuTime {
+    /// /proc/stat's `cpu` line now; None where it cannot be read.
+    pub fn now() -> Option<CpuTime> {
+        CpuTime::parse(&kernel_file::read_text("/proc/stat", kernel_file::TABLE)?)
+    }
+
     /// The `cpu` line of a /proc/stat `text` (fields a kernel lacks, as
     /// steal before 2.6.11, count 0).
     pub fn parse(text: &str) -> Option<CpuTime> {
@@ -110,9 +125,11 @@ impl CpuTime {
         let at = |i: usize| values.get(i).copied().unwrap_or(0);
         let (user, nice, system, idle, iowait) = (at(0), at(1), at(2), at(3), at(4));
         let (irq, softirq, steal) = (at(5), at(6), at(7));
-        let busy = user + nice + system + irq + softirq;
+        let sys = system + irq + softirq;
+        let busy = user + nice + sys;
         Some(CpuTime {
             busy,
+            sys,
             steal,
             total: busy + idle + iowait + steal,
         })
@@ -133,15 +150,6 @@ pub fn own_ticks(text: &str) -> Option<u64> {
     Some(tick(14)? + tick(15)? + tick(16)? + tick(17)?)
 }
 
-/// The number after `name:` in a /proc/self/io or /proc/meminfo `text`.
-fn field(text: &str, name: &str) -> Option<u64> {
-    text.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        (key.trim() == name).then_some(())?;
-        value.split_ascii_whitespace().next()?.parse().ok()
-    })
-}
-
 /// The first figure of a /proc/loadavg `text`, in hundredths.
 fn load_1m(text: &str) -> Option<u64> {
     let first = text.split_ascii_whitespace().next()?;
@@ -150,16 +158,14 @@ fn load_1m(text: &str) -> Option<u64> {
 }
 
 /// Online CPUs and clock ticks per second (USER_HZ), the units of
-/// /proc/stat and /proc/self/stat.
+/// /proc/stat and /proc/self/stat; read once (a phase's share needs the
+/// machine it ran on, which does not change under it).
 pub fn machine() -> (u64, u64) {
-    // SAFETY: sysconf reads a configuration value; no memory is passed.
-    let (cpus, hz) = unsafe {
-        (
-            libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
-            libc::sysconf(libc::_SC_CLK_TCK),
-        )
-    };
-    (cpus.max(1) as u64, if hz > 0 { hz as u64 } else { 100 })
+    static MACHINE: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *MACHINE.get_or_init(|| {
+        let cpus = crate::storage::env::online_cpu_count().max(1) as u64;
+        (cpus, rustix::param::clock_ticks_per_second().max(1))
+    })
 }
 
 impl Noise {
@@ -247,6 +253,7 @@ intr 12345 0 1 2
         let cpu = CpuTime::parse(STAT).unwrap();
         // Guest time (7) is inside user: not counted twice.
         assert_eq!(cpu.busy, 1000 + 20 + 300 + 10 + 20);
+        assert_eq!(cpu.sys, 300 + 10 + 20);
         assert_eq!(cpu.steal, 50);
         assert_eq!(cpu.total, 1350 + 5000 + 100 + 50);
         // An old kernel: no steal, no irq fields.
@@ -268,15 +275,7 @@ intr 12345 0 1 2
     }
 
     #[test]
-    fn io_meminfo_and_loadavg_fields() {
-        let io = "rchar: 1\nwchar: 2\nread_bytes: 4096\nwrite_bytes: 8192\n\
-                  cancelled_write_bytes: 0\n";
-        assert_eq!(field(io, "read_bytes"), Some(4096));
-        assert_eq!(field(io, "write_bytes"), Some(8192));
-        let meminfo = "MemTotal: 100 kB\nDirty:  35332 kB\nWriteback:   4 kB\n";
-        assert_eq!(field(meminfo, "Dirty"), Some(35332));
-        assert_eq!(field(meminfo, "Writeback"), Some(4));
-        assert_eq!(field(meminfo, "WritebackTmp"), None);
+    fn the_load_is_read_in_hundredths() {
         assert_eq!(load_1m("9.02 4.79 2.89 11/119 4113\n"), Some(902));
         assert_eq!(load_1m("nan 1 1"), None);
         assert_eq!(load_1m(""), None);
@@ -284,7 +283,12 @@ intr 12345 0 1 2
 
     fn reading(busy: u64, steal: u64, total: u64, own: u64, io: (u64, u64)) -> Reading {
         Reading {
-            cpu: Some(CpuTime { busy, steal, total }),
+            cpu: Some(CpuTime {
+                busy,
+                sys: 0,
+                steal,
+                total,
+            }),
             own_ticks: Some(own),
             own_read_bytes: Some(io.0),
             own_written_bytes: Some(io.1),

@@ -928,7 +928,12 @@ mod tests {
     fn other_processes_over_half_the_cpus_or_steal_make_a_busy_host() {
         use crate::measure::noise::{CpuTime, Reading};
         let reading = |busy, steal, total, own_ticks| Reading {
-            cpu: Some(CpuTime { busy, steal, total }),
+            cpu: Some(CpuTime {
+                busy,
+                sys: 0,
+                steal,
+                total,
+            }),
             own_ticks: Some(own_ticks),
             own_read_bytes: Some(0),
             own_written_bytes: Some(0),

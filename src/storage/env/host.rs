@@ -101,7 +101,7 @@ fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
 
 /// CPUs online now (hotplug and `maxcpus=` can leave some offline), falling
 /// back to what the scheduler lets us use if sysfs is absent.
-fn online_cpu_count() -> usize {
+pub fn online_cpu_count() -> usize {
     read_attribute("/sys/devices/system/cpu/online")
         .and_then(|list| count_cpu_list(&list))
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
@@ -125,7 +125,7 @@ fn count_cpu_list(list: &str) -> Option<usize> {
 
 /// MemTotal in bytes.
 fn mem_total_from_meminfo(meminfo: &str) -> Option<u64> {
-    meminfo_bytes(meminfo, "MemTotal")
+    crate::kernel_file::field_bytes(meminfo, "MemTotal")
 }
 
 /// How many bytes of written data may stay dirty in the page cache before
@@ -136,7 +136,8 @@ pub fn dirty_limit_bytes() -> Option<u64> {
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     *LIMIT.get_or_init(|| {
         let number = |path| read_attribute(path)?.trim().parse::<u64>().ok();
-        let available = read_text("/proc/meminfo").and_then(|m| meminfo_bytes(&m, "MemAvailable"));
+        let available = read_text("/proc/meminfo")
+            .and_then(|m| crate::kernel_file::field_bytes(&m, "MemAvailable"));
         dirty_limit(
             number("/proc/sys/vm/dirty_bytes")?,
             number("/proc/sys/vm/dirty_ratio")?,
@@ -153,21 +154,6 @@ fn dirty_limit(dirty_bytes: u64, dirty_ratio: u64, available: u64) -> Option<u64
         return Some(dirty_bytes);
     }
     (dirty_ratio > 0).then(|| available / 100 * dirty_ratio.min(100))
-}
-
-/// A /proc/meminfo field in bytes; meminfo states them in kB (really KiB).
-fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
-    let line = meminfo.lines().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        (name == key).then_some(value)
-    })?;
-    let mut words = line.split_whitespace();
-    let value: u64 = words.next()?.parse().ok()?;
-    match words.next() {
-        Some("kB") => value.checked_mul(1024),
-        None => Some(value),
-        Some(_) => None,
-    }
 }
 
 /// A whole /proc table or small system file (os-release), or `None` if it
@@ -223,10 +209,6 @@ mod tests {
             Some(24684084 * 1024)
         );
         assert_eq!(mem_total_from_meminfo("MemFree: 1 kB\n"), None);
-        assert_eq!(
-            meminfo_bytes("MemTotal: 8 kB\nMemAvailable:  2048 kB\n", "MemAvailable"),
-            Some(2048 * 1024)
-        );
 
         assert_eq!(count_cpu_list("0-3,5,7-8\n"), Some(7));
         assert_eq!(count_cpu_list("0"), Some(1));

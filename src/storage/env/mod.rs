@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use block::DeviceFacts;
 use block::{block_device_number, probe_block_device};
-pub use host::{dirty_limit_bytes, host_name, probe_host};
+pub use host::{dirty_limit_bytes, host_name, online_cpu_count, probe_host};
 use mounts::{MountEntry, read_mountinfo, select_mount};
 use risk::{Risk, risks_of};
 pub use text::render_text;

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::measure::noise::CpuTime;
+
 const NS_PER_MS: f64 = 1e6;
 const MIB: f64 = 1_048_576.0;
 
@@ -88,12 +90,28 @@ impl Counters {
     }
 }
 
-/// Host CPU busy over an interval, from /proc/stat.
+/// Host CPU busy over an interval, from /proc/stat, as vdbench reports it
+/// (the whole machine's, not just fsbench's process).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuShare {
-    /// user + system, %.
+    /// user + system (stolen time included: the guest wanted the CPU), %.
     pub busy_pct: f64,
     pub sys_pct: f64,
+}
+
+impl CpuShare {
+    /// The shares of all CPU time between `earlier` and `later`.
+    pub fn between(earlier: &CpuTime, later: &CpuTime) -> CpuShare {
+        let total = later.total.saturating_sub(earlier.total) as f64;
+        let pct = |now: u64, then: u64| match total > 0.0 {
+            true => 100.0 * now.saturating_sub(then) as f64 / total,
+            false => 0.0,
+        };
+        CpuShare {
+            busy_pct: pct(later.busy + later.steal, earlier.busy + earlier.steal),
+            sys_pct: pct(later.sys, earlier.sys),
+        }
+    }
 }
 
 /// vdbench's columns for one interval or for the average line.
@@ -230,6 +248,24 @@ pub fn ratio(a: f64, b: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// vdbench's cpu% and sys% of an interval: of 140 ticks, 50 busy (20
+    /// of them the kernel's) and 10 stolen.
+    #[test]
+    fn the_host_cpu_share_is_of_all_cpu_time() {
+        let earlier = CpuTime::parse("cpu  100 0 50 800 50 0 0 0 0 0\n").unwrap();
+        let later = CpuTime::parse("cpu  130 0 70 870 60 0 0 10 0 0\n").unwrap();
+        let share = CpuShare::between(&earlier, &later);
+        assert!(
+            (share.busy_pct - 100.0 * 60.0 / 140.0).abs() < 1e-9,
+            "{share:?}"
+        );
+        assert!(
+            (share.sys_pct - 100.0 * 20.0 / 140.0).abs() < 1e-9,
+            "{share:?}"
+        );
+        assert_eq!(CpuShare::between(&later, &later).busy_pct, 0.0);
+    }
 
     fn counters(reads: &[u64], writes: &[u64]) -> Counters {
         let mut c = Counters::default();

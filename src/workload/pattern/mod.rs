@@ -9,7 +9,6 @@ pub mod chance;
 pub mod counters;
 mod data;
 mod engine;
-mod hostcpu;
 pub mod job;
 pub mod patterns;
 pub mod text;

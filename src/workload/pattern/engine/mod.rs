@@ -17,11 +17,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::access::{Decisions, Op, Picker, Stream};
 use super::board::{Board, Timeline};
-use super::counters::{Counters, IntervalFigures, Row};
+use super::counters::{Counters, CpuShare, IntervalFigures, Row};
 use super::data::{Payload, pread_full, pwrite_full};
-use super::hostcpu::CpuTicks;
 use super::job::{Arrival, Engine, Job, Stop};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
+use crate::measure::noise::CpuTime;
 use crate::measure::{LatencyRecorder, devices, process_cpu_time};
 use crate::rng::WyRand;
 use crate::workload::threads::{StartLine, spawn_all};
@@ -184,14 +184,14 @@ fn report_intervals(
         device: None,
         sync_s: None,
     };
-    let mut cpu_before = CpuTicks::now();
+    let mut cpu_before = CpuTime::now();
     let mut counters_before = devices_at_start;
     let mut measured_from = Mark::new(timeline.start, devices_at_start);
     let mut measured_rates = Vec::new();
     for index in 0.. {
         let boundary = timeline.boundary(index);
         shared.board.sleep_until(boundary);
-        let cpu_now = CpuTicks::now();
+        let cpu_now = CpuTime::now();
         let collected = shared.board.collect(index);
         let begun = timeline.start + timeline.interval * index;
         let ended = match collected.finished_at {
@@ -204,7 +204,9 @@ fn report_intervals(
         let ended = ended + Duration::from_secs_f64(reported.sync_s.unwrap_or(0.0));
         let counters_now = devices::snapshot();
         let seconds = (ended - begun).as_secs_f64();
-        let cpu = cpu_before.zip(cpu_now).map(|(then, now)| now.since(&then));
+        let cpu = cpu_before
+            .zip(cpu_now)
+            .map(|(then, now)| CpuShare::between(&then, &now));
         cpu_before = cpu_now;
         let row = Row {
             label: (index + 1).to_string(),
