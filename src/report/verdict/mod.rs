@@ -14,164 +14,20 @@
 //! `fsbench run`'s reports build it from a `Summary`, `fsbench compare`
 //! from its changes: both give a target's findings (one per headline metric
 //! measured on both sides) to `TargetVerdict::judge`.
+mod classes;
+mod finding;
+mod safety;
+
+pub use classes::ClassSpeedup;
+use classes::class_speedups;
+pub use finding::{Finding, what};
+use finding::{UNDECIDED_AT, larger_first, times};
+pub use safety::{durability, risks};
+
 use super::precision::percent;
-use super::summary::{Class, Comparison, Summary, classify};
-use crate::measure::stats::{ALPHA, CONFIDENCE, RatioInterval, benjamini_hochberg, t_quantile};
-use crate::result::{Direction, RunResult, TargetResult};
-use crate::storage::env::risk::short_name;
-
-/// One headline metric of a target against the same metric of the baseline.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    /// Workload and metric, as a reader says them ("tree-photos find").
-    pub what: String,
-    /// The metric's unit: a space figure (`storage::space::SPACE_UNIT`)
-    /// is smaller or larger, not faster or slower.
-    pub unit: String,
-    pub direction: Direction,
-    pub class: Option<Class>,
-    pub comparison: Comparison,
-    /// The device counters flagged the target's figure as the page
-    /// cache's (`Flag::from_device`): a win it shows is not the storage's,
-    /// and the verdict says so.
-    pub not_from_device: bool,
-    /// Repetitions behind the comparison (the fewer of the two sides).
-    pub repetitions: usize,
-}
-
-impl Finding {
-    /// How many times as fast as the baseline (above 1 = better, whatever
-    /// the metric's direction).
-    fn speedup(&self) -> f64 {
-        oriented(self.comparison.ratio, self.direction)
-    }
-
-    /// The speed-up's 95 % interval, when both ends are positive.
-    fn speedup_interval(&self) -> Option<RatioInterval> {
-        self.comparison.ci95.map(|ci| match ci.bounds() {
-            Some((low, high)) => {
-                let (a, b) = (
-                    oriented(low, self.direction),
-                    oriented(high, self.direction),
-                );
-                RatioInterval::Bounded(a.min(b), a.max(b))
-            }
-            None => RatioInterval::Unbounded,
-        })
-    }
-
-    fn tested(&self) -> bool {
-        self.comparison.p_value.is_some()
-    }
-
-    /// Space on disk: a measured amount, whose difference is exact.
-    fn exact(&self) -> bool {
-        self.unit == crate::storage::space::SPACE_UNIT
-    }
-
-    /// The difference's size on the log scale, whichever its direction.
-    fn size(&self) -> f64 {
-        self.speedup().ln().abs()
-    }
-
-    /// At least `min_effect` either way (0.05: 1.05x faster or slower).
-    fn practical(&self, min_effect: f64) -> bool {
-        self.size() >= (1.0 + min_effect).ln()
-    }
-
-    /// A speed difference the verdict counts: significant and practical.
-    fn counts(&self, min_effect: f64) -> bool {
-        !self.exact() && self.comparison.significant && self.practical(min_effect)
-    }
-
-    /// Significant, but under the minimum effect.
-    fn negligible(&self, min_effect: f64) -> bool {
-        !self.exact() && self.comparison.significant && !self.practical(min_effect)
-    }
-
-    /// Tested, not significant, yet as large as `UNDECIDED_AT` or more:
-    /// "no difference" would be wrong, the repetitions were too few.
-    fn undecided(&self) -> bool {
-        !self.exact()
-            && self.tested()
-            && !self.comparison.significant
-            && self.size() >= UNDECIDED_AT.ln()
-    }
-
-    /// About how many more repetitions would make its interval exclude
-    /// 1, from the observed spread: the interval's half-width on the log
-    /// scale shrinks as 1/√n. None where the interval is unbounded.
-    fn repetitions_to_decide(&self) -> Option<usize> {
-        let (low, high) = self.comparison.ci95?.bounds()?;
-        let half_width = (high.ln() - low.ln()) / 2.0;
-        let effect = self.comparison.ratio.ln().abs();
-        let n = self.repetitions as f64;
-        let needed = n * (half_width / effect).powi(2);
-        Some(((needed - n).ceil() as usize).max(1))
-    }
-
-    /// "14x faster sync-write-4k, not yet significant at 3 repetitions:
-    /// about 9 more would decide".
-    fn undecided_phrase(&self) -> String {
-        let more = match self.repetitions_to_decide() {
-            Some(k) => format!("about {k} more would decide"),
-            None => "more would decide".to_string(),
-        };
-        format!(
-            "{}, not yet significant at {} repetitions: {more}",
-            self.phrase(),
-            self.repetitions
-        )
-    }
-
-    /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find",
-    /// "1.3x smaller tree-photos dataset space on disk".
-    fn phrase(&self) -> String {
-        let speedup = self.speedup();
-        let (better, worse) = match self.unit == crate::storage::space::SPACE_UNIT {
-            true => ("smaller", "larger"),
-            false => ("faster", "slower"),
-        };
-        let caveat = match self.not_from_device {
-            true => " (page cache, not the device)",
-            false => "",
-        };
-        match speedup >= 1.0 {
-            true => format!("{} {better} {}{caveat}", times(speedup), self.what),
-            false => format!("{} {worse} {}{caveat}", times(1.0 / speedup), self.what),
-        }
-    }
-}
-
-/// A ratio turned so that above 1 is better.
-fn oriented(ratio: f64, direction: Direction) -> f64 {
-    match direction {
-        Direction::HigherIsBetter => ratio,
-        Direction::LowerIsBetter => 1.0 / ratio,
-    }
-}
-
-/// `7.6x`, `12x`, `1.03x`, `0.97x`: about two significant digits, all a
-/// benchmark's ratio has, and three near 1 so that a small difference does
-/// not read "1.0x slower".
-fn times(factor: f64) -> String {
-    match factor {
-        f if f >= 10.0 => format!("{f:.0}x"),
-        f if f >= 1.1 => format!("{f:.1}x"),
-        f => format!("{f:.2}x"),
-    }
-}
-
-/// The geometric mean speed-up of a class's headline metrics.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClassSpeedup {
-    pub class: Class,
-    pub speedup: f64,
-    /// Approximate 95 % interval (log scale: the metrics' intervals
-    /// combined as independent errors); None without repetitions.
-    pub ci95: Option<RatioInterval>,
-    pub metrics: usize,
-}
+use super::summary::{Comparison, Summary, classify};
+use crate::measure::stats::{ALPHA, RatioInterval, benjamini_hochberg};
+use crate::result::RunResult;
 
 /// Everything the verdict says of one target.
 #[derive(Debug, Clone)]
@@ -208,10 +64,8 @@ pub struct TargetVerdict {
 /// Up to this many differences each way make the sentence.
 const SENTENCE_FASTER: usize = 3;
 const SENTENCE_SLOWER: usize = 2;
-/// A difference this large (either way) that is not yet significant is
-/// said as undecided, not as "no difference"; the sentence names up to
-/// `SENTENCE_UNDECIDED` of them, the largest first.
-const UNDECIDED_AT: f64 = 1.5;
+/// The sentence names up to this many undecided differences (see
+/// `finding::UNDECIDED_AT`), the largest first.
 const SENTENCE_UNDECIDED: usize = 1;
 
 /// The smallest difference a verdict counts, as a fraction, unless the run
@@ -342,17 +196,6 @@ fn space_phrases(findings: &[Finding], min_effect: f64) -> Vec<String> {
     space.iter().map(|f| f.phrase()).collect()
 }
 
-/// The larger difference first; of equal ones, by what they measure.
-/// Sizes are compared to 9 decimals: PostMark's create, delete and data
-/// rates are one count over one time, so their speed-ups are equal but for
-/// the last bits of rounding, which must not pick the one named.
-fn larger_first(a: &Finding, b: &Finding) -> std::cmp::Ordering {
-    let rounded = |f: &Finding| (f.size() * 1e9).round() as i64;
-    rounded(b)
-        .cmp(&rounded(a))
-        .then_with(|| a.what.cmp(&b.what))
-}
-
 /// The findings with their significance corrected for being read together
 /// (`stats::benjamini_hochberg` over the tested ones): a count of
 /// differences among 30 metrics must not include the one or two that
@@ -371,60 +214,6 @@ fn read_together(findings: &[Finding]) -> Vec<Finding> {
         corrected[index].comparison.significant = significant;
     }
     corrected
-}
-
-/// Per class, the geometric mean of the metrics' speed-ups; its interval
-/// when every metric of the class has a bounded one.
-fn class_speedups(findings: &[Finding]) -> Vec<ClassSpeedup> {
-    [Class::Write, Class::Read, Class::Metadata]
-        .into_iter()
-        .filter_map(|class| {
-            let members: Vec<&Finding> =
-                findings.iter().filter(|f| f.class == Some(class)).collect();
-            class_speedup(class, &members)
-        })
-        .collect()
-}
-
-fn class_speedup(class: Class, members: &[&Finding]) -> Option<ClassSpeedup> {
-    let logs: Vec<f64> = members
-        .iter()
-        .map(|f| f.speedup())
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .map(f64::ln)
-        .collect();
-    if logs.is_empty() || logs.len() != members.len() {
-        return None;
-    }
-    let count = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / count;
-    Some(ClassSpeedup {
-        class,
-        speedup: mean.exp(),
-        ci95: combined_interval(members, mean, count),
-        metrics: members.len(),
-    })
-}
-
-/// The interval of a mean of log speed-ups: each metric's interval read as
-/// ± z standard errors on the log scale, the errors combined as independent.
-fn combined_interval(members: &[&Finding], mean: f64, count: f64) -> Option<RatioInterval> {
-    let z = t_quantile(0.5 + CONFIDENCE / 2.0, f64::INFINITY);
-    let mut variance = 0.0;
-    for finding in members {
-        match finding.speedup_interval()? {
-            RatioInterval::Bounded(low, high) => {
-                let se = (high.ln() - low.ln()) / (2.0 * z);
-                variance += se * se;
-            }
-            RatioInterval::Unbounded => return Some(RatioInterval::Unbounded),
-        }
-    }
-    let half = z * variance.sqrt() / count;
-    Some(RatioInterval::Bounded(
-        (mean - half).exp(),
-        (mean + half).exp(),
-    ))
 }
 
 /// "ext4-wb: 7.6x faster sync-write-4k, 1.3x faster postmark creates; no
@@ -674,56 +463,6 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
     findings
 }
 
-/// A metric as a sentence names it: its workload, then the metric's
-/// readable name ("4k-rand-read I/O rate", "tree-photos find").
-pub fn what(workload: &str, metric: &str) -> String {
-    format!("{workload} {}", super::names::words(metric))
-}
-
-/// The short names of the target's risk flags, then its workloads' (a
-/// sync log's, which the run's figures rest on), each once: the same
-/// risks the reports' RISK lines say, so "risks: none found" never stands
-/// beside one.
-pub fn risks(target: &TargetResult) -> Vec<String> {
-    let own = target.env.iter().flat_map(|e| &e.risks);
-    let workloads = target.workloads.iter().flat_map(|w| &w.risks);
-    let mut names: Vec<String> = Vec::new();
-    for name in own.chain(workloads).map(|r| risk_name(&r.code)) {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names
-}
-
-/// A risk's short name; a sync log's says so ("sync log never synced",
-/// "sync log: volatile (RAM)").
-fn risk_name(code: &str) -> String {
-    match code.strip_prefix("sync_log_") {
-        Some("not_synced") => "sync log never synced".to_string(),
-        Some(own) => format!("sync log: {}", short_name(own)),
-        None => short_name(code).to_string(),
-    }
-}
-
-/// The conclusion of the durability workload's last run on the target.
-pub fn durability(target: &TargetResult) -> Option<String> {
-    let run = target
-        .workloads
-        .iter()
-        .rev()
-        .find(|w| w.workload == "durability")?;
-    let conclusion = run.params.get("verdict")?.get("conclusion")?.as_str()?;
-    Some(
-        match conclusion {
-            "plausible" => "plausible",
-            "not_durable" => "NOT DURABLE (acknowledged writes can be lost)",
-            _ => "cannot tell",
-        }
-        .to_string(),
-    )
-}
-
 /// Per target that is not a reference: what fraction of each reference it
 /// reaches per class ("ext4 reaches write 12 % · read 80 % of tmpfs").
 fn ceilings(summary: &Summary) -> Vec<String> {
@@ -752,6 +491,8 @@ fn ceilings(summary: &Summary) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::measure::stats::RatioInterval::Bounded;
+    use crate::report::summary::Class;
+    use crate::result::{Direction, TargetResult};
 
     fn finding(what: &str, ratio: f64, p: Option<f64>, class: Option<Class>) -> Finding {
         Finding {
