@@ -258,7 +258,7 @@ fn env_on_a_missing_directory_exits_2() {
 fn precision_flags_out_of_range() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().display().to_string();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--precision", "0"], "--precision 0"),
         (&["--precision", "0%"], "above 0"),
         (&["--precision", "-5%"], "--precision -5%"),
@@ -266,6 +266,8 @@ fn precision_flags_out_of_range() {
         (&["--precision", "150"], "below 100"),
         (&["--precision", "five"], "--precision five"),
         (&["--max-repeat", "5"], "needs --precision"),
+        (&["--max-time", "1h"], "needs --precision"),
+        (&["--precision", "5%", "--max-time", "soon"], "not a time"),
         (
             &["--precision", "5%", "--max-repeat", "2"],
             "--max-repeat 2",

@@ -214,3 +214,35 @@ fn a_reference_is_the_ceiling_not_a_contender() {
         );
     }
 }
+
+/// `fsbench report --min-effect`: the counts follow it and the legend
+/// names it; 0 counts every significant difference; nonsense is a
+/// one-line usage error.
+#[test]
+fn the_minimum_effect_is_the_readers_to_change() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json");
+    let file = file.to_str().unwrap();
+    let faster = |text: &str| -> usize {
+        let counts = text.lines().find(|l| l.contains("faster in ")).unwrap();
+        let after = counts.split("faster in ").nth(1).unwrap();
+        after
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let report = |min_effect: &str| {
+        let out = run(&["report", file, "--min-effect", min_effect]);
+        out.assert_success();
+        out.stdout.clone()
+    };
+    let (none, default, large) = (report("0"), report("5%"), report("60%"));
+    assert!(none.contains("at least 0 % apart"), "{none}");
+    assert!(large.contains("at least 60 % apart"), "{large}");
+    assert!(faster(&none) >= faster(&default), "{none}\n{default}");
+    assert!(faster(&default) > faster(&large), "{default}\n{large}");
+    for bad in ["-1", "100%", "five"] {
+        run(&["report", file, "--min-effect", bad]).assert_error(2, &["--min-effect"]);
+    }
+}

@@ -32,20 +32,25 @@ pub struct RunFlags {
 /// `--min-effect`, for every command that gives a verdict.
 #[derive(Debug, Args)]
 pub struct MinEffectFlag {
-    /// The smallest difference the verdict counts, e.g. 5% [default: the
-    /// run's, else 5%]: a smaller one, even significant, is no practical
-    /// difference.
-    #[arg(long, value_name = "PERCENT")]
+    /// The smallest difference the verdict counts, e.g. 5% (0: every
+    /// significant one) [default: the run's, else 5%]: a smaller one, even
+    /// significant, is no practical difference.
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
     pub min_effect: Option<String>,
 }
 
 impl MinEffectFlag {
-    /// The fraction asked for, if any.
+    /// The fraction asked for, if any; 0 counts every significant
+    /// difference.
     pub fn fraction(&self) -> anyhow::Result<Option<f64>> {
-        self.min_effect
-            .as_deref()
-            .map(|text| crate::report::precision::parse_percentage_of("--min-effect", text))
-            .transpose()
+        let Some(text) = self.min_effect.as_deref() else {
+            return Ok(None);
+        };
+        let zero = text.trim().trim_end_matches('%').trim_end().parse::<f64>() == Ok(0.0);
+        match zero {
+            true => Ok(Some(0.0)),
+            false => crate::report::precision::parse_percentage_of("--min-effect", text).map(Some),
+        }
     }
 
     /// The result with the verdict's minimum effect set, when one was given.

@@ -117,7 +117,7 @@ impl Finding {
     /// "1.3x smaller tree-photos dataset space on disk".
     pub(super) fn phrase(&self) -> String {
         let speedup = self.speedup();
-        let (better, worse) = match self.unit == crate::storage::space::SPACE_UNIT {
+        let (better, worse) = match self.exact() {
             true => ("smaller", "larger"),
             false => ("faster", "slower"),
         };
