@@ -185,6 +185,10 @@ pub struct TargetResult {
     /// commands it ran, the sweep's parameters, mkfs's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub built: Option<crate::configs::Built>,
+    /// What simulated power cuts found (`fsbench crash`, or a crash
+    /// entry of a suite run on configurations fsbench built).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<crate::crash::Durability>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -55,6 +55,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     cleanup: Some(report),
                     reference: false,
                     built: None,
+                    durability: None,
                 }),
                 Outcome::Failed(e) => {
                     stay.failed += 1;

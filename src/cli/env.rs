@@ -35,6 +35,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
             cleanup: None,
             reference: false,
             built: None,
+            durability: None,
         });
         envs.push(env);
     }

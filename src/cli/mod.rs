@@ -4,6 +4,7 @@
 //! after it started; 128+N for signal N (the README's rule).
 mod clean;
 mod compare;
+mod crash;
 mod env;
 mod flags;
 mod install;
@@ -64,6 +65,11 @@ enum Tool {
     /// report them with statistics (the quick suite on . by default).
     #[command(display_order = 0)]
     Run(Box<run::RunArgs>),
+    /// Simulated power cuts: build each configuration on a recorded disk,
+    /// run a workload that knows what it was promised, cut the power at
+    /// hundreds of points and count the acknowledged data lost.
+    #[command(display_order = 100)]
+    Crash(crash::CrashArgs),
     /// Print the environment record: host, and per target its file system,
     /// mount options, device, scheduler, cache mode, free space.
     #[command(display_order = 101)]
@@ -171,6 +177,7 @@ fn dispatch(matches: &ArgMatches) -> anyhow::Result<()> {
 fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
     match tool {
         Tool::Run(args) => run::run(*args, json),
+        Tool::Crash(args) => crash::run(args, json),
         Tool::Env(args) => env::run(args, json),
         Tool::Clean(args) => clean::run(args, json),
         Tool::Report(args) => report::run(args, json),

@@ -14,21 +14,21 @@
 //! (`release_leftovers`) from the same record before it removes the
 //! directory.
 use std::cell::{Cell, RefCell};
-use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::Mode;
 
+use super::kinds::Standing;
 use super::made::{self, Made, Record, Unmounted, WhenBusy};
-use super::place::{Place, refuse_mounted_source};
-use super::{Built, Config, DEV, DIR, Make};
+use super::place::Place;
+use super::{Built, Config, DEV, DIR};
 use crate::report::output::stderr_line;
 use crate::shell::{line_output, output_of, quoted};
 use crate::storage::env::mounts::read_mountinfo;
-use crate::storage::loopdev::{Backing, FileId, LoopDevice};
+use crate::storage::loopdev::FileId;
 use crate::storage::scratch::Scratch;
 
 /// The configurations built, mounted and ready to be measured.
@@ -43,18 +43,25 @@ pub struct Builds {
     scratch: Option<Scratch>,
 }
 
-struct Fs {
-    name: String,
+/// One configuration as it is built, stands and is taken down; its kind
+/// (`kinds`) builds its part through it.
+pub(super) struct Fs {
+    pub(super) name: String,
     /// The target: the mount point, or the path setup commands made.
-    target: PathBuf,
+    pub(super) target: PathBuf,
     /// The directory `{dir}` names: the mount point fsbench made.
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     /// The same, relative to the scratch directory (`mnt/<name>`).
     at: String,
-    device: Option<String>,
+    /// The device `{dev}` names: the one mkfs ran on.
+    pub(super) device: Option<String>,
     /// The image fsbench created for it: a loop device backed by it is
     /// detached at teardown.
-    image: Option<FileId>,
+    pub(super) image: Option<FileId>,
+    /// What its kind holds while it stands: taken down last.
+    pub(super) held: Option<Box<dyn Standing>>,
+    /// Whether its kind lets `--cold remount` mount it again.
+    remountable: bool,
     /// The id of fsbench's own mount on `dir` while it is in place (a
     /// remount that could not mount again clears it).
     mounted: Cell<Option<u64>>,
@@ -66,7 +73,7 @@ struct Fs {
     /// Teardown commands run only for a configuration that reached its
     /// setup (its mount, if any, made).
     setup_started: bool,
-    record: Built,
+    pub(super) record: Built,
     seconds: f64,
 }
 
@@ -146,7 +153,11 @@ impl Builds {
         let Some(fs) = self.built.iter().find(|fs| fs.name == name) else {
             anyhow::bail!("--cold remount: no configuration {name}");
         };
-        let Some(id) = fs.mounted.get().filter(|_| !fs.mount.is_empty()) else {
+        let Some(id) = fs
+            .mounted
+            .get()
+            .filter(|_| fs.remountable && !fs.mount.is_empty())
+        else {
             return crate::error::usage(format!(
                 "--cold remount: {name} is made by its setup commands; fsbench cannot remount it"
             ));
@@ -213,16 +224,17 @@ impl Drop for Builds {
 }
 
 /// Where one configuration is built.
-struct Site<'a> {
+pub(super) struct Site<'a> {
     /// The scratch directory, open, and its path (for the commands).
-    dir: BorrowedFd<'a>,
-    root: &'a Path,
+    pub(super) dir: BorrowedFd<'a>,
+    pub(super) root: &'a Path,
     record: &'a RefCell<Record>,
-    place: &'a Place,
+    pub(super) place: &'a Place,
 }
 
 impl Site<'_> {
-    fn add(&self, made: &Made) -> anyhow::Result<()> {
+    /// Records `made` before anything relies on it.
+    pub(super) fn add(&self, made: &Made) -> anyhow::Result<()> {
         self.record.borrow_mut().add(made)
     }
 }
@@ -237,6 +249,8 @@ impl Fs {
             at,
             device: None,
             image: None,
+            held: None,
+            remountable: config.make.kind().can_remount(),
             mounted: Cell::new(None),
             setup_mounts: Vec::new(),
             mount: Vec::new(),
@@ -254,132 +268,26 @@ impl Fs {
         }
     }
 
-    /// Makes `config` at `site`: its file system (or mount), then its
-    /// setup commands.
+    /// Makes `config` at `site`: its kind's part (a file system and its
+    /// mount, a mount), then its setup commands, then its kind's target.
     fn build(&mut self, config: &Config, site: &Site) -> anyhow::Result<()> {
         rustix::fs::mkdirat(site.dir, self.at.as_str(), Mode::from_raw_mode(0o700))
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
-        match &config.make {
-            Make::Mkfs { words, device } => {
-                let device = match device.as_deref().or(site.place.wipe_default()) {
-                    Some(named) => self.named_device(named)?,
-                    None => self.attach_image(config, site)?,
-                };
-                self.record.device = device.clone();
-                self.mkfs(words, &device, site)?;
-                self.mount(config, &device, site)?;
-                self.record.fs_info = fs_info(&words[0], &device, &self.dir);
-            }
-            Make::Mount { source } => {
-                refuse_mounted_source(source)?;
-                self.record.source = source.clone();
-                self.mount(config, source, site)?;
-            }
-            Make::Commands { .. } => {}
-        }
-        self.setup(config, site)
-    }
-
-    /// A device --wipe named (`Place::check`), checked again now (a mount
-    /// may have come since the command line was read), and opened
-    /// exclusively: the kernel refuses while anything holds it.
-    fn named_device(&mut self, named: &Path) -> anyhow::Result<String> {
-        let checked = crate::storage::wipe::check_wipeable(named)?;
-        let exclusive = rustix::fs::open(
-            &checked.path,
-            OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC,
-            Mode::empty(),
-        );
-        if let Err(e) = exclusive {
-            return crate::error::usage(format!(
-                "--wipe {}: it is in use ({e}): not wiped",
-                named.display()
-            ));
-        }
-        let device = checked.path.display().to_string();
-        self.device = Some(device.clone());
-        Ok(device)
-    }
-
-    /// A new sparse image of the work's size in `img/`, recorded before a
-    /// loop device is put on it; the loop device's name.
-    fn attach_image(&mut self, config: &Config, site: &Site) -> anyhow::Result<String> {
-        let at = format!("img/{}.img", config.name);
-        let image = site.root.join(&at);
-        let file = File::from(
-            rustix::fs::openat(
-                site.dir,
-                at.as_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-            )
-            .with_context(|| format!("cannot create {}", image.display()))?,
-        );
-        file.set_len(site.place.image_size)
-            .with_context(|| format!("cannot size {}", image.display()))?;
-        let id = FileId::of(file.as_fd())?;
-        site.add(&Made::Image { file: id, at })?;
-        self.image = Some(id);
-        let mut attach = ["losetup", "--find", "--show"].map(String::from).to_vec();
-        if site.place.direct_io {
-            attach.push("--direct-io=on".into());
-        }
-        attach.push(image.display().to_string());
-        let out = self.run(&attach, None)?;
-        let device = out.trim().to_string();
-        self.device = Some(device.clone());
-        self.record.loop_direct_io = Some(self.note_direct_io(&device, site.place.direct_io));
-        // The one check mkfs depends on: this loop device is backed by the
-        // image fsbench just made (by inode, whatever its path says).
-        let name = device.strip_prefix("/dev/").unwrap_or_default();
-        let backing = LoopDevice::open(name).map(|d| d.backing);
-        if backing != Some(Backing::File(id)) {
-            anyhow::bail!(
-                "losetup gave {device:?}, not a loop device backed by {}: mkfs not run",
-                image.display()
-            );
-        }
-        Ok(device)
-    }
-
-    /// Whether loop device `device` does direct I/O (sysfs `loop/dio`);
-    /// said when it was asked for and the file system under the image
-    /// refused it.
-    fn note_direct_io(&self, device: &str, asked: bool) -> bool {
-        let name = device.strip_prefix("/dev/").unwrap_or_default();
-        let dio = crate::kernel_file::read_text(
-            format!("/sys/block/{name}/loop/dio"),
-            crate::kernel_file::ATTRIBUTE,
-        );
-        let direct = dio.is_some_and(|text| text.trim() == "1");
-        if asked && !direct {
-            stderr_line!(
-                "fsbench: {}: the loop device runs without direct I/O (the file system under the image refused it): the host's page cache holds the image",
-                self.name
-            );
-        }
-        direct
-    }
-
-    /// mkfs's words with `{dev}` filled in, run in an empty directory (a
-    /// bare file name in its arguments finds nothing to write to).
-    fn mkfs(&mut self, words: &[String], device: &str, site: &Site) -> anyhow::Result<()> {
-        crate::interrupt::check()?;
-        let mkfs: Vec<String> = words
-            .iter()
-            .map(|w| match w.as_str() {
-                DEV => device.to_string(),
-                w => w.to_string(),
-            })
-            .collect();
-        self.record.mkfs_output = self.run(&mkfs, Some(&made::through_fd(site.dir, "cwd")))?;
-        crate::interrupt::check()
+        let kind = config.make.kind();
+        kind.build(self, config, site)?;
+        self.setup(config, site)?;
+        kind.after_setup(self)
     }
 
     /// Mounts `source` on the configuration's directory with its type and
     /// options (`--` before the source: it is never read as an option),
     /// then records the mount and makes it private.
-    fn mount(&mut self, config: &Config, source: &str, site: &Site) -> anyhow::Result<()> {
+    pub(super) fn mount(
+        &mut self,
+        config: &Config,
+        source: &str,
+        site: &Site,
+    ) -> anyhow::Result<()> {
         let mut mount = vec!["mount".to_string()];
         if let Some(t) = &config.fs_type {
             mount.extend(["-t".into(), t.clone()]);
@@ -411,8 +319,7 @@ impl Fs {
         Ok(id)
     }
 
-    /// The setup commands, `{dir}` and `{dev}` filled in; then the target
-    /// (the path they were to make) must be a directory. The teardown
+    /// The setup commands, `{dir}` and `{dev}` filled in. The teardown
     /// commands are kept to run once setup has started; the mounts the
     /// setup commands made on or below `{dir}` are recorded.
     fn setup(&mut self, config: &Config, site: &Site) -> anyhow::Result<()> {
@@ -427,17 +334,7 @@ impl Fs {
         if !lines.is_empty() {
             self.record_setup_mounts(site)?;
         }
-        ran?;
-        if let Make::Commands { path } = &config.make {
-            self.target = PathBuf::from(self.fill(path));
-            if !self.target.is_dir() {
-                anyhow::bail!(
-                    "its setup commands did not make {}, its path",
-                    self.target.display()
-                );
-            }
-        }
-        Ok(())
+        ran
     }
 
     /// Records the mounts on or below the configuration's directory that
@@ -465,7 +362,7 @@ impl Fs {
     }
 
     /// `line` with `{dir}` and `{dev}` filled in.
-    fn fill(&self, line: &str) -> String {
+    pub(super) fn fill(&self, line: &str) -> String {
         let line = line.replace(DIR, &self.dir.display().to_string());
         match &self.device {
             Some(device) => line.replace(DEV, device),
@@ -475,7 +372,7 @@ impl Fs {
 
     /// Runs the program `words`, recording it; its output, or an error
     /// with it.
-    fn run(&mut self, words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
+    pub(super) fn run(&mut self, words: &[String], dir: Option<&Path>) -> anyhow::Result<String> {
         let line = quoted(words);
         self.record.commands.push(line.clone());
         checked(output_of(words, dir), &line)
@@ -489,8 +386,8 @@ impl Fs {
     }
 
     /// Teardown commands (if setup started), then the mounts recorded for
-    /// it (its setup commands' first), then its loop device; each problem
-    /// printed, none stops the rest.
+    /// it (its setup commands' first), then its loop device, then what its
+    /// kind holds; each problem printed, none stops the rest.
     fn take_down(&mut self, dir: BorrowedFd<'_>) {
         if self.setup_started {
             self.setup_started = false;
@@ -530,6 +427,9 @@ impl Fs {
                 stderr_line!("fsbench: {e:#}");
             }
         }
+        if let Some(mut held) = self.held.take() {
+            held.take_down(&self.name, &mut self.record);
+        }
     }
 }
 
@@ -549,33 +449,6 @@ fn checked(result: anyhow::Result<String>, line: &str) -> anyhow::Result<String>
         crate::interrupt::check()?;
     }
     result.with_context(|| format!("`{line}` failed"))
-}
-
-/// The resulting parameters of the file system mkfs `program` made on
-/// `device`, mounted on `point`, after the command line that asked; empty
-/// where no command is known or it fails (it is information, not a step).
-fn fs_info(program: &str, device: &str, point: &Path) -> String {
-    let base = Path::new(program)
-        .file_name()
-        .map(|b| b.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let point = point.display().to_string();
-    let words: Vec<String> = match base.as_str() {
-        "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" => {
-            vec!["dumpe2fs".into(), "-h".into(), device.into()]
-        }
-        "mkfs.xfs" => vec!["xfs_info".into(), point],
-        "mkfs.btrfs" => ["btrfs", "filesystem", "show"]
-            .into_iter()
-            .map(String::from)
-            .chain([device.to_string()])
-            .collect(),
-        _ => return String::new(),
-    };
-    match output_of(&words, None) {
-        Ok(text) => format!("$ {}\n{text}", quoted(&words)),
-        Err(_) => String::new(),
-    }
 }
 
 /// Unmounts fsbench's mount `id` at `at`, not lazily. The last references

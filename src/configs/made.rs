@@ -238,12 +238,21 @@ pub fn unmount(
 /// it), each only if it is still the recorded one; then every loop
 /// device backed by one of its images. One line per thing done or left.
 pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>> {
-    let mut said = Vec::new();
+    let mut said = abort_recorders(dir, made);
     for thing in made.iter().rev() {
         let Made::Mount { id, at } = thing else {
             continue;
         };
-        said.push(match unmount(dir, *id, at, WhenBusy::Detach)? {
+        let mut outcome = unmount(dir, *id, at, WhenBusy::Detach)?;
+        // A kill between a mount and its line in the record leaves a mount
+        // the record does not name: it is fsbench's only when its device
+        // is a loop device on one of fsbench's images.
+        if let Unmounted::Other(other) = outcome
+            && on_own_loop(other, made)
+        {
+            outcome = unmount(dir, other, at, WhenBusy::Detach)?;
+        }
+        said.push(match outcome {
             Unmounted::Done => format!("unmounted {at}"),
             Unmounted::Detached => format!("unmounted {at} (lazily: it was busy)"),
             Unmounted::Gone => continue,
@@ -258,6 +267,80 @@ pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>
         said.push(format!("detached {shown}"));
     }
     Ok(said)
+}
+
+/// Whether mount `id` is of a loop device backed by one of the images
+/// in `made`.
+fn on_own_loop(id: u64, made: &[Made]) -> bool {
+    let mounts = crate::storage::env::mounts::read_mountinfo();
+    let Some(mount) = mounts.iter().find(|m| m.id == id) else {
+        return false;
+    };
+    loopdev::backed_by(&images(made))
+        .iter()
+        .any(|device| device.dev == mount.dev)
+}
+
+/// The FUSE source name of fsbench's recorder (`crash::recorder`).
+pub const RECORDER: &str = "fsbench-recorder";
+
+/// Aborts the FUSE connection of every recorder among the recorded mounts
+/// still in place: a killed run's I/O waiting on its own dead server then
+/// fails, instead of hanging every unmount below it (and the killed
+/// process) for good. Through /sys/fs/fuse/connections (fusectl); where it
+/// is not mounted, fusectl is mounted in the scratch directory for it.
+fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
+    let mounts = crate::storage::env::mounts::read_mountinfo();
+    let recorders: Vec<u32> = made
+        .iter()
+        .filter_map(|thing| match thing {
+            Made::Mount { id, at } => mount_id(dir, at).ok().filter(|here| here == id),
+            Made::Image { .. } => None,
+        })
+        .filter_map(|id| mounts.iter().find(|m| m.id == id))
+        .filter(|m| m.fs_type == "fuse" && m.source == RECORDER)
+        .map(|m| m.dev.1)
+        .collect();
+    if recorders.is_empty() {
+        return Vec::new();
+    }
+    let system = std::path::Path::new("/sys/fs/fuse/connections");
+    let own = "fusectl";
+    let connections = match system.join(recorders[0].to_string()).exists() {
+        true => system.to_path_buf(),
+        false => {
+            let _ = rustix::fs::mkdirat(dir, own, Mode::from_raw_mode(0o700));
+            let point = through_fd(dir, own);
+            if rustix::mount::mount(
+                "fusectl",
+                &point,
+                "fusectl",
+                rustix::mount::MountFlags::empty(),
+                None,
+            )
+            .is_err()
+            {
+                return vec![
+                    "cannot reach the FUSE connections (fusectl) to abort the recorder".into(),
+                ];
+            }
+            point
+        }
+    };
+    let said = recorders
+        .iter()
+        .map(
+            |minor| match std::fs::write(connections.join(minor.to_string()).join("abort"), "1") {
+                Ok(()) => format!("aborted the recorder's FUSE connection {minor}"),
+                Err(e) => format!("cannot abort FUSE connection {minor}: {e}"),
+            },
+        )
+        .collect();
+    if connections != system {
+        let _ = rustix::mount::unmount(&connections, UnmountFlags::DETACH);
+        let _ = rustix::fs::unlinkat(dir, own, AtFlags::REMOVEDIR);
+    }
+    said
 }
 
 /// The images among what was made.

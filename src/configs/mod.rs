@@ -4,18 +4,20 @@
 //! of how each was built. `build` makes them: an image file in a marked
 //! scratch directory, a loop device, mkfs, a mount.
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
 
 pub mod build;
+mod kinds;
 pub mod made;
 pub mod place;
 pub mod session;
 mod sweep;
 
+pub use kinds::Make;
 pub use sweep::{MAX_CONFIGURATIONS, MAX_EXPANDED_BYTES};
 use sweep::{Sweep, check_size};
 
@@ -93,31 +95,11 @@ pub struct Config {
     pub parameters: BTreeMap<String, String>,
 }
 
-/// How a configuration comes to be.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Make {
-    /// mkfs, split into words with `{dev}` last, on an image fsbench
-    /// makes or on `device` (which --wipe must name).
-    Mkfs {
-        words: Vec<String>,
-        device: Option<PathBuf>,
-    },
-    /// A mount of an existing source: an NFS export, a device with other
-    /// options, a tmpfs.
-    Mount { source: String },
-    /// The setup commands make it; the target is `path` (`{dir}` in it
-    /// filled in: an empty directory fsbench made for it).
-    Commands { path: String },
-}
-
 impl Config {
     /// The mkfs command line as the configuration gives it; empty when it
     /// runs none.
     pub fn mkfs_line(&self) -> String {
-        match &self.make {
-            Make::Mkfs { words, .. } => words.join(" "),
-            _ => String::new(),
-        }
+        self.make.kind().mkfs_line()
     }
 
     /// Why building it needs `--allow-shell` (the file makes fsbench run
@@ -129,35 +111,19 @@ impl Config {
         if !self.setup.is_empty() || !self.teardown.is_empty() {
             return Some("has setup or teardown commands: give --allow-shell to run them".into());
         }
-        match &self.make {
-            Make::Mkfs { words, .. } if words.first().is_some_and(|p| p.contains('/')) => {
-                Some(format!(
-                    "runs mkfs by its path {:?}, not a mkfs.* program found on PATH: give --allow-shell to run it",
-                    words[0]
-                ))
-            }
-            _ => None,
-        }
+        self.make.kind().shell_permission()
     }
 
     /// The smallest image its mkfs makes a file system on: mkfs.xfs
     /// (xfsprogs 5.19 on) refuses under 300 MiB, mkfs.btrfs under
     /// 114,294,784 bytes per device; any other, 16 MiB (room for a journal).
     pub fn minimum_image_bytes(&self) -> u64 {
-        let Make::Mkfs { words, .. } = &self.make else {
-            return 0;
-        };
-        let program = Path::new(&words[0]).file_name().unwrap_or_default();
-        match program.to_str() {
-            Some("mkfs.xfs") => 300 << 20,
-            Some("mkfs.btrfs") => 114_294_784,
-            _ => 16 << 20,
-        }
+        self.make.kind().minimum_image_bytes()
     }
 
     /// Whether it is made on an image fsbench creates in --images.
     pub fn on_image(&self, place: &place::Place) -> bool {
-        matches!(self.make, Make::Mkfs { device: None, .. }) && place.images
+        self.make.kind().on_image(place)
     }
 
     /// What it shares with other configurations, so they cannot be
@@ -168,17 +134,7 @@ impl Config {
     /// a tmpfs). `wipe_default`: the device mkfs runs on when neither the
     /// configuration nor --images gives another.
     pub fn shares(&self, wipe_default: Option<&Path>) -> Option<String> {
-        match &self.make {
-            Make::Mkfs {
-                device: Some(d), ..
-            } => Some(d.display().to_string()),
-            Make::Mkfs { device: None, .. } => wipe_default.map(|d| d.display().to_string()),
-            Make::Mount { source } => match self.fs_type.as_deref() {
-                Some("tmpfs" | "ramfs") => None,
-                _ => Some(source.clone()),
-            },
-            Make::Commands { .. } => Some("the setup commands' resources".into()),
-        }
+        self.make.kind().shares(self, wipe_default)
     }
 }
 
@@ -252,7 +208,8 @@ pub fn parse(text: &str) -> anyhow::Result<Vec<Config>> {
     })?;
     if file.configs.is_empty() {
         anyhow::bail!(
-            "no configurations: give [[config]] tables with a name and mkfs, source or setup"
+            "no configurations: give [[config]] tables with a name and {}",
+            kinds::keys()
         );
     }
     for (key, values) in &file.matrix {
@@ -304,11 +261,8 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
         .as_deref()
         .map(|t| fill(t, "type", &[]))
         .transpose()?;
-    let make = make(entry, &name, &parameters)?;
-    let runtime: &[&str] = match make {
-        Make::Mkfs { .. } => &[DEV, DIR],
-        _ => &[DIR],
-    };
+    let make = kinds::read(entry, &name, &parameters)?;
+    let runtime = make.kind().placeholders();
     let commands = |lines: &[String], field: &str| {
         lines
             .iter()
@@ -331,11 +285,7 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
             anyhow::bail!("{name}: type {t:?} is not a file system type name");
         }
     }
-    if matches!(make, Make::Commands { .. }) && (fs_type.is_some() || !options.is_empty()) {
-        anyhow::bail!(
-            "{name}: type and options are for a mount fsbench makes; its setup commands make this one"
-        );
-    }
+    make.kind().check(&name, fs_type.as_deref(), &options)?;
     Ok(Config {
         name,
         make,
@@ -345,63 +295,6 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
         teardown,
         parameters,
     })
-}
-
-/// What makes the configuration: exactly one of mkfs, source, or setup
-/// commands with no mkfs or source.
-fn make(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> anyhow::Result<Make> {
-    let fill = |text: &str, field: &str, kept: &[&str]| substitute(text, parameters, field, kept);
-    if entry.device.is_some() && entry.mkfs.is_none() {
-        anyhow::bail!("{name}: device is where mkfs runs: give mkfs too");
-    }
-    if entry.path.is_some() && (entry.mkfs.is_some() || entry.source.is_some()) {
-        anyhow::bail!("{name}: path is for a configuration its setup commands make");
-    }
-    match (&entry.mkfs, &entry.source) {
-        (Some(_), Some(_)) => {
-            anyhow::bail!(
-                "{name}: give mkfs (a file system to make) or source (one to mount), not both"
-            )
-        }
-        (Some(mkfs), None) => {
-            let words = split_words(&fill(mkfs, "mkfs", &[DEV])?)?;
-            check_mkfs(name, &words)?;
-            let device = entry
-                .device
-                .as_deref()
-                .map(|d| fill(d, "device", &[]))
-                .transpose()?
-                .map(PathBuf::from);
-            if let Some(d) = &device
-                && !d.starts_with("/dev/")
-            {
-                anyhow::bail!("{name}: device {} is not under /dev", d.display());
-            }
-            Ok(Make::Mkfs { words, device })
-        }
-        (None, Some(source)) => {
-            let source = fill(source, "source", &[])?;
-            if source.is_empty() || source.contains(char::is_whitespace) {
-                anyhow::bail!("{name}: source {source:?} is empty or holds a space");
-            }
-            if source.starts_with('-') {
-                anyhow::bail!(
-                    "{name}: source {source:?} starts with '-': mount would read it as an option"
-                );
-            }
-            Ok(Make::Mount { source })
-        }
-        (None, None) if !entry.setup.is_empty() => {
-            let path = fill(entry.path.as_deref().unwrap_or(DIR), "path", &[DIR])?;
-            if !path.starts_with('/') && !path.starts_with(DIR) {
-                anyhow::bail!("{name}: path {path:?} is not absolute");
-            }
-            Ok(Make::Commands { path })
-        }
-        (None, None) => anyhow::bail!(
-            "{name}: give mkfs (a file system to make), source (one to mount) or setup (commands that make it)"
-        ),
-    }
 }
 
 /// `{key}` replaced by the parameter's value; any other `{…}` is refused,
@@ -515,42 +408,6 @@ fn check_options(name: &str, options: &str) -> anyhow::Result<()> {
             continue;
         };
         anyhow::bail!("{name}: mount option {option:?} {why}");
-    }
-    Ok(())
-}
-
-/// The safety rule on a mkfs command line: a `mkfs.*` program, `{dev}` as
-/// its one device, once and last, and no other device named.
-fn check_mkfs(name: &str, words: &[String]) -> anyhow::Result<()> {
-    let Some(program) = words.first() else {
-        anyhow::bail!("{name}: mkfs is empty");
-    };
-    let base = Path::new(program)
-        .file_name()
-        .map(|b| b.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let fs = base.strip_prefix("mkfs.").unwrap_or_default();
-    if fs.is_empty() || !is_word(fs) {
-        anyhow::bail!("{name}: mkfs runs {program:?}, not a mkfs.* program (e.g. mkfs.ext4)");
-    }
-    let devs = words.iter().filter(|w| w.contains(DEV)).count();
-    if devs != 1 || words.last().map(String::as_str) != Some(DEV) {
-        anyhow::bail!(
-            "{name}: mkfs must end with {DEV}, the device fsbench makes, and name it once"
-        );
-    }
-    // Some mkfs take several devices or files (mkfs.btrfs), or a journal
-    // or data section elsewhere (-J device=, -d name=): no argument may
-    // name a path or a device by label or UUID. (mkfs also runs in an
-    // empty directory of fsbench's, so a bare name finds nothing.)
-    let names_one = |w: &&String| {
-        let upper = w.to_uppercase();
-        w.contains('/') || upper.contains("UUID=") || upper.contains("LABEL=")
-    };
-    if let Some(other) = words[1..].iter().find(names_one) {
-        anyhow::bail!(
-            "{name}: mkfs names {other:?}: no path or device but {DEV}, the image fsbench makes, is allowed"
-        );
     }
     Ok(())
 }

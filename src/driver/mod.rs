@@ -329,6 +329,7 @@ fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> 
         cleanup: None,
         reference: false,
         built: None,
+        durability: None,
     });
     record.targets.len() - 1
 }

@@ -9,7 +9,7 @@ use super::charts::change_title;
 use super::config_diff;
 use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify};
 use super::verdict::{self, Finding, TargetVerdict, Verdict};
-use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, names, terminal};
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, names, p_text, terminal};
 use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 
@@ -447,17 +447,6 @@ fn stacked_mean_ci(stats: &crate::measure::stats::Stats) -> String {
     match mean_and_half(stats) {
         (mean, Some(half)) => format!("{mean}\n± {half}"),
         (mean, None) => mean,
-    }
-}
-
-/// A p-value in two significant digits, `<0.001` below that.
-fn p_text(p: f64) -> String {
-    match p {
-        p if !p.is_finite() => "–".to_string(),
-        p if p < 0.001 => "<0.001".to_string(),
-        p if p >= 0.1 => format!("{p:.2}"),
-        p if p >= 0.01 => format!("{p:.3}"),
-        p => format!("{p:.4}"),
     }
 }
 

@@ -103,6 +103,7 @@ mod tests {
             cleanup: None,
             reference: false,
             built: None,
+            durability: None,
         });
         run
     }

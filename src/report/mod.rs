@@ -7,6 +7,7 @@ pub mod charts;
 pub mod compare;
 pub mod config_diff;
 pub mod csv;
+pub mod durability;
 pub mod format;
 pub mod html;
 pub mod live;
@@ -141,6 +142,17 @@ fn decimals(value: f64) -> usize {
         v if v >= 10.0 => 2,
         v if v >= 1.0 || v == 0.0 => 3,
         v => (3 - v.log10().floor() as i64).clamp(3, 9) as usize,
+    }
+}
+
+/// A p-value in two significant digits, `<0.001` below that.
+pub fn p_text(p: f64) -> String {
+    match p {
+        p if !p.is_finite() => "–".to_string(),
+        p if p < 0.001 => "<0.001".to_string(),
+        p if p >= 0.1 => format!("{p:.2}"),
+        p if p >= 0.01 => format!("{p:.3}"),
+        p => format!("{p:.4}"),
     }
 }
 

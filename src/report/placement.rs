@@ -303,6 +303,7 @@ mod tests {
             cleanup: None,
             reference: false,
             built: None,
+            durability: None,
         });
         run
     }

@@ -358,6 +358,7 @@ mod tests {
                 cleanup: None,
                 reference: false,
                 built: None,
+                durability: None,
             });
         }
         record

@@ -7,6 +7,8 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use rustix::fs::{FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +17,10 @@ const LOOP_MAJOR: u32 = 7;
 /// <linux/loop.h>'s ioctl numbers.
 const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+const LO_FLAGS_READ_ONLY: u32 = 1;
+const LO_FLAGS_DIRECT_IO: u32 = 16;
 
 /// <linux/loop.h>'s `struct loop_info64`.
 #[repr(C)]
@@ -32,6 +38,15 @@ struct LoopInfo64 {
     lo_crypt_name: [u8; 64],
     lo_encrypt_key: [u8; 32],
     lo_init: [u64; 2],
+}
+
+/// <linux/loop.h>'s `struct loop_config`.
+#[repr(C)]
+struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
 }
 
 /// A file as the kernel names it for good: its file system's device
@@ -101,6 +116,85 @@ impl LoopDevice {
             dev,
             backing,
         })
+    }
+
+    /// Attaches a free loop device to the open file `backing`, with direct
+    /// I/O when asked (the kernel may refuse it: `direct_io` says what it
+    /// did) and read-only when asked. Another process may take the free
+    /// device between the two calls (LOOP_CTL_GET_FREE, LOOP_CONFIGURE):
+    /// then another is taken.
+    pub fn attach(
+        backing: BorrowedFd<'_>,
+        direct_io: bool,
+        read_only: bool,
+    ) -> anyhow::Result<LoopDevice> {
+        let control = rustix::fs::open(
+            "/dev/loop-control",
+            OFlags::RDWR | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| anyhow::anyhow!("cannot open /dev/loop-control: {e}"))?;
+        for _ in 0..100 {
+            // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a number.
+            let number = unsafe { libc::ioctl(control.as_raw_fd(), LOOP_CTL_GET_FREE as _, 0) };
+            if number < 0 {
+                let e = std::io::Error::last_os_error();
+                anyhow::bail!("no free loop device: {e}");
+            }
+            let path = PathBuf::from(format!("/dev/loop{number}"));
+            let Ok(fd) = rustix::fs::open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+            else {
+                continue;
+            };
+            // SAFETY: LoopConfig is plain data for which all-zero is valid.
+            let mut config: LoopConfig = unsafe { std::mem::zeroed() };
+            config.fd = backing.as_raw_fd() as u32;
+            config.info.lo_flags = match direct_io {
+                true => LO_FLAGS_DIRECT_IO,
+                false => 0,
+            } | match read_only {
+                true => LO_FLAGS_READ_ONLY,
+                false => 0,
+            };
+            // SAFETY: LOOP_CONFIGURE reads one struct loop_config from the
+            // pointer, which points to one.
+            let done = unsafe {
+                libc::ioctl(
+                    fd.as_raw_fd(),
+                    LOOP_CONFIGURE as _,
+                    &config as *const LoopConfig,
+                )
+            };
+            if done < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EBUSY) {
+                    continue;
+                }
+                anyhow::bail!("cannot attach {}: {e}", path.display());
+            }
+            let stat = rustix::fs::fstat(&fd)?;
+            let backing = status(fd.as_fd()).context("the loop device lost its backing file")?;
+            return Ok(LoopDevice {
+                path,
+                fd,
+                dev: (
+                    rustix::fs::major(stat.st_rdev),
+                    rustix::fs::minor(stat.st_rdev),
+                ),
+                backing,
+            });
+        }
+        anyhow::bail!("every free loop device was taken by another process first")
+    }
+
+    /// Whether the kernel does direct I/O on its backing file.
+    pub fn direct_io(&self) -> bool {
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        crate::kernel_file::read_text(
+            format!("/sys/block/{name}/loop/dio"),
+            crate::kernel_file::ATTRIBUTE,
+        )
+        .is_some_and(|text| text.trim() == "1")
     }
 
     /// Detaches it through the descriptor that was checked. The kernel

@@ -1,0 +1,148 @@
+//! `fsbench crash --configs FILE`: the configurations built on a recorded
+//! disk and cut off at hundreds of points (`crate::crash`).
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::output::check_json_path;
+use crate::configs::place::Place;
+use crate::crash::{self, Model, Options};
+use crate::driver::record::{new_run_id, new_run_result, write_json};
+use crate::error::usage;
+use crate::report::output::{Stream, emit, stderr_line};
+use crate::result::TargetResult;
+
+#[derive(Debug, Args)]
+pub struct CrashArgs {
+    /// The configurations (the file `fsbench run --configs` reads); each
+    /// must be made by mkfs on an image.
+    #[arg(long, value_name = "FILE")]
+    configs: PathBuf,
+    /// The directory the images, the block logs and the mount points go
+    /// in [default: /var/tmp].
+    #[arg(long, value_name = "DIR")]
+    images: Option<PathBuf>,
+    /// Each recorded disk's size (sparse).
+    #[arg(long, value_name = "SIZE", default_value = "512m", value_parser = crate::units::size_arg)]
+    image_size: String,
+    /// Crash states checked per configuration (at most).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    cuts: usize,
+    /// The seed of the workload and of the cuts.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How the disk behaves at the cut: flush (loses everything since the
+    /// last flush), cache (any part of it, writes torn at sector size),
+    /// lying (ignores flushes; the last --cache bytes never land).
+    #[arg(long, value_enum, default_value_t = Model::Cache)]
+    model: Model,
+    /// The disk's volatile write cache (cache and lying models).
+    #[arg(long, value_name = "SIZE", default_value = "8m", value_parser = crate::units::size_arg)]
+    cache: String,
+    /// The disk's atomic write unit: longer writes may be torn at this
+    /// size (cache model). 4k: today's disks (512e, 4Kn, most SSDs); 512:
+    /// old 512n disks.
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = crate::units::size_arg)]
+    sector: String,
+    /// About how much the crash workload writes.
+    #[arg(long, value_name = "SIZE", default_value = "16m", value_parser = crate::units::size_arg)]
+    workload_size: String,
+    /// Keep one reproducer per kind of failure here: the crash state's
+    /// image and a JSON naming the cut, the operations and the files.
+    #[arg(long, value_name = "DIR")]
+    keep_failures: Option<PathBuf>,
+    /// Test only: leave out the fsync of this operation (and still
+    /// acknowledge it), to prove the checker can fail.
+    #[arg(long, value_name = "OP", hide = true)]
+    skip_fsync_of: Option<usize>,
+}
+
+pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
+    check_json_path(json)?;
+    let (configs, place, options) = plan(&args)?;
+    let run_id = new_run_id();
+    let mut record = new_run_result(&run_id);
+    let mut judged = Vec::new();
+    for config in &configs {
+        stderr_line!(
+            "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
+            config.name,
+            options.cuts,
+            options.model.name()
+        );
+        let durability = crash::judge(config, &place, &options, &run_id)?;
+        record.targets.push(TargetResult {
+            name: config.name.clone(),
+            path: String::new(),
+            env: None,
+            workloads: Vec::new(),
+            cleanup: None,
+            reference: false,
+            built: None,
+            durability: Some(durability.clone()),
+        });
+        judged.push((config.name.clone(), durability));
+    }
+    record.finished = Some(chrono::Utc::now());
+    emit(Stream::Stdout, &crate::report::durability::text(&judged))?;
+    if let Some(path) = json {
+        write_json(&record, path)?;
+    }
+    Ok(())
+}
+
+/// The configurations and options, every refusal before anything is built.
+fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place, Options)> {
+    if args.cuts == 0 {
+        return usage("--cuts 0: give at least one crash state to check");
+    }
+    let configs = crate::configs::load(&args.configs)?;
+    if !rustix::process::geteuid().is_root() {
+        return usage(
+            "crash needs root: it mounts a FUSE recorder, attaches loop devices, runs mkfs and mounts",
+        );
+    }
+    let images = args
+        .images
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    let work_dir = match std::fs::canonicalize(&images) {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) => return usage(format!("--images {}: not a directory", images.display())),
+        Err(e) => return usage(format!("--images {}: {e}", images.display())),
+    };
+    let size = |text: &str| crate::size::parse_size(text, 1);
+    let place = Place {
+        work_dir,
+        images: true,
+        image_size: size(&args.image_size)?,
+        direct_io: true,
+        wipe: Vec::new(),
+    };
+    place.check(&configs)?;
+    for config in &configs {
+        crash::recordable(config)?;
+    }
+    if let Some(dir) = &args.keep_failures
+        && !dir.is_dir()
+    {
+        return usage(format!(
+            "--keep-failures {}: not a directory",
+            dir.display()
+        ));
+    }
+    let options = Options {
+        cuts: args.cuts,
+        seed: args.seed,
+        model: args.model,
+        cache_bytes: size(&args.cache)?,
+        sector_bytes: match size(&args.sector)? {
+            sector @ (512 | 4096) => sector,
+            other => return usage(format!("--sector {other}: give 512 or 4k")),
+        },
+        workload_bytes: size(&args.workload_size)?.max(1 << 20),
+        keep_failures: args.keep_failures.clone(),
+        skip_fsync: args.skip_fsync_of,
+    };
+    Ok((configs, place, options))
+}

@@ -1,0 +1,145 @@
+//! Simulated power cuts (`fsbench crash --configs FILE`): each
+//! configuration built on a recorded disk, a workload that knows what it
+//! was promised run on it, then the disk cut off at hundreds of points
+//! and every crash state checked as a rebooted machine would — mount,
+//! fsck, the files the workload was told were durable.
+//!
+//! - `recorder`: the FUSE file system that records the disk's writes and
+//!   flushes and serves crash states;
+//! - `blocklog`: its append-only log on disk;
+//! - `extents`: a disk as ranges of the base image, the log and zeros;
+//! - `oracle`: the workload and what each state must hold;
+//! - `cuts`: the disk models and the states they give;
+//! - `check`: one state mounted, checked and verified;
+//! - `disk`: one configuration recorded and judged, torn down on every
+//!   way out.
+pub mod blocklog;
+pub mod check;
+pub mod cuts;
+mod disk;
+pub mod extents;
+pub mod oracle;
+pub mod recorder;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::configs::Config;
+
+pub use cuts::Model;
+pub use disk::judge;
+
+/// The mkfs words of a configuration fsbench can record: one made by mkfs
+/// on an image of its own, of a file system it knows a read-only check
+/// for; the refusal names the configuration.
+pub fn recordable(config: &Config) -> anyhow::Result<Vec<String>> {
+    let words: Vec<String> = config
+        .mkfs_line()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let on_image = !words.is_empty() && config.shares(None).is_none();
+    if !on_image {
+        return crate::error::usage(format!(
+            "{}: only a configuration fsbench makes with mkfs on an image can be cut off (not a source, a device or setup commands)",
+            config.name
+        ));
+    }
+    if check::fs_check(&words[0]).is_none() {
+        return crate::error::usage(format!(
+            "{}: fsbench knows no read-only check for what {} makes: it cannot judge it after a crash (ext2/3/4, xfs and btrfs it can)",
+            config.name, words[0]
+        ));
+    }
+    Ok(words)
+}
+
+/// The workload's directory in the recorded file system.
+pub const WORK_DIR: &str = "fsbench-crash";
+
+/// How configurations are cut off and checked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// At most this many crash states per configuration.
+    pub cuts: usize,
+    pub seed: u64,
+    pub model: Model,
+    /// The disk's volatile cache (cache and lying models).
+    pub cache_bytes: u64,
+    /// The disk's atomic write unit: a longer write may be torn between
+    /// sectors (cache model).
+    pub sector_bytes: u64,
+    /// About how much the workload writes.
+    pub workload_bytes: u64,
+    /// Where to keep one reproducer per kind of failure.
+    pub keep_failures: Option<PathBuf>,
+    /// Test-only: the operation whose fsync the workload leaves out.
+    pub skip_fsync: Option<usize>,
+}
+
+/// What the power cuts of one configuration found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Durability {
+    pub model: Model,
+    pub seed: u64,
+    pub cache_bytes: u64,
+    #[serde(default)]
+    pub sector_bytes: u64,
+    /// Crash states checked.
+    pub states: usize,
+    /// States where acknowledged data was lost or corrupt.
+    pub states_losing: usize,
+    /// Of those, the ones that mounted and whose fsck was clean: nothing
+    /// would have told the user.
+    pub states_silent: usize,
+    /// States whose fsck found errors after the replay.
+    pub states_fsck_errors: usize,
+    /// States that did not mount.
+    pub states_unmountable: usize,
+    /// Acknowledged operations lost, summed over the states.
+    pub acknowledged_lost: usize,
+    /// Acknowledged operations whose data was corrupt, summed over the
+    /// states.
+    pub acknowledged_corrupt: usize,
+    /// Unsynced files lost, summed over the states (expected).
+    pub unacknowledged_lost: usize,
+    /// The workload: its operations and how many were acknowledged.
+    pub operations: usize,
+    pub acknowledged: usize,
+    /// What the recorder saw while the workload ran.
+    pub writes: u64,
+    pub written_bytes: u64,
+    pub flushes: u64,
+    pub record_seconds: f64,
+    pub check_seconds: f64,
+    /// The reproducers kept (`--keep-failures`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+}
+
+impl Durability {
+    /// One line: "0 of 200 cuts lost acknowledged data", or "lost
+    /// acknowledged data in 24 of 200 cuts (fsck clean: silent in 24)".
+    pub fn summary(&self) -> String {
+        let mut text = match self.states_losing {
+            0 => format!("0 of {} cuts lost acknowledged data", self.states),
+            n => format!("lost acknowledged data in {n} of {} cuts", self.states),
+        };
+        if self.states_silent > 0 {
+            text += &format!(" (fsck clean: silent in {})", self.states_silent);
+        }
+        let loud: Vec<String> = [
+            (self.states_fsck_errors, "with fsck errors"),
+            (self.states_unmountable, "unmountable"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if !loud.is_empty() {
+            text += &format!("; {}", loud.join(", "));
+        }
+        text
+    }
+}
