@@ -102,15 +102,7 @@ fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place,
             "crash needs root: it mounts a FUSE recorder, attaches loop devices, runs mkfs and mounts",
         );
     }
-    let images = args
-        .images
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    let work_dir = match std::fs::canonicalize(&images) {
-        Ok(dir) if dir.is_dir() => dir,
-        Ok(_) => return usage(format!("--images {}: not a directory", images.display())),
-        Err(e) => return usage(format!("--images {}: {e}", images.display())),
-    };
+    let work_dir = Place::work_dir(args.images.as_deref())?;
     let size = |text: &str| crate::size::parse_size(text, 1);
     let place = Place {
         work_dir,

@@ -485,15 +485,7 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
     // One device named twice (or by a /dev/disk/by-* link and its node) is
     // one device: `Place::wipe_default` takes mkfs to it alone.
     let wipe = crate::storage::wipe::distinct_paths(checked);
-    let work_dir = args
-        .images
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    let work_dir = match std::fs::canonicalize(&work_dir) {
-        Ok(dir) if dir.is_dir() => dir,
-        Ok(_) => return usage(format!("--images {}: not a directory", work_dir.display())),
-        Err(e) => return usage(format!("--images {}: {e}", work_dir.display())),
-    };
+    let work_dir = Place::work_dir(args.images.as_deref())?;
     let image_size = crate::size::parse_size(&args.image_size, 1)?;
     if image_size < 16 << 20 {
         return usage("--image-size: at least 16m (mkfs needs room)");

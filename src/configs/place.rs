@@ -24,6 +24,17 @@ pub struct Place {
 }
 
 impl Place {
+    /// The work directory `--images` names (/var/tmp without it), as a
+    /// canonical path; a usage error when it is not a directory.
+    pub fn work_dir(images: Option<&Path>) -> anyhow::Result<PathBuf> {
+        let given = images.unwrap_or(Path::new("/var/tmp"));
+        match std::fs::canonicalize(given) {
+            Ok(dir) if dir.is_dir() => Ok(dir),
+            Ok(_) => crate::error::usage(format!("--images {}: not a directory", given.display())),
+            Err(e) => crate::error::usage(format!("--images {}: {e}", given.display())),
+        }
+    }
+
     /// Refuses, before anything is built, a configuration this place
     /// cannot make (each kind says what: mkfs on a device --wipe did not
     /// name, mkfs with neither images nor one --wipe device to go on, a
