@@ -359,7 +359,8 @@ fn sigint_while_checking_takes_everything_down() {
     ) else {
         return;
     };
-    stopped_while_checking(&lab, libc::SIGINT)
+    signalled_while_checking(&lab, libc::SIGINT)
+        .wait_for(Duration::from_secs(60))
         .assert_code(130)
         .assert_no_panic();
     lab.assert_all_gone();
