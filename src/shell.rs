@@ -44,6 +44,19 @@ pub fn output_of(words: &[String], dir: Option<&Path>) -> anyhow::Result<String>
 }
 
 /// A user's shell command line, run by `/bin/sh -c`, as `output_of`.
+/// Whether `program` (a bare name) is an executable file in a directory
+/// of PATH.
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
 pub fn line_output(line: &str, dir: Option<&Path>) -> anyhow::Result<String> {
     output_of(&["/bin/sh".into(), "-c".into(), line.into()], dir)
 }

@@ -124,24 +124,11 @@ fn run_args(suite: &Path, configs: &Path, images: &Path, extra: &[&str]) -> Vec<
     args
 }
 
-/// Whatever a failing test leaves in `images` (a run killed on the
-/// test's panic), released by `fsbench clean` before the tmpfs goes.
-struct Cleaner(PathBuf);
-
-impl Drop for Cleaner {
-    fn drop(&mut self) {
-        let _ = Command::new(common::FSBENCH)
-            .args(["clean", "--force"])
-            .arg(&self.0)
-            .output();
-    }
-}
-
 /// A tmpfs for the images with a sentinel beside them, a suite whose io job
 /// runs `seconds`, and a configurations file: what every run here needs.
 /// The cleaner goes first, before the tmpfs it cleans is unmounted.
 struct Setup {
-    _cleaner: Cleaner,
+    _cleaner: common::Cleaner,
     sentinel: Sentinel,
     mnt: TmpfsMount,
     suite: PathBuf,
@@ -158,7 +145,7 @@ impl Setup {
         }
         let dir = tempfile::tempdir().unwrap();
         Some(Setup {
-            _cleaner: Cleaner(mnt.path().to_path_buf()),
+            _cleaner: common::Cleaner(mnt.path().to_path_buf()),
             sentinel: Sentinel::plant(mnt.path()),
             suite: suite(dir.path(), seconds),
             configs: write(dir.path(), "configs.toml", configs),

@@ -47,25 +47,22 @@ fn can_record(programs: &[&str]) -> bool {
 /// A tmpfs for the images with a sentinel, a configurations file, and a
 /// cleaner that releases what a failed test left.
 struct Lab {
-    _cleaner: Cleaner,
+    _cleaner: common::Cleaner,
     sentinel: Sentinel,
     mnt: TmpfsMount,
     configs: PathBuf,
     dir: tempfile::TempDir,
 }
 
-struct Cleaner(PathBuf);
-
-impl Drop for Cleaner {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(common::FSBENCH)
-            .args(["clean", "--force"])
-            .arg(&self.0)
-            .output();
-    }
-}
-
 impl Lab {
+    /// One ext4 with its defaults: most tests need no more.
+    fn ext4() -> Option<Lab> {
+        Lab::new(
+            &config("ext4", "mkfs.ext4 -F", ""),
+            &["mkfs.ext4", "e2fsck"],
+        )
+    }
+
     fn new(configs: &str, programs: &[&str]) -> Option<Lab> {
         if !can_record(programs) {
             return None;
@@ -73,7 +70,7 @@ impl Lab {
         let mnt = TmpfsMount::new("3g")?;
         let dir = tempfile::tempdir().unwrap();
         Some(Lab {
-            _cleaner: Cleaner(mnt.path().to_path_buf()),
+            _cleaner: common::Cleaner(mnt.path().to_path_buf()),
             sentinel: Sentinel::plant(mnt.path()),
             configs: write(dir.path(), "configs.toml", configs),
             mnt,
@@ -240,10 +237,7 @@ fn ext4_without_barriers_loses_acknowledged_data_and_the_verdict_says_so() {
 /// A disk that ignores flushes loses what ext4's defaults rely on.
 #[test]
 fn a_lying_disk_loses_acknowledged_data_on_ext4_defaults() {
-    let Some(lab) = Lab::new(
-        &config("ext4", "mkfs.ext4 -F", ""),
-        &["mkfs.ext4", "e2fsck"],
-    ) else {
+    let Some(lab) = Lab::ext4() else {
         return;
     };
     let (out, targets) = lab.crash(&["--cuts", "20", "--model", "lying", "--cache", "2m"]);
@@ -256,10 +250,7 @@ fn a_lying_disk_loses_acknowledged_data_on_ext4_defaults() {
 /// the switch finds nothing, and a reproducer is kept on request.
 #[test]
 fn a_skipped_fsync_is_caught_and_a_reproducer_kept() {
-    let Some(lab) = Lab::new(
-        &config("ext4", "mkfs.ext4 -F", ""),
-        &["mkfs.ext4", "e2fsck"],
-    ) else {
+    let Some(lab) = Lab::ext4() else {
         return;
     };
     let ops = fsbench::crash::oracle::plan(1, 8 << 20);
@@ -329,6 +320,25 @@ fn what_cannot_be_cut_off_is_refused_in_one_line() {
         write(lab.dir.path(), "configs.toml", text);
         run(&lab.args(&[])).assert_error(2, &[needle]);
     }
+    write(
+        lab.dir.path(),
+        "configs.toml",
+        &config("ext4", "mkfs.ext4 -F", ""),
+    );
+    let small: Vec<String> = lab
+        .args(&[])
+        .into_iter()
+        .map(|a| if a == "8m" { "1m".into() } else { a })
+        .collect();
+    run(&small).assert_error(2, &["--workload-size"]);
+    // Without its fsck, no state could be judged: refused, not counted as
+    // fsck errors.
+    let empty = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(common::FSBENCH);
+    command.args(lab.args(&[])).env("PATH", empty.path());
+    Running::spawn_command(&mut command, "fsbench crash (empty PATH)".into())
+        .wait()
+        .assert_error(2, &["e2fsck", "not on PATH"]);
     lab.assert_all_gone();
 }
 
@@ -353,10 +363,7 @@ fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
 
 #[test]
 fn sigint_while_checking_takes_everything_down() {
-    let Some(lab) = Lab::new(
-        &config("ext4", "mkfs.ext4 -F", ""),
-        &["mkfs.ext4", "e2fsck"],
-    ) else {
+    let Some(lab) = Lab::ext4() else {
         return;
     };
     signalled_while_checking(&lab, libc::SIGINT)
@@ -368,10 +375,7 @@ fn sigint_while_checking_takes_everything_down() {
 
 #[test]
 fn kill_9_then_clean_releases_the_recorder_the_loops_and_the_mounts() {
-    let Some(lab) = Lab::new(
-        &config("ext4", "mkfs.ext4 -F", ""),
-        &["mkfs.ext4", "e2fsck"],
-    ) else {
+    let Some(lab) = Lab::ext4() else {
         return;
     };
     let killed = signalled_while_checking(&lab, libc::SIGKILL);

@@ -57,20 +57,30 @@ pub struct CrashArgs {
     skip_fsync_of: Option<usize>,
 }
 
+/// The crash workload's smallest size: its files rewritten in place are
+/// written whole first.
+const MIN_WORKLOAD: u64 = 2 << 20;
+
 pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
     let (configs, place, options) = plan(&args)?;
+    let recordables = configs
+        .iter()
+        .map(|config| crash::recordable(config, &place))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    place.check(&configs)?;
     let run_id = new_run_id();
     let mut record = new_run_result(&run_id);
     let mut judged = Vec::new();
-    for config in &configs {
+    for recordable in &recordables {
+        let config = recordable.config;
         stderr_line!(
             "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
             config.name,
             options.cuts,
             options.model.name()
         );
-        let durability = crash::judge(config, &place, &options, &run_id)?;
+        let durability = crash::judge(recordable, &place, &options, &run_id)?;
         record.targets.push(TargetResult {
             name: config.name.clone(),
             path: String::new(),
@@ -91,7 +101,8 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The configurations and options, every refusal before anything is built.
+/// The configurations, where they go and the options (refused here or,
+/// what only the configurations tell, by `run` before anything is built).
 fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place, Options)> {
     if args.cuts == 0 {
         return usage("--cuts 0: give at least one crash state to check");
@@ -111,10 +122,6 @@ fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place,
         direct_io: true,
         wipe: Vec::new(),
     };
-    place.check(&configs)?;
-    for config in &configs {
-        crash::recordable(config)?;
-    }
     if let Some(dir) = &args.keep_failures
         && !dir.is_dir()
     {
@@ -132,7 +139,14 @@ fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place,
             sector @ (512 | 4096) => sector,
             other => return usage(format!("--sector {other}: give 512 or 4k")),
         },
-        workload_bytes: size(&args.workload_size)?.max(1 << 20),
+        workload_bytes: match size(&args.workload_size)? {
+            bytes if bytes < MIN_WORKLOAD => {
+                return usage(
+                    "--workload-size: at least 2m (the files rewritten in place take 1.25 MiB)",
+                );
+            }
+            bytes => bytes,
+        },
         keep_failures: args.keep_failures.clone(),
         skip_fsync: args.skip_fsync_of,
     };

@@ -99,7 +99,13 @@ impl Config {
     /// The mkfs command line as the configuration gives it; empty when it
     /// runs none.
     pub fn mkfs_line(&self) -> String {
-        self.make.kind().mkfs_line()
+        self.mkfs_words().join(" ")
+    }
+
+    /// The mkfs command's words (`{dev}` among them); empty when it runs
+    /// none.
+    pub fn mkfs_words(&self) -> Vec<String> {
+        self.make.kind().mkfs_words()
     }
 
     /// Why building it needs `--allow-shell` (the file makes fsbench run

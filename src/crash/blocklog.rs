@@ -15,6 +15,8 @@ const WRITE: u8 = b'W';
 const FLUSH: u8 = b'F';
 const ZERO: u8 = b'Z';
 const MARK: u8 = b'M';
+/// An entry's head: kind, offset, length.
+const HEAD: usize = 17;
 /// A mark longer than this is no workload's acknowledgement.
 pub const MAX_MARK: usize = 64 << 10;
 
@@ -87,16 +89,16 @@ impl Writer {
     }
 
     fn append(&mut self, kind: u8, offset: u64, len: u64, data: &[u8]) -> std::io::Result<u64> {
-        let mut head = [0u8; 17];
+        let mut head = [0u8; HEAD];
         head[0] = kind;
         head[1..9].copy_from_slice(&offset.to_le_bytes());
         head[9..17].copy_from_slice(&len.to_le_bytes());
-        let mut record = Vec::with_capacity(head.len() + data.len());
-        record.extend_from_slice(&head);
-        record.extend_from_slice(data);
-        self.file.write_all_at(&record, self.len)?;
-        let at = self.len + head.len() as u64;
-        self.len += record.len() as u64;
+        // Two writes rather than one copy of up to 1 MiB per disk write:
+        // a reader never sees the tail past `len`, so the order is free.
+        self.file.write_all_at(&head, self.len)?;
+        let at = self.len + HEAD as u64;
+        self.file.write_all_at(data, at)?;
+        self.len = at + data.len() as u64;
         Ok(at)
     }
 }
@@ -144,7 +146,7 @@ impl Iterator for Reader {
 
 impl Reader {
     fn read_entry(&mut self) -> anyhow::Result<Entry> {
-        let mut head = [0u8; 17];
+        let mut head = [0u8; HEAD];
         self.file
             .read_exact(&mut head)
             .context("the block log ends inside an entry")?;
@@ -162,7 +164,7 @@ impl Reader {
                 self.at
             ),
         };
-        let data = self.at + head.len() as u64;
+        let data = self.at + HEAD as u64;
         let carried = match kind {
             Kind::Write | Kind::Mark => len,
             Kind::Flush | Kind::Zero => 0,

@@ -26,7 +26,7 @@ pub struct FsCheck {
     /// The type given to mount.
     pub fs_type: &'static str,
     /// Its read-only check, the device last.
-    fsck: &'static [&'static str],
+    pub fsck: &'static [&'static str],
     /// Mount data every mount of a crash copy needs.
     data: &'static std::ffi::CStr,
     /// btrfs remembers devices by file system id: a crash copy on a new
@@ -143,7 +143,7 @@ impl Checker<'_> {
     fn on_device(&self, device: &LoopDevice, marked: usize) -> anyhow::Result<Checked> {
         let mut checked = Checked::default();
         let source = device.path.display().to_string();
-        match self.mount(&source, MountFlags::empty()) {
+        match self.mount(&source, MountFlags::empty())? {
             Ok(id) => self.unmount(id)?,
             Err(e) => {
                 checked.mount_error = e;
@@ -162,7 +162,7 @@ impl Checker<'_> {
         if let Err(e) = said {
             checked.fsck_said = format!("`{}`: {e:#}", quoted(&fsck));
         }
-        let id = match self.mount(&source, MountFlags::RDONLY) {
+        let id = match self.mount(&source, MountFlags::RDONLY)? {
             Ok(id) => id,
             Err(e) => {
                 checked.mount_error = format!("read-only, after the replay: {e}");
@@ -176,25 +176,24 @@ impl Checker<'_> {
         Ok(checked)
     }
 
-    /// Mounts `source` on the checks' mount point and records the mount;
-    /// its id, or what the kernel said when it would not.
-    fn mount(&self, source: &str, flags: MountFlags) -> Result<u64, String> {
+    /// Mounts `source` on the checks' mount point and records the mount:
+    /// its id, or (the state's finding) what the kernel said when it would
+    /// not mount it; an error is fsbench's own failure.
+    fn mount(&self, source: &str, flags: MountFlags) -> anyhow::Result<Result<u64, String>> {
         if self.fs.forget_devices {
             let forget = ["btrfs", "device", "scan", "--forget"].map(String::from);
-            output_of(&forget, None).map_err(|e| format!("{e:#}"))?;
+            output_of(&forget, None)?;
         }
         let point = made::through_fd(self.dir, &self.at);
-        rustix::mount::mount(source, &point, self.fs.fs_type, flags, self.fs.data)
-            .map_err(|e| format!("mount: {e}"))?;
-        let id = made::new_mount_id(self.dir, &self.at).map_err(|e| format!("{e:#}"))?;
-        self.record
-            .borrow_mut()
-            .add(&Made::Mount {
-                id,
-                at: self.at.clone(),
-            })
-            .map_err(|e| format!("{e:#}"))?;
-        Ok(id)
+        if let Err(e) = rustix::mount::mount(source, &point, self.fs.fs_type, flags, self.fs.data) {
+            return Ok(Err(format!("mount: {e}")));
+        }
+        let id = made::new_mount_id(self.dir, &self.at)?;
+        self.record.borrow_mut().add(&Made::Mount {
+            id,
+            at: self.at.clone(),
+        })?;
+        Ok(Ok(id))
     }
 
     /// Unmounts the check's mount `id`, only while it is the one there.

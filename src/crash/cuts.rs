@@ -64,29 +64,18 @@ pub struct CrashState {
 /// `entries`, in order.
 pub fn positions(entries: &[Entry], model: Model, cuts: usize, seed: u64) -> Vec<usize> {
     let mut rng = WyRand::for_stream(seed, 0xc075);
-    let mut chosen: Vec<usize> = match model {
-        Model::Flush => {
-            // Every flush, and the end; where the file system flushed
-            // less often than there are cuts to make (never, without
-            // barriers), random points between fill the count.
-            let mut at: std::collections::BTreeSet<usize> = flushes(entries).collect();
-            at.insert(entries.len());
-            while at.len() < cuts.min(entries.len()) {
-                at.insert(1 + rng.below(entries.len() as u64) as usize);
-            }
-            let at: Vec<usize> = at.into_iter().collect();
-            sample(at, cuts, &mut rng)
-        }
-        Model::Cache | Model::Lying => {
-            let mut at = std::collections::BTreeSet::new();
-            while at.len() < cuts.min(entries.len()) {
-                at.insert(1 + rng.below(entries.len() as u64) as usize);
-            }
-            at.into_iter().collect()
-        }
+    // The flush model cuts at every flush and at the end; random points
+    // fill the count (all of it for the others, and where a file system
+    // flushed less often than there are cuts: never, without barriers).
+    let mut at: std::collections::BTreeSet<usize> = match model {
+        Model::Flush => flushes(entries).chain([entries.len()]).collect(),
+        Model::Cache | Model::Lying => Default::default(),
     };
+    while at.len() < cuts.min(entries.len()) {
+        at.insert(1 + rng.below(entries.len() as u64) as usize);
+    }
+    let mut chosen = sample(at.into_iter().collect(), cuts, &mut rng);
     chosen.sort_unstable();
-    chosen.dedup();
     chosen
 }
 
@@ -121,20 +110,17 @@ pub fn each_state(
 ) -> anyhow::Result<()> {
     let mut durable = Extents::default();
     let mut applied = 0;
-    let mut marked = 0;
-    let mut marked_at = 0;
-    let mut last_flush = 0;
-    let mut flush_at = 0;
+    // What the entries before the cut say: operations marked, the last
+    // flush (0: none yet).
+    let (mut marked, mut last_flush, mut seen) = (0, 0, 0);
     for (n, &cut) in cuts.iter().enumerate() {
-        while marked_at < cut {
-            marked = marked.max(marks(marked_at));
-            marked_at += 1;
+        for (i, entry) in entries.iter().enumerate().take(cut).skip(seen) {
+            marked = marked.max(marks(i));
+            if entry.kind == Kind::Flush {
+                last_flush = i;
+            }
         }
-        while let Some(i) = (flush_at..cut).find(|&i| entries[i].kind == Kind::Flush) {
-            last_flush = i;
-            flush_at = i + 1;
-        }
-        flush_at = flush_at.max(cut);
+        seen = seen.max(cut);
         let window = window_start(entries, cut, cache_bytes);
         let (media, chance) = match model {
             // Everything before the last flush: the cache lost the rest.

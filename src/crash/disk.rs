@@ -14,11 +14,11 @@ use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
 
 use super::blocklog::{self, Entry, Kind};
-use super::check::{Checked, Checker, FsCheck, fs_check};
+use super::check::{Checked, Checker, FsCheck};
 use super::cuts;
 use super::oracle::{self, Op};
 use super::recorder::Recorder;
-use super::{Durability, Options, WORK_DIR};
+use super::{Durability, Options, Recordable, WORK_DIR};
 use crate::configs::made::{self, Made, Record, WhenBusy};
 use crate::configs::place::Place;
 use crate::configs::{Config, DEV};
@@ -46,20 +46,18 @@ struct Site {
 /// Records `config`'s file system under the crash workload, then cuts it
 /// off as `options` say and checks every state.
 pub fn judge(
-    config: &Config,
+    recordable: &Recordable,
     place: &Place,
     options: &Options,
     run_id: &str,
 ) -> anyhow::Result<Durability> {
-    let words = super::recordable(config)?;
-    let fs = fs_check(&words[0]).expect("a recordable configuration's check");
+    let Recordable { config, words, fs } = recordable;
     let scratch = Scratch::create(&place.work_dir, run_id, false)?;
     let record = RefCell::new(Record::create(scratch.dir())?);
-    for sub in ["img", "log", "cwd", REC, MNT, CHK] {
-        if sub != REC {
-            rustix::fs::mkdirat(scratch.dir(), sub, Mode::from_raw_mode(0o700))
-                .with_context(|| format!("cannot create {sub} in {}", scratch.path().display()))?;
-        }
+    // The recorder makes its own mount point (`rec`).
+    for sub in ["img", "log", "cwd", MNT, CHK] {
+        rustix::fs::mkdirat(scratch.dir(), sub, Mode::from_raw_mode(0o700))
+            .with_context(|| format!("cannot create {sub} in {}", scratch.path().display()))?;
     }
     let mut site = Site {
         record,
@@ -70,12 +68,12 @@ pub fn judge(
     };
     let ops = oracle::plan(options.seed, options.workload_bytes);
     let clock = Instant::now();
-    site.record_workload(config, &words, &fs, place, options, &ops)?;
+    site.record_workload(config, words, fs, place, options, &ops)?;
     let record_seconds = clock.elapsed().as_secs_f64();
     let recorder = site.recorder.as_ref().expect("recorded");
     let counts = recorder.counts();
     let clock = Instant::now();
-    let mut durability = site.check_states(config, &fs, options, &ops)?;
+    let mut durability = site.check_states(config, fs, options, &ops)?;
     durability.check_seconds = clock.elapsed().as_secs_f64();
     durability.record_seconds = record_seconds;
     durability.writes = counts.writes;
@@ -227,8 +225,13 @@ impl Site {
             sector_bytes: options.sector_bytes,
             ..Durability::default()
         };
+        // A loop device on the crash state is fsbench's.
+        let state = checker.state_id()?;
+        self.record.borrow_mut().add(&Made::Image {
+            file: state,
+            at: format!("{REC}/state"),
+        })?;
         let cuts = cuts::positions(&entries, options.model, options.cuts, options.seed);
-        let mut recorded_state = false;
         let mut kept = Kept::new(options, &config.name);
         cuts::each_state(
             &entries,
@@ -239,15 +242,6 @@ impl Site {
             |i| marks[i],
             |state| {
                 crate::interrupt::check()?;
-                if !recorded_state {
-                    // Served from here on: a loop device on it is fsbench's.
-                    let id = checker.state_id()?;
-                    self.record.borrow_mut().add(&Made::Image {
-                        file: id,
-                        at: format!("{REC}/state"),
-                    })?;
-                    recorded_state = true;
-                }
                 let checked = checker.check(&state)?;
                 tally(&mut durability, &checked);
                 kept.keep(&checker, &state, &checked, ops)

@@ -26,33 +26,46 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::configs::Config;
+use crate::configs::place::Place;
 
 pub use cuts::Model;
 pub use disk::judge;
 
-/// The mkfs words of a configuration fsbench can record: one made by mkfs
-/// on an image of its own, of a file system it knows a read-only check
-/// for; the refusal names the configuration.
-pub fn recordable(config: &Config) -> anyhow::Result<Vec<String>> {
-    let words: Vec<String> = config
-        .mkfs_line()
-        .split_whitespace()
-        .map(String::from)
-        .collect();
-    let on_image = !words.is_empty() && config.shares(None).is_none();
-    if !on_image {
+/// A configuration fsbench can record: made by mkfs on an image of its
+/// own, of a file system it knows a read-only check for.
+pub struct Recordable<'a> {
+    pub config: &'a Config,
+    /// Its mkfs words, `{dev}` among them.
+    words: Vec<String>,
+    fs: check::FsCheck,
+}
+
+/// `config` as one fsbench can record at `place`; the refusal names it.
+pub fn recordable<'a>(config: &'a Config, place: &Place) -> anyhow::Result<Recordable<'a>> {
+    let words = config.mkfs_words();
+    if words.is_empty() || !config.on_image(place) {
         return crate::error::usage(format!(
             "{}: only a configuration fsbench makes with mkfs on an image can be cut off (not a source, a device or setup commands)",
             config.name
         ));
     }
-    if check::fs_check(&words[0]).is_none() {
+    let Some(fs) = check::fs_check(&words[0]) else {
         return crate::error::usage(format!(
             "{}: fsbench knows no read-only check for what {} makes: it cannot judge it after a crash (ext2/3/4, xfs and btrfs it can)",
             config.name, words[0]
         ));
+    };
+    if let Some(missing) = fs
+        .fsck
+        .first()
+        .filter(|program| !crate::shell::on_path(program))
+    {
+        return crate::error::usage(format!(
+            "{}: its crash states are checked with {missing}, which is not on PATH: install it",
+            config.name
+        ));
     }
-    Ok(words)
+    Ok(Recordable { config, words, fs })
 }
 
 /// The workload's directory in the recorded file system.

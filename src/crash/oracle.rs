@@ -56,6 +56,17 @@ pub enum Op {
     Unsynced { file: u32, size: u64 },
 }
 
+/// The workload's directories, one per kind of operation (`Op::path`).
+const DIRS: [&str; 7] = [
+    "create",
+    "overwrite",
+    "append",
+    "dsync",
+    "replace",
+    "synclog",
+    "unsynced",
+];
+
 /// The files the workload keeps rewriting, and their size.
 const OVERWRITTEN: u32 = 4;
 const REWRITTEN_SIZE: u64 = 256 << 10;
@@ -259,15 +270,7 @@ pub fn run(
     control: &File,
     skip_fsync: Option<usize>,
 ) -> anyhow::Result<()> {
-    for sub in [
-        "create",
-        "overwrite",
-        "append",
-        "dsync",
-        "replace",
-        "synclog",
-        "unsynced",
-    ] {
+    for sub in DIRS {
         std::fs::create_dir(dir.join(sub)).with_context(|| format!("cannot create {sub}"))?;
     }
     sync_dir(dir)?;
@@ -490,28 +493,29 @@ fn judge_blocks(
         offset <= b * BLOCK && (b + 1) * BLOCK <= offset + len
     };
     let block_of = |o: &Op, b: u64| content(seed, o.stream(), b * BLOCK, BLOCK);
-    let sectors = |block: &[u8]| block.chunks(SECTOR).map(<[u8]>::to_vec).collect::<Vec<_>>();
     let mut lost = false;
     for b in 0..REWRITTEN_SIZE / BLOCK {
         let here = &found[(b * BLOCK) as usize..((b + 1) * BLOCK) as usize];
         let Some(latest) = history.iter().rev().find(|o| covering(o, b)) else {
             continue;
         };
-        let allowed: Vec<Vec<Vec<u8>>> = [Some(*latest), in_flight.filter(|o| covering(o, b))]
-            .into_iter()
-            .flatten()
-            .map(|o| sectors(&block_of(o, b)))
-            .collect();
-        let older: Vec<Vec<Vec<u8>>> = history
-            .iter()
-            .filter(|o| covering(o, b))
-            .map(|o| sectors(&block_of(o, b)))
-            .collect();
-        for (i, sector) in here.chunks(SECTOR).enumerate() {
-            if allowed.iter().any(|v| v[i] == sector) {
+        let latest = block_of(latest, b);
+        if here == latest {
+            continue;
+        }
+        // Sector by sector: the write under way may be torn between them.
+        let next = in_flight.filter(|o| covering(o, b)).map(|o| block_of(o, b));
+        for (s, sector) in here.chunks(SECTOR).enumerate() {
+            let at = s * SECTOR..(s + 1) * SECTOR;
+            if *sector == latest[at.clone()]
+                || next.as_ref().is_some_and(|n| *sector == n[at.clone()])
+            {
                 continue;
             }
-            match older.iter().any(|v| v[i] == sector) {
+            let older = history
+                .iter()
+                .any(|o| covering(o, b) && *sector == block_of(o, b)[at.clone()]);
+            match older {
                 true => lost = true,
                 false => return Judged::Corrupt,
             }
@@ -540,15 +544,7 @@ mod tests {
         assert_ne!(a, plan(8, 4 << 20));
         let bytes: u64 = a.iter().map(|o| o.range().1).sum();
         assert!((4 << 20..(4 << 20) + (1 << 20)).contains(&bytes), "{bytes}");
-        for kind in [
-            "create",
-            "overwrite",
-            "append",
-            "dsync",
-            "replace",
-            "synclog",
-            "unsynced",
-        ] {
+        for kind in DIRS {
             assert!(
                 a.iter().any(|o| o.path().starts_with(kind)),
                 "{kind} missing"

@@ -239,7 +239,13 @@ impl Recorder {
                     }
                     return Ok(());
                 }
-                Err(_) if busy == WhenBusy::Fail => std::thread::sleep(Duration::from_millis(100)),
+                Err(e)
+                    if busy == WhenBusy::Fail
+                        && e.downcast_ref::<rustix::io::Errno>()
+                            == Some(&rustix::io::Errno::BUSY) =>
+                {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
                 Err(e) => return Err(e),
             }
         }

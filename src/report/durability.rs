@@ -21,8 +21,8 @@ const HEADER: [&str; 9] = [
     "flushes",
 ];
 
-/// The table's rows, as text (shared by the terminal and Markdown).
-pub fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
+/// The table's rows, as text.
+fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
     judged
         .iter()
         .map(|(name, d)| {
@@ -43,7 +43,7 @@ pub fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
 
 /// Each configuration after the first against it: "ext4-nobarrier loses
 /// acknowledged data in more cuts than ext4-defaults (24 of 200 against 0
-/// of 200; Fisher's exact test p = 5.7e-08)".
+/// of 200; Fisher's exact test p < 0.001)".
 pub fn comparisons(judged: &[(String, Durability)]) -> Vec<String> {
     let Some((first, base)) = judged.first() else {
         return Vec::new();
@@ -55,16 +55,13 @@ pub fn comparisons(judged: &[(String, Durability)]) -> Vec<String> {
             let (b, m) = (base.states_losing as u64, base.states as u64);
             let p = fisher_exact(a, n, b, m)?;
             let how = match (p < 0.05, a * m > b * n) {
-                (false, _) => "no measurable difference in lost cuts from",
+                (false, _) => "shows no measurable difference in lost cuts from",
                 (true, true) => "loses acknowledged data in more cuts than",
                 (true, false) => "loses acknowledged data in fewer cuts than",
             };
             Some(format!(
-                "{name} {how} {first} ({a} of {n} against {b} of {m}; Fisher's exact test p {})",
-                match crate::report::p_text(p) {
-                    text if text.starts_with('<') => format!("< {}", &text[1..]),
-                    text => format!("= {text}"),
-                }
+                "{name} {how} {first} ({a} of {n} against {b} of {m}; Fisher's exact test {})",
+                crate::report::p_phrase(p)
             ))
         })
         .collect()

@@ -145,6 +145,14 @@ fn decimals(value: f64) -> usize {
     }
 }
 
+/// A p-value as a sentence says it: `p = 0.020`, `p < 0.001`.
+pub fn p_phrase(p: f64) -> String {
+    match p < 0.001 {
+        true => "p < 0.001".to_string(),
+        false => format!("p = {}", p_text(p)),
+    }
+}
+
 /// A p-value in two significant digits, `<0.001` below that.
 pub fn p_text(p: f64) -> String {
     match p {

@@ -187,16 +187,6 @@ impl LoopDevice {
         anyhow::bail!("every free loop device was taken by another process first")
     }
 
-    /// Whether the kernel does direct I/O on its backing file.
-    pub fn direct_io(&self) -> bool {
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        crate::kernel_file::read_text(
-            format!("/sys/block/{name}/loop/dio"),
-            crate::kernel_file::ATTRIBUTE,
-        )
-        .is_some_and(|text| text.trim() == "1")
-    }
-
     /// Detaches it through the descriptor that was checked. The kernel
     /// defers the detach to the last close while something else has it
     /// open (a mount fsbench could not take down).

@@ -906,3 +906,17 @@ fn mount_points(dir: &Path, with_dir: bool) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// Whatever a failing test leaves in a directory fsbench builds in (a run
+/// killed on the test's panic), released by `fsbench clean --force`
+/// before the tmpfs it is on goes.
+pub struct Cleaner(pub PathBuf);
+
+impl Drop for Cleaner {
+    fn drop(&mut self) {
+        let _ = Command::new(FSBENCH)
+            .args(["clean", "--force"])
+            .arg(&self.0)
+            .output();
+    }
+}

@@ -54,8 +54,8 @@ fn read(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> any
 }
 
 impl Kind for Mkfs<'_> {
-    fn mkfs_line(&self) -> String {
-        self.words.join(" ")
+    fn mkfs_words(&self) -> Vec<String> {
+        self.words.to_vec()
     }
 
     /// A mkfs program given by a path instead of a `mkfs.*` name looked

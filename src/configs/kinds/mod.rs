@@ -73,10 +73,10 @@ struct Reader {
 /// One configuration's kind, holding its data: what it needs, refuses
 /// and shares, and its part of the build.
 pub(super) trait Kind {
-    /// The mkfs command line as the configuration gives it; empty when it
-    /// runs none.
-    fn mkfs_line(&self) -> String {
-        String::new()
+    /// The mkfs command's words as the configuration gives them (`{dev}`
+    /// among them); empty when it runs none.
+    fn mkfs_words(&self) -> Vec<String> {
+        Vec::new()
     }
 
     /// Why it needs `--allow-shell` (said after the configuration's
