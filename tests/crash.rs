@@ -175,6 +175,11 @@ fn with_barriers_ext4_xfs_and_btrfs_lose_nothing_acknowledged() {
         let name = target["name"].as_str().unwrap();
         assert!(count(target, "states") >= 100, "{name}: {target}");
         assert!(count(target, "flushes") > 0, "{name} flushed: {target}");
+        // Not a vacuous pass: the states held acknowledged files to judge.
+        assert!(
+            count(target, "acknowledged_judged") > 10 * count(target, "states"),
+            "{name}: {target}"
+        );
         for field in [
             "states_losing",
             "acknowledged_lost",

@@ -296,6 +296,7 @@ fn tally(durability: &mut Durability, checked: &Checked) {
     durability.acknowledged_lost += verdict.lost.len();
     durability.acknowledged_corrupt += verdict.corrupt.len();
     durability.unacknowledged_lost += verdict.unacknowledged_lost;
+    durability.acknowledged_judged += verdict.judged;
 }
 
 /// One reproducer per kind of failure (`--keep-failures DIR`): the crash

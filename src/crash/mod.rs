@@ -117,6 +117,10 @@ pub struct Durability {
     pub acknowledged_corrupt: usize,
     /// Unsynced files lost, summed over the states (expected).
     pub unacknowledged_lost: usize,
+    /// Files judged by an acknowledged operation, summed over the states
+    /// that mounted: how much the verdict rests on.
+    #[serde(default)]
+    pub acknowledged_judged: usize,
     /// The workload: its operations and how many were acknowledged.
     pub operations: usize,
     pub acknowledged: usize,

@@ -387,6 +387,9 @@ pub struct Verdict {
     pub corrupt: Vec<usize>,
     /// Unsynced files finished before the cut and not there whole.
     pub unacknowledged_lost: usize,
+    /// Files judged by an acknowledged operation: what the state was
+    /// checked against (0 before the first acknowledgement).
+    pub judged: usize,
 }
 
 /// Checks the workload's files in `dir` (the crash state, mounted
@@ -408,6 +411,7 @@ pub fn verify(ops: &[Op], seed: u64, marked: usize, dir: &Path) -> Verdict {
         if !checked.insert(op.path()) {
             continue;
         }
+        verdict.judged += 1;
         match judge(ops, seed, i, marked, dir) {
             Judged::Held => {}
             Judged::Lost => verdict.lost.push(i),
@@ -573,7 +577,20 @@ mod tests {
         std::fs::create_dir(&work).unwrap();
         let ops = plan(3, 2 << 20);
         run(&ops, 3, &work, &control, None).unwrap();
-        assert_eq!(verify(&ops, 3, ops.len(), &work), Verdict::default());
+        let whole = verify(&ops, 3, ops.len(), &work);
+        assert_eq!(
+            (
+                whole.lost.len(),
+                whole.corrupt.len(),
+                whole.unacknowledged_lost
+            ),
+            (0, 0, 0)
+        );
+        let files = ops.iter().filter(|o| o.acknowledged()).map(Op::path);
+        assert_eq!(
+            whole.judged,
+            files.collect::<std::collections::HashSet<_>>().len()
+        );
 
         let last_of = |prefix: &str| {
             ops.iter()
