@@ -398,3 +398,155 @@ fn kill_9_then_clean_releases_the_recorder_the_loops_and_the_mounts() {
     );
     lab.assert_all_gone();
 }
+
+/// A suite's crash entry, as `fsbench run --suite FILE --configs FILE`
+/// runs it: each configuration measured, then cut off; the verdict puts
+/// what each lost beside the speed-up, the baseline's included; Markdown
+/// and HTML show the durability table, the losing row marked.
+#[test]
+fn a_suite_crash_entry_puts_durability_in_the_verdict_and_every_report() {
+    let configs = [
+        config("ext4-defaults", "mkfs.ext4 -F", ""),
+        config("ext4-nobarrier", "mkfs.ext4 -F", "barrier=0"),
+    ]
+    .concat();
+    let Some(lab) = Lab::new(&configs, &["mkfs.ext4", "e2fsck"]) else {
+        return;
+    };
+    let suite = write(
+        lab.dir.path(),
+        "suite.toml",
+        "[[workload]]\nkind = \"io\"\nargs = \"-s 16m --duration 2s -b 4k --read 0 --seek 100 --sync dsync\"\n\
+         [[workload]]\nkind = \"crash\"\nargs = \"--cuts 30 --image-size 320m --workload-size 4m\"\n",
+    );
+    let json = lab.dir.path().join("run.json");
+    let (suite, json_arg) = (suite.display().to_string(), json.display().to_string());
+    let args = [
+        "run",
+        "--suite",
+        &suite,
+        "--configs",
+        lab.configs.to_str().unwrap(),
+        "--images",
+        &lab.mnt.arg(),
+        "--image-size",
+        "64m",
+        "--repeat",
+        "2",
+        "--no-save",
+        "--json",
+        &json_arg,
+    ];
+    let out = run(&args);
+    out.assert_success();
+    lab.assert_all_gone();
+    let record: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let targets = record["targets"].as_array().unwrap();
+    assert_eq!(count(&targets[0], "states"), 30, "{out}");
+    assert_eq!(count(&targets[0], "states_losing"), 0, "{out}");
+    let losing = count(&targets[1], "states_losing");
+    assert!(losing > 0, "{out}");
+    let text = &out.stdout;
+    assert!(
+        text.contains("ext4-defaults (the baseline)\n    risks: none found · durability: 0 of 30 cuts lost acknowledged data"),
+        "{out}"
+    );
+    assert!(
+        text.contains(&format!(
+            "durability: lost acknowledged data in {losing} of 30 cuts"
+        )),
+        "{out}"
+    );
+    assert!(
+        text.contains("ext4-nobarrier loses acknowledged data in more cuts than ext4-defaults"),
+        "{out}"
+    );
+    let markdown = run(&["report", "--format", "markdown", &json_arg]);
+    markdown.assert_success();
+    assert!(
+        markdown
+            .stdout
+            .contains("## Durability (simulated power cuts)"),
+        "{markdown}"
+    );
+    assert!(
+        markdown
+            .stdout
+            .contains(&format!("| ext4-nobarrier | 30 (cache) | {losing} of 30 |")),
+        "{markdown}"
+    );
+    let html = run(&["report", "--format", "html", &json_arg]);
+    html.assert_success();
+    let losing_rows: Vec<&str> = html
+        .stdout
+        .lines()
+        .filter(|l| l.contains("class=\"losing\""))
+        .collect();
+    assert_eq!(losing_rows.len(), 1, "{losing_rows:?}");
+    assert!(
+        losing_rows[0].contains("<th>ext4-nobarrier</th>"),
+        "{losing_rows:?}"
+    );
+}
+
+/// A crash entry cuts off only what fsbench builds: refused in one line
+/// on a plain target, and with a configuration it cannot record, before
+/// anything is built.
+#[test]
+fn a_suite_crash_entry_is_refused_where_nothing_can_be_cut_off() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let suite = write(
+        lab.dir.path(),
+        "suite.toml",
+        "[[workload]]\nkind = \"io\"\nargs = \"-s 1m\"\n[[workload]]\nkind = \"crash\"\n",
+    );
+    let suite = suite.display().to_string();
+    run(&[
+        "run",
+        "--suite",
+        &suite,
+        "--target",
+        &lab.mnt.arg(),
+        "--no-save",
+    ])
+    .assert_error(
+        2,
+        &["its crash entry cuts off configurations fsbench builds"],
+    );
+    let source = write(
+        lab.dir.path(),
+        "source.toml",
+        "[[config]]\nname = \"t\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n",
+    );
+    run(&[
+        "run",
+        "--suite",
+        &suite,
+        "--configs",
+        source.to_str().unwrap(),
+        "--no-save",
+    ])
+    .assert_error(
+        2,
+        &["t: only a configuration fsbench makes with mkfs on an image"],
+    );
+    let bad = write(
+        lab.dir.path(),
+        "bad.toml",
+        "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"crash\"\nargs = \"--cuts 0\"\n",
+    );
+    run(&[
+        "run",
+        "--suite",
+        bad.to_str().unwrap(),
+        "--configs",
+        lab.configs.to_str().unwrap(),
+        "--images",
+        &lab.mnt.arg(),
+        "--no-save",
+    ])
+    .assert_error(2, &["workload 2 (crash): --cuts 0"]);
+    lab.assert_all_gone();
+}

@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::flags::parse_flags;
 use super::output::check_json_path;
 use crate::configs::place::Place;
 use crate::crash::{self, Model, Options};
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::error::usage;
-use crate::report::output::{Stream, emit, stderr_line};
+use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
 
 #[derive(Debug, Args)]
@@ -22,7 +23,16 @@ pub struct CrashArgs {
     /// in [default: /var/tmp].
     #[arg(long, value_name = "DIR")]
     images: Option<PathBuf>,
-    /// Each recorded disk's size (sparse).
+    #[command(flatten)]
+    flags: CrashFlags,
+}
+
+/// How the configurations are cut off: `fsbench crash`'s flags, and the
+/// `args` of a suite's crash entry (`fsbench run --configs`).
+#[derive(Debug, Args)]
+pub struct CrashFlags {
+    /// Each recorded disk's size (sparse): a model of the disk, kept
+    /// small so that checking a state is quick.
     #[arg(long, value_name = "SIZE", default_value = "512m", value_parser = crate::units::size_arg)]
     image_size: String,
     /// Crash states checked per configuration (at most).
@@ -57,6 +67,11 @@ pub struct CrashArgs {
     skip_fsync_of: Option<usize>,
 }
 
+/// A suite's crash entry: its `args`, `fsbench crash`'s flags.
+pub fn entry_options(args: &[String]) -> anyhow::Result<Options> {
+    parse_flags::<CrashFlags>(args)?.options()
+}
+
 /// The crash workload's smallest size: its files rewritten in place are
 /// written whole first.
 const MIN_WORKLOAD: u64 = 2 << 20;
@@ -64,23 +79,11 @@ const MIN_WORKLOAD: u64 = 2 << 20;
 pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
     let (configs, place, options) = plan(&args)?;
-    let recordables = configs
-        .iter()
-        .map(|config| crash::recordable(config, &place))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let recordables = crash::recordables(&configs, &place)?;
     place.check(&configs)?;
     let run_id = new_run_id();
     let mut record = new_run_result(&run_id);
-    let mut judged = Vec::new();
-    for recordable in &recordables {
-        let config = recordable.config;
-        stderr_line!(
-            "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
-            config.name,
-            options.cuts,
-            options.model.name()
-        );
-        let durability = crash::judge(recordable, &place, &options, &run_id)?;
+    for (config, durability) in crash::judge_all(&recordables, &place, &options, &run_id)? {
         record.targets.push(TargetResult {
             name: config.name.clone(),
             path: String::new(),
@@ -89,12 +92,16 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
             cleanup: None,
             reference: false,
             built: None,
-            durability: Some(durability.clone()),
+            durability: Some(durability),
         });
-        judged.push((config.name.clone(), durability));
     }
     record.finished = Some(chrono::Utc::now());
-    emit(Stream::Stdout, &crate::report::durability::text(&judged))?;
+    let judged = crate::report::durability::judged(&record);
+    let width = crate::report::terminal::Terminal::for_stdout().width;
+    emit(
+        Stream::Stdout,
+        &crate::report::durability::text(&judged, width),
+    )?;
     if let Some(path) = json {
         write_json(&record, path)?;
     }
@@ -104,51 +111,52 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
 /// The configurations, where they go and the options (refused here or,
 /// what only the configurations tell, by `run` before anything is built).
 fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place, Options)> {
-    if args.cuts == 0 {
-        return usage("--cuts 0: give at least one crash state to check");
-    }
+    let options = args.flags.options()?;
     let configs = crate::configs::load(&args.configs)?;
     if !rustix::process::geteuid().is_root() {
         return usage(
             "crash needs root: it mounts a FUSE recorder, attaches loop devices, runs mkfs and mounts",
         );
     }
-    let work_dir = Place::work_dir(args.images.as_deref())?;
-    let size = |text: &str| crate::size::parse_size(text, 1);
-    let place = Place {
-        work_dir,
-        images: true,
-        image_size: size(&args.image_size)?,
-        direct_io: true,
-        wipe: Vec::new(),
-    };
-    if let Some(dir) = &args.keep_failures
-        && !dir.is_dir()
-    {
-        return usage(format!(
-            "--keep-failures {}: not a directory",
-            dir.display()
-        ));
-    }
-    let options = Options {
-        cuts: args.cuts,
-        seed: args.seed,
-        model: args.model,
-        cache_bytes: size(&args.cache)?,
-        sector_bytes: match size(&args.sector)? {
-            sector @ (512 | 4096) => sector,
-            other => return usage(format!("--sector {other}: give 512 or 4k")),
-        },
-        workload_bytes: match size(&args.workload_size)? {
-            bytes if bytes < MIN_WORKLOAD => {
-                return usage(
-                    "--workload-size: at least 2m (the files rewritten in place take 1.25 MiB)",
-                );
-            }
-            bytes => bytes,
-        },
-        keep_failures: args.keep_failures.clone(),
-        skip_fsync: args.skip_fsync_of,
-    };
+    let place = options.place(Place::work_dir(args.images.as_deref())?);
     Ok((configs, place, options))
+}
+
+impl CrashFlags {
+    /// The options they give, refused here when they cannot be.
+    fn options(&self) -> anyhow::Result<Options> {
+        if self.cuts == 0 {
+            return usage("--cuts 0: give at least one crash state to check");
+        }
+        if let Some(dir) = &self.keep_failures
+            && !dir.is_dir()
+        {
+            return usage(format!(
+                "--keep-failures {}: not a directory",
+                dir.display()
+            ));
+        }
+        let size = |text: &str| crate::size::parse_size(text, 1);
+        Ok(Options {
+            image_bytes: size(&self.image_size)?,
+            cuts: self.cuts,
+            seed: self.seed,
+            model: self.model,
+            cache_bytes: size(&self.cache)?,
+            sector_bytes: match size(&self.sector)? {
+                sector @ (512 | 4096) => sector,
+                other => return usage(format!("--sector {other}: give 512 or 4k")),
+            },
+            workload_bytes: match size(&self.workload_size)? {
+                bytes if bytes < MIN_WORKLOAD => {
+                    return usage(
+                        "--workload-size: at least 2m (the files rewritten in place take 1.25 MiB)",
+                    );
+                }
+                bytes => bytes,
+            },
+            keep_failures: self.keep_failures.clone(),
+            skip_fsync: self.skip_fsync_of,
+        })
+    }
 }

@@ -12,6 +12,7 @@ use super::output::{check_json_path, tables_stream};
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::{self, Outcome};
+use crate::crash;
 use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
 use crate::driver::{Overhead, Remount, StopRule};
 use crate::error::usage;
@@ -168,6 +169,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     refuse_under_mpi(&suite)?;
     let run_id = new_run_id();
     let configs = load_configs(&args)?;
+    let crash = plan_crash(&suite, configs.as_ref(), args.scale)?;
     if args.cold == Some(ColdMode::Remount) && configs.is_none() {
         return usage(
             "--cold remount needs --configs: fsbench remounts only what it mounted (--cold drop empties the page cache of any target)",
@@ -259,6 +261,12 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             .find(|(name, _)| *name == target.name)
             .map(|(_, record)| record.clone());
     }
+    let outcome = outcome.and_then(|stopped| {
+        if let Some(crash) = &crash {
+            judge_crash(crash, &run_id, &mut record)?;
+        }
+        Ok(stopped)
+    });
     let stopped = match outcome {
         Ok(stopped) => stopped,
         Err(e) => {
@@ -499,6 +507,60 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
     };
     place.check(&configs)?;
     Ok(Some((configs, place)))
+}
+
+/// A suite's crash entry, planned: its options, where its recorded disks
+/// go, and the configurations it cuts off.
+struct CrashPlan<'a> {
+    options: crash::Options,
+    place: Place,
+    recordables: Vec<crash::Recordable<'a>>,
+}
+
+/// The suite's crash entry checked against the configurations before
+/// anything is built; None without one. Only configurations fsbench
+/// builds can be cut off.
+fn plan_crash<'a>(
+    suite: &Suite,
+    configs: Option<&'a (Vec<Config>, Place)>,
+    scale: f64,
+) -> anyhow::Result<Option<CrashPlan<'a>>> {
+    let Some(entry) = suite.crash() else {
+        return Ok(None);
+    };
+    let Some((configs, place)) = configs else {
+        return usage(format!(
+            "suite {}: its crash entry cuts off configurations fsbench builds: give --configs FILE",
+            suite.name
+        ));
+    };
+    let options = entry
+        .scaled_args(scale)
+        .and_then(|args| super::crash::entry_options(&args))
+        .map_err(|e| suite.locate(e, entry))?;
+    let place = options.place(place.work_dir.clone());
+    let recordables = crash::recordables(configs, &place)?;
+    place.check(configs)?;
+    Ok(Some(CrashPlan {
+        options,
+        place,
+        recordables,
+    }))
+}
+
+/// Cuts off every configuration that was measured and puts what it lost
+/// in its target's record.
+fn judge_crash(plan: &CrashPlan, run_id: &str, record: &mut RunResult) -> anyhow::Result<()> {
+    let measured = plan
+        .recordables
+        .iter()
+        .filter(|r| record.targets.iter().any(|t| t.name == r.config.name));
+    for (config, durability) in crash::judge_all(measured, &plan.place, &plan.options, run_id)? {
+        if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {
+            target.durability = Some(durability);
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a scale that is not a positive factor of sensible size.

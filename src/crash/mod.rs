@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::configs::Config;
 use crate::configs::place::Place;
+use crate::report::output::stderr_line;
 
 pub use cuts::Model;
 pub use disk::judge;
@@ -68,12 +69,49 @@ pub fn recordable<'a>(config: &'a Config, place: &Place) -> anyhow::Result<Recor
     Ok(Recordable { config, words, fs })
 }
 
+/// Every configuration as one fsbench can record at `place`, or the
+/// first refusal.
+pub fn recordables<'a>(
+    configs: &'a [Config],
+    place: &Place,
+) -> anyhow::Result<Vec<Recordable<'a>>> {
+    configs
+        .iter()
+        .map(|config| recordable(config, place))
+        .collect()
+}
+
+/// Each configuration recorded and cut off in turn (`judge`), said on
+/// stderr as it starts.
+pub fn judge_all<'r, 'a: 'r>(
+    recordables: impl IntoIterator<Item = &'r Recordable<'a>>,
+    place: &Place,
+    options: &Options,
+    run_id: &str,
+) -> anyhow::Result<Vec<(&'a Config, Durability)>> {
+    recordables
+        .into_iter()
+        .map(|recordable| {
+            let config = recordable.config;
+            stderr_line!(
+                "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
+                config.name,
+                options.cuts,
+                options.model.name()
+            );
+            Ok((config, judge(recordable, place, options, run_id)?))
+        })
+        .collect()
+}
+
 /// The workload's directory in the recorded file system.
 pub const WORK_DIR: &str = "fsbench-crash";
 
 /// How configurations are cut off and checked.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Each recorded disk's size.
+    pub image_bytes: u64,
     /// At most this many crash states per configuration.
     pub cuts: usize,
     pub seed: u64,
@@ -89,6 +127,20 @@ pub struct Options {
     pub keep_failures: Option<PathBuf>,
     /// Test-only: the operation whose fsync the workload leaves out.
     pub skip_fsync: Option<usize>,
+}
+
+impl Options {
+    /// Where the recorded disks go: images of `image_bytes` in
+    /// `work_dir`'s scratch directory.
+    pub fn place(&self, work_dir: PathBuf) -> Place {
+        Place {
+            work_dir,
+            images: true,
+            image_size: self.image_bytes,
+            direct_io: true,
+            wipe: Vec::new(),
+        }
+    }
 }
 
 /// What the power cuts of one configuration found.

@@ -148,8 +148,7 @@ impl Versus {
                     name,
                     before,
                     &findings,
-                    target.map(verdict::risks).unwrap_or_default(),
-                    target.and_then(verdict::durability),
+                    target.map(verdict::Safety::of).unwrap_or_default(),
                     verdict::min_effect_of(&after.run),
                 )
             })

@@ -5,11 +5,19 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
+use super::terminal::{fitted, wrap};
 use crate::crash::Durability;
 use crate::measure::stats::fisher_exact;
+use crate::result::RunResult;
+
+/// The section's title in every report.
+pub const TITLE: &str = "Durability (simulated power cuts)";
+
+/// How to read the table.
+pub const LEGEND: &str = "acked: the workload was told its data was durable (fsync, fdatasync, O_DSYNC, the atomic replace idiom); silent: the data was lost yet the file system mounted and its fsck was clean";
 
 /// The columns: what a reader needs to judge a configuration's safety.
-const HEADER: [&str; 9] = [
+pub const HEADER: [&str; 9] = [
     "configuration",
     "cuts",
     "lost acked data",
@@ -21,8 +29,17 @@ const HEADER: [&str; 9] = [
     "flushes",
 ];
 
+/// The run's targets whose power cuts were measured, with what they
+/// found, in the run's order.
+pub fn judged(run: &RunResult) -> Vec<(String, Durability)> {
+    run.targets
+        .iter()
+        .filter_map(|t| Some((t.name.clone(), t.durability.clone()?)))
+        .collect()
+}
+
 /// The table's rows, as text.
-fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
+pub fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
     judged
         .iter()
         .map(|(name, d)| {
@@ -67,9 +84,19 @@ pub fn comparisons(judged: &[(String, Durability)]) -> Vec<String> {
         .collect()
 }
 
-/// The terminal's durability section: the table, each configuration's
-/// one line, the comparisons.
-pub fn text(judged: &[(String, Durability)]) -> String {
+/// Below the table, in every report: each configuration's one line,
+/// then the comparisons.
+pub fn findings(judged: &[(String, Durability)]) -> Vec<String> {
+    judged
+        .iter()
+        .map(|(name, d)| format!("{name}: durability: {}", d.summary()))
+        .chain(comparisons(judged))
+        .collect()
+}
+
+/// The terminal's durability section, the table fitted to `width`: the
+/// table, the findings, the legend.
+pub fn text(judged: &[(String, Durability)], width: usize) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(HEADER);
     for row in rows(judged) {
@@ -80,14 +107,10 @@ pub fn text(judged: &[(String, Durability)]) -> String {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = format!("Durability (simulated power cuts)\n{table}\n");
-    for (name, d) in judged {
-        out += &format!("{name}: durability: {}\n", d.summary());
+    let mut out = format!("{TITLE}\n{}\n", fitted(table, width));
+    for line in findings(judged) {
+        out += &wrap(&line, width, "  ");
     }
-    for line in comparisons(judged) {
-        out += &line;
-        out.push('\n');
-    }
-    out += "acked: the workload was told its data was durable (fsync, fdatasync, O_DSYNC, the atomic replace idiom); silent: the data was lost yet the file system mounted and its fsck was clean\n";
+    out += &wrap(LEGEND, width, "  ");
     out
 }

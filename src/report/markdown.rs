@@ -2,7 +2,6 @@
 //! terminal's content, plus the ratio's confidence interval, the profile
 //! table and the warnings as a numbered list. A sweep (`report::sweep`)
 //! adds the sweep table and a column per parameter in the workload tables.
-use super::names;
 use super::placement::{PlacementTable, cell_text, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::terminal::{BUILT_HEADER, BUILT_TITLE, built_rows};
@@ -11,6 +10,7 @@ use super::{
     PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, number, ratio,
     ratio_ci, target_label, workload_title,
 };
+use super::{durability, names};
 use crate::result::RunResult;
 
 pub struct Markdown;
@@ -28,6 +28,7 @@ impl Reporter for Markdown {
             }
         }
         out.push_str(&built_section(run));
+        out.push_str(&durability_section(run));
         out.push_str(&sweep_section(summary));
         for workload in &summary.workloads {
             out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
@@ -160,12 +161,32 @@ fn built_section(run: &RunResult) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = format!("\n## {BUILT_TITLE}\n\n");
-    out.push_str(&table_row(&BUILT_HEADER.map(String::from)));
-    out.push_str(&format!("|{}|\n", ["---"; BUILT_HEADER.len()].join("|")));
-    for row in &rows {
+    format!("\n## {BUILT_TITLE}\n\n{}", text_table(BUILT_HEADER, &rows))
+}
+
+/// A table of text cells (escaped) under `header`.
+fn text_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let mut out = table_row(&header.map(String::from));
+    out.push_str(&format!("|{}|\n", ["---"; N].join("|")));
+    for row in rows {
         out.push_str(&table_row(&row.clone().map(|cell| escape(&cell))));
     }
+    out
+}
+
+/// The durability table, where power cuts were measured, its findings
+/// and legend.
+fn durability_section(run: &RunResult) -> String {
+    let judged = durability::judged(run);
+    if judged.is_empty() {
+        return String::new();
+    }
+    let table = text_table(durability::HEADER, &durability::rows(&judged));
+    let mut out = format!("\n## {}\n\n{table}\n", durability::TITLE);
+    for line in durability::findings(&judged) {
+        out.push_str(&format!("- {}\n", escape(&line)));
+    }
+    out.push_str(&format!("\n{}\n", escape(durability::LEGEND)));
     out
 }
 

@@ -197,7 +197,8 @@ fn verdict_line(run: &RunResult) -> String {
     if verdict.lone {
         return "no comparison (one target)".into();
     }
-    let Some(first) = verdict.targets.first() else {
+    let compared = verdict.compared();
+    let Some(first) = compared.first() else {
         return "no comparison".into();
     };
     let line = first.sentence.clone().unwrap_or_else(|| {
@@ -208,7 +209,7 @@ fn verdict_line(run: &RunResult) -> String {
             first.counts_text()
         )
     });
-    match verdict.targets.len() {
+    match compared.len() {
         1 => line,
         n => format!("{line} (+{} more targets)", n - 1),
     }

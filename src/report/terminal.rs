@@ -18,6 +18,7 @@ use comfy_table::{
     Attribute, Cell as TableCell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width,
 };
 
+use super::durability;
 use super::placement::{self, PlacementTable, placement_tables, title};
 use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::sweep::SweepTable;
@@ -66,6 +67,7 @@ impl Reporter for Terminal {
             self.verdict(run, summary),
             self.risks(summary),
             self.built(run),
+            self.durability(run),
             self.sweep(summary),
             self.workloads(summary),
             self.placements(run, summary),
@@ -233,6 +235,15 @@ Sweep: {} (mean over the repetitions)
     /// wider than the width).
     fn fitted(&self, table: Table) -> String {
         fitted(table, self.width)
+    }
+
+    /// The durability table, where power cuts were measured.
+    fn durability(&self, run: &RunResult) -> String {
+        let judged = durability::judged(run);
+        match judged.is_empty() {
+            true => String::new(),
+            false => format!("\n{}", durability::text(&judged, self.width)),
+        }
     }
 
     /// The sync-log placement tables, with their introduction.

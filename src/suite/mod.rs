@@ -14,13 +14,18 @@ use serde::Deserialize;
 use crate::error::{UsageError, usage};
 use crate::input::{self, read_input_file};
 
+/// The kind of the entry that cuts the configurations off (`fsbench
+/// crash`'s flags as its `args`) rather than measuring a workload on them.
+pub const CRASH: &str = "crash";
+
 /// Built-in suites: name and TOML text.
-const BUILTIN: [(&str, &str); 5] = [
+const BUILTIN: [(&str, &str); 6] = [
     ("quick", include_str!("../../suites/quick.toml")),
     ("seeds", include_str!("../../suites/seeds.toml")),
     ("metadata", include_str!("../../suites/metadata.toml")),
     ("throughput", include_str!("../../suites/throughput.toml")),
     ("synclog", include_str!("../../suites/synclog.toml")),
+    ("safety", include_str!("../../suites/safety.toml")),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,6 +130,16 @@ impl Suite {
         Ok(suite)
     }
 
+    /// The entries measured on each target: all but the crash entry.
+    pub fn measured(&self) -> impl Iterator<Item = &SuiteWorkload> {
+        self.workloads.iter().filter(|entry| entry.kind != CRASH)
+    }
+
+    /// The crash entry, when the suite has one.
+    pub fn crash(&self) -> Option<&SuiteWorkload> {
+        self.workloads.iter().find(|entry| entry.kind == CRASH)
+    }
+
     fn check(&self) -> anyhow::Result<()> {
         let name = &self.name;
         if self.workloads.is_empty() {
@@ -133,8 +148,18 @@ impl Suite {
         if self.repeat == 0 {
             return usage(format!("suite {name}: repeat = 0 runs nothing"));
         }
+        if self.measured().next().is_none() {
+            return usage(format!(
+                "suite {name}: a crash entry alone measures nothing: use fsbench crash --configs FILE"
+            ));
+        }
         for (index, entry) in self.workloads.iter().enumerate() {
             let at = format!("suite {name}, workload {} ({})", index + 1, entry.label());
+            if entry.kind == CRASH && self.workloads[..index].iter().any(|e| e.kind == CRASH) {
+                return usage(format!(
+                    "{at}: a second crash entry: a suite cuts its configurations off once"
+                ));
+            }
             if let Some(twin) = self.workloads[..index]
                 .iter()
                 .position(|e| e.label() == entry.label())
@@ -215,6 +240,36 @@ mod tests {
         let expected = ["-b", "4k", "--read", "70"];
         assert_eq!(line.workloads[0].scaled_args(1.0).unwrap(), expected);
         assert_eq!(list.workloads[0].scaled_args(1.0).unwrap(), expected);
+    }
+
+    #[test]
+    fn a_crash_entry_is_set_apart_once() {
+        let suite = Suite::parse(
+            "t",
+            "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"crash\"\nargs = \"--cuts 50\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            suite.crash().unwrap().scaled_args(1.0).unwrap(),
+            ["--cuts", "50"]
+        );
+        let measured: Vec<&str> = suite.measured().map(|e| e.kind.as_str()).collect();
+        assert_eq!(measured, ["io"]);
+        assert!(
+            Suite::parse("t", "[[workload]]\nkind = \"io\"\n")
+                .unwrap()
+                .crash()
+                .is_none()
+        );
+        let alone = error_of("[[workload]]\nkind = \"crash\"\n");
+        assert!(alone.contains("use fsbench crash"), "{alone}");
+        let twice = error_of(
+            "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"crash\"\n[[workload]]\nkind = \"crash\"\nlabel = \"again\"\n",
+        );
+        assert!(
+            twice.contains("workload 3 (again): a second crash entry"),
+            "{twice}"
+        );
     }
 
     #[test]

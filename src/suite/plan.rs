@@ -34,13 +34,13 @@ impl Suite {
         let parts = self
             .workloads
             .iter()
-            .enumerate()
-            .map(|(index, listed)| {
+            .filter(|listed| listed.kind != super::CRASH)
+            .map(|listed| {
                 let instances = targets
                     .iter()
                     .map(|_| build(listed, options.scale))
                     .collect::<anyhow::Result<Vec<_>>>()
-                    .map_err(|e| self.locate(e, index, listed))?;
+                    .map_err(|e| self.locate(e, listed))?;
                 Ok(Part {
                     label: listed.label.clone(),
                     instances,
@@ -62,9 +62,15 @@ impl Suite {
         })
     }
 
-    /// An error building workload `index`, with the suite and the workload
-    /// named in front (a usage error stays one).
-    fn locate(&self, e: anyhow::Error, index: usize, listed: &SuiteWorkload) -> anyhow::Error {
+    /// An error building entry `listed`, with the suite and the entry
+    /// named in front, numbered as the suite lists it (a usage error stays
+    /// one).
+    pub fn locate(&self, e: anyhow::Error, listed: &SuiteWorkload) -> anyhow::Error {
+        let index = self
+            .workloads
+            .iter()
+            .position(|w| std::ptr::eq(w, listed))
+            .unwrap_or_default();
         let at = format!(
             "suite {}, workload {} ({})",
             self.name,

@@ -18,7 +18,6 @@ mod figures;
 use minijinja::Environment;
 use serde::Serialize;
 
-use super::charts;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
 use super::terminal;
@@ -26,6 +25,7 @@ use super::verdict::{Verdict, VerdictLines};
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
 };
+use super::{charts, durability};
 use crate::result::{RunResult, TargetResult};
 use crate::size::format_bytes;
 use crate::storage::env::TargetEnv;
@@ -62,6 +62,8 @@ struct Page {
     profiles: Vec<ProfileView>,
     placement_intro: &'static str,
     placements: Vec<PlacementView>,
+    /// What the power cuts lost; None where none were measured.
+    durability: Option<DurabilityView>,
     /// The sweep table (`report::sweep`); None without a sweep.
     sweep: Option<SweepView>,
     /// One relative-change chart per target other than the baseline.
@@ -149,6 +151,48 @@ struct ProfileView {
 }
 
 /// A sync-log placement table, cells already formatted.
+/// The durability table (`report::durability`), its findings and legend.
+#[derive(Serialize)]
+struct DurabilityView {
+    title: &'static str,
+    header: Vec<&'static str>,
+    rows: Vec<DurabilityRowView>,
+    findings: Vec<String>,
+    legend: &'static str,
+}
+
+#[derive(Serialize)]
+struct DurabilityRowView {
+    cells: Vec<String>,
+    /// Whether the configuration lost acknowledged data in any cut: its
+    /// row is marked as a failure.
+    losing: bool,
+}
+
+impl DurabilityView {
+    fn of(run: &RunResult) -> Option<DurabilityView> {
+        let judged = durability::judged(run);
+        if judged.is_empty() {
+            return None;
+        }
+        let rows = durability::rows(&judged)
+            .into_iter()
+            .zip(&judged)
+            .map(|(cells, (_, d))| DurabilityRowView {
+                cells: cells.to_vec(),
+                losing: d.states_losing > 0,
+            })
+            .collect();
+        Some(DurabilityView {
+            title: durability::TITLE,
+            header: durability::HEADER.to_vec(),
+            rows,
+            findings: durability::findings(&judged),
+            legend: durability::LEGEND,
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct PlacementView {
     title: String,
@@ -308,6 +352,7 @@ impl Page {
             profiles: profile_views(summary),
             placement_intro: PLACEMENT_INTRO,
             placements: placement_views(run, summary),
+            durability: DurabilityView::of(run),
             sweep: sweep_view(summary),
             overview: overview_charts(summary)?,
             workloads: summary

@@ -22,7 +22,7 @@ pub use classes::ClassSpeedup;
 use classes::class_speedups;
 pub use finding::{Finding, what};
 use finding::{UNDECIDED_AT, larger_first, times};
-pub use safety::{durability, risks};
+pub use safety::{Safety, durability, risks};
 
 use super::precision::percent;
 use super::summary::{Comparison, Summary, classify};
@@ -53,10 +53,10 @@ pub struct TargetVerdict {
     /// Space on disk differences of at least the minimum effect, largest
     /// first ("1.3x larger tree-photos dataset space on disk").
     pub space: Vec<String>,
-    /// Short names of what the configuration can lose ("data=writeback").
-    pub risks: Vec<String>,
-    /// The durability check's conclusion, when it ran on the target.
-    pub durability: Option<String>,
+    /// What the target can lose on a crash.
+    pub safety: Safety,
+    /// Whether this is the baseline: only its safety is said.
+    pub baseline: bool,
     /// The answer in one sentence; None without a significant difference.
     pub sentence: Option<String>,
 }
@@ -86,8 +86,7 @@ impl TargetVerdict {
         target: &str,
         baseline: &str,
         findings: &[Finding],
-        risks: Vec<String>,
-        durability: Option<String>,
+        safety: Safety,
         min_effect: f64,
     ) -> TargetVerdict {
         let findings = &read_together(findings);
@@ -114,10 +113,10 @@ impl TargetVerdict {
             undecided,
             untested,
             classes: class_speedups(&speeds),
-            sentence: sentence(target, baseline, &speeds, &space, &risks, min_effect),
+            sentence: sentence(target, baseline, &speeds, &space, &safety, min_effect),
             space,
-            risks,
-            durability,
+            safety,
+            baseline: false,
         }
     }
 
@@ -176,11 +175,11 @@ impl TargetVerdict {
 
     /// "risks: data=writeback, barriers off · durability: not tested".
     pub fn safety_text(&self) -> String {
-        let risks = match self.risks.is_empty() {
+        let risks = match self.safety.risks.is_empty() {
             true => "none found".to_string(),
-            false => self.risks.join(", "),
+            false => self.safety.risks.join(", "),
         };
-        let durability = self.durability.as_deref().unwrap_or("not tested");
+        let durability = self.safety.durability.as_deref().unwrap_or("not tested");
         format!("risks: {risks} · durability: {durability}")
     }
 }
@@ -228,7 +227,7 @@ fn sentence(
     baseline: &str,
     speeds: &[Finding],
     space: &[String],
-    risks: &[String],
+    safety: &Safety,
     min_effect: f64,
 ) -> Option<String> {
     let tested = speeds.iter().filter(|f| f.tested()).count();
@@ -284,9 +283,7 @@ fn sentence(
     if !space.is_empty() {
         clauses.push(space.join(", "));
     }
-    if !risks.is_empty() {
-        clauses.push(format!("not crash-safe: {}", risks.join(", ")));
-    }
+    clauses.extend(safety.clause());
     Some(format!("{target}: {}.", clauses.join("; ")))
 }
 
@@ -306,27 +303,30 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Every target other than the baseline against it; a lone target
-    /// still gets its safety line.
+    /// Every target other than the baseline against it, the baseline
+    /// first with its safety alone (what it can lose is half of the
+    /// comparison); a lone target gets its safety line.
     pub fn of(run: &RunResult, summary: &Summary) -> Verdict {
         let baseline = summary.baseline;
-        let judged = (0..summary.targets.len())
-            .filter(|&t| t != baseline || summary.targets.len() == 1)
-            .filter(|&t| !summary.is_reference(t))
+        let order =
+            std::iter::once(baseline).chain((0..summary.targets.len()).filter(|&t| t != baseline));
+        let judged = order
+            .filter(|&t| t < summary.targets.len() && !summary.is_reference(t))
             .map(|t| {
                 let findings = match t == baseline {
                     true => Vec::new(),
                     false => findings(summary, t, baseline),
                 };
                 let target = &run.targets[t];
-                TargetVerdict::judge(
+                let mut verdict = TargetVerdict::judge(
                     &target.name,
                     &summary.targets[baseline],
                     &findings,
-                    risks(target),
-                    durability(target),
+                    Safety::of(target),
                     min_effect_of(run),
-                )
+                );
+                verdict.baseline = t == baseline && summary.targets.len() > 1;
+                verdict
             })
             .collect();
         Verdict {
@@ -338,6 +338,11 @@ impl Verdict {
         }
     }
 
+    /// The targets compared with the baseline (all but the baseline).
+    pub fn compared(&self) -> Vec<&TargetVerdict> {
+        self.targets.iter().filter(|t| !t.baseline).collect()
+    }
+
     /// The verdict as lines of text, shared by the terminal, Markdown and
     /// HTML views: a heading, then per target its counts, classes, safety
     /// and sentence.
@@ -345,8 +350,11 @@ impl Verdict {
         self.targets
             .iter()
             .map(|t| VerdictLines {
-                target: t.target.clone(),
-                counts: (!self.lone).then(|| t.counts_text()),
+                target: match t.baseline {
+                    true => format!("{} (the baseline)", t.target),
+                    false => t.target.clone(),
+                },
+                counts: (!self.lone && !t.baseline).then(|| t.counts_text()),
                 classes: (!t.classes.is_empty()).then(|| t.classes_text()),
                 safety: t.safety_text(),
                 sentence: t.sentence.clone(),
@@ -520,8 +528,10 @@ mod tests {
             "ext4-wb",
             "ext4",
             &findings,
-            risks,
-            None,
+            Safety {
+                risks,
+                ..Safety::default()
+            },
             DEFAULT_MIN_EFFECT,
         );
         assert_eq!((verdict.faster, verdict.slower, verdict.same), (1, 0, 5));
@@ -571,7 +581,7 @@ mod tests {
         findings.push(finding("lucky", 1.2, Some(0.03), None));
         assert!(findings[29].comparison.significant);
         let verdict =
-            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
+            TargetVerdict::judge("b", "a", &findings, Safety::default(), DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.faster, verdict.same), (0, 30));
         assert_eq!(
             verdict.sentence.as_deref(),
@@ -583,7 +593,7 @@ mod tests {
     fn without_repetitions_there_is_no_test_and_no_sentence() {
         let findings = [finding("seq-write", 3.0, None, Some(Class::Write))];
         let verdict =
-            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
+            TargetVerdict::judge("b", "a", &findings, Safety::default(), DEFAULT_MIN_EFFECT);
         assert_eq!(verdict.sentence, None);
         assert_eq!(verdict.untested, 1);
         assert!(verdict.counts_text().contains("no test of significance"));
@@ -600,8 +610,7 @@ mod tests {
             "b",
             "a",
             &[time, rate],
-            Vec::new(),
-            None,
+            Safety::default(),
             DEFAULT_MIN_EFFECT,
         );
         assert_eq!((verdict.faster, verdict.slower), (1, 1));
@@ -634,8 +643,7 @@ mod tests {
             "nobarrier",
             "defaults",
             &findings,
-            Vec::new(),
-            None,
+            Safety::default(),
             DEFAULT_MIN_EFFECT,
         );
         assert_eq!(
@@ -664,7 +672,7 @@ mod tests {
         );
         // A small difference that is not significant is "no difference".
         let small = [finding("m", 1.2, Some(0.3), None)];
-        let verdict = TargetVerdict::judge("b", "a", &small, Vec::new(), None, DEFAULT_MIN_EFFECT);
+        let verdict = TargetVerdict::judge("b", "a", &small, Safety::default(), DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.undecided, verdict.same), (0, 1));
     }
 
@@ -679,7 +687,7 @@ mod tests {
             finding("seq-write", 2.0, Some(1e-6), Some(Class::Write)),
         ];
         let verdict =
-            TargetVerdict::judge("b", "a", &findings, Vec::new(), None, DEFAULT_MIN_EFFECT);
+            TargetVerdict::judge("b", "a", &findings, Safety::default(), DEFAULT_MIN_EFFECT);
         assert_eq!((verdict.faster, verdict.faster_not_from_device), (2, 1));
         assert!(
             verdict
@@ -710,8 +718,7 @@ mod tests {
             "zstd",
             "lz4",
             &findings,
-            Vec::new(),
-            None,
+            Safety::default(),
             DEFAULT_MIN_EFFECT,
         );
         assert_eq!(
@@ -742,8 +749,7 @@ mod tests {
             "btrfs",
             "ext4",
             &findings,
-            Vec::new(),
-            None,
+            Safety::default(),
             DEFAULT_MIN_EFFECT,
         );
         assert_eq!((verdict.faster, verdict.slower, verdict.same), (1, 0, 1));
@@ -766,7 +772,7 @@ mod tests {
             finding("seq-write", 1.08, Some(1e-6), Some(Class::Write)),
         ];
         let judged =
-            |min_effect| TargetVerdict::judge("b", "a", &findings, Vec::new(), None, min_effect);
+            |min_effect| TargetVerdict::judge("b", "a", &findings, Safety::default(), min_effect);
         let verdict = judged(DEFAULT_MIN_EFFECT);
         assert_eq!(
             (verdict.faster, verdict.same, verdict.negligible),
@@ -814,7 +820,7 @@ mod tests {
             finding("postmark data written", 1.4, Some(1e-6), Some(Class::Write)),
         ];
         let sentence = |findings: &[Finding]| {
-            TargetVerdict::judge("b", "a", findings, Vec::new(), None, DEFAULT_MIN_EFFECT).sentence
+            TargetVerdict::judge("b", "a", findings, Safety::default(), DEFAULT_MIN_EFFECT).sentence
         };
         let mut reversed = findings.clone();
         reversed.reverse();
