@@ -550,3 +550,42 @@ fn a_suite_crash_entry_is_refused_where_nothing_can_be_cut_off() {
     .assert_error(2, &["workload 2 (crash): --cuts 0"]);
     lab.assert_all_gone();
 }
+
+/// Seed 000's CNID log never synced (`--unsynced-log`): with barriers on,
+/// what the cuts lose is the log's records and nothing else.
+#[test]
+fn an_unsynced_log_loses_its_records_and_only_them() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let kept = tempfile::tempdir().unwrap();
+    let (out, targets) = lab.crash(&[
+        "--cuts",
+        "40",
+        "--model",
+        "flush",
+        "--unsynced-log",
+        "--keep-failures",
+        kept.path().to_str().unwrap(),
+    ]);
+    assert!(count(&targets[0], "states_losing") > 0, "{out}");
+    assert_eq!(durability(&targets[0])["sync_log_unsynced"], true);
+    for json in std::fs::read_dir(kept.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        let about: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let paths: Vec<&str> = about["lost"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(about["corrupt"].as_array().unwrap())
+            .map(|o| o["path"].as_str().unwrap())
+            .collect();
+        assert!(!paths.is_empty(), "{about}");
+        assert!(paths.iter().all(|p| *p == "synclog/log"), "{about}");
+    }
+}

@@ -7,6 +7,7 @@ use clap::Args;
 use super::flags::parse_flags;
 use super::output::check_json_path;
 use crate::configs::place::Place;
+use crate::crash::oracle::Unsynced;
 use crate::crash::{self, Model, Options};
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::error::usage;
@@ -61,6 +62,11 @@ pub struct CrashFlags {
     /// image and a JSON naming the cut, the operations and the files.
     #[arg(long, value_name = "DIR")]
     keep_failures: Option<PathBuf>,
+    /// Acknowledge the sync log's records without syncing them: seed
+    /// 000's CNID database never synced or on a RAM disk, as `--sync-log-mode
+    /// none` measures its speed.
+    #[arg(long)]
+    unsynced_log: bool,
     /// Test only: leave out the fsync of this operation (and still
     /// acknowledge it), to prove the checker can fail.
     #[arg(long, value_name = "OP", hide = true)]
@@ -156,7 +162,10 @@ impl CrashFlags {
                 bytes => bytes,
             },
             keep_failures: self.keep_failures.clone(),
-            skip_fsync: self.skip_fsync_of,
+            unsynced: Unsynced {
+                op: self.skip_fsync_of,
+                sync_log: self.unsynced_log,
+            },
         })
     }
 }

@@ -167,7 +167,7 @@ impl Site {
             .write(true)
             .open(&control_path)
             .context("cannot open the control file")?;
-        oracle::run(ops, options.seed, &work, &control, options.skip_fsync)?;
+        oracle::run(ops, options.seed, &work, &control, options.unsynced)?;
         self.unmount_live()?;
         self.recorder().record(false);
         if let Some(device) = self.device.take() {
@@ -223,6 +223,7 @@ impl Site {
             seed: options.seed,
             cache_bytes: options.cache_bytes,
             sector_bytes: options.sector_bytes,
+            sync_log_unsynced: options.unsynced.sync_log,
             ..Durability::default()
         };
         // A loop device on the crash state is fsbench's.

@@ -125,8 +125,8 @@ pub struct Options {
     pub workload_bytes: u64,
     /// Where to keep one reproducer per kind of failure.
     pub keep_failures: Option<PathBuf>,
-    /// Test-only: the operation whose fsync the workload leaves out.
-    pub skip_fsync: Option<usize>,
+    /// The syncs the workload leaves out (acknowledging all the same).
+    pub unsynced: oracle::Unsynced,
 }
 
 impl Options {
@@ -151,6 +151,10 @@ pub struct Durability {
     pub cache_bytes: u64,
     #[serde(default)]
     pub sector_bytes: u64,
+    /// Whether the workload's sync log was acknowledged without syncing
+    /// (`--unsynced-log`).
+    #[serde(default)]
+    pub sync_log_unsynced: bool,
     /// Crash states checked.
     pub states: usize,
     /// States where acknowledged data was lost or corrupt.

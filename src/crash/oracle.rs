@@ -259,16 +259,32 @@ pub struct Mark {
     pub sum: String,
 }
 
+/// The syncs the workload leaves out, acknowledging the operations all
+/// the same.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unsynced {
+    /// One operation's (a test that the checker can fail).
+    pub op: Option<usize>,
+    /// Every sync-log record's: a transaction log never synced, or on a
+    /// RAM disk, as seed 000's CNID database could be.
+    pub sync_log: bool,
+}
+
+impl Unsynced {
+    /// Whether operation `i` syncs.
+    fn syncs(&self, i: usize, op: &Op) -> bool {
+        self.op != Some(i) && !(self.sync_log && matches!(op, Op::SyncLog { .. }))
+    }
+}
+
 /// Runs the operations in `dir` (the recorded file system), writing a
-/// mark to `control` after each. `skip_fsync`: the operation whose
-/// fsync is left out on purpose, acknowledged all the same (a test that
-/// the checker can fail).
+/// mark to `control` after each; the syncs `unsynced` names are left out.
 pub fn run(
     ops: &[Op],
     seed: u64,
     dir: &Path,
     control: &File,
-    skip_fsync: Option<usize>,
+    unsynced: Unsynced,
 ) -> anyhow::Result<()> {
     for sub in DIRS {
         std::fs::create_dir(dir.join(sub)).with_context(|| format!("cannot create {sub}"))?;
@@ -277,7 +293,7 @@ pub fn run(
     for (i, op) in ops.iter().enumerate() {
         crate::interrupt::check()?;
         let data = op.data(seed);
-        perform(op, &data, dir, skip_fsync != Some(i))
+        perform(op, &data, dir, unsynced.syncs(i, op))
             .with_context(|| format!("crash workload, operation {i} on {}", op.path().display()))?;
         let mark = Mark {
             op: i,
@@ -576,7 +592,7 @@ mod tests {
         let work = dir.path().join("w");
         std::fs::create_dir(&work).unwrap();
         let ops = plan(3, 2 << 20);
-        run(&ops, 3, &work, &control, None).unwrap();
+        run(&ops, 3, &work, &control, Unsynced::default()).unwrap();
         let whole = verify(&ops, 3, ops.len(), &work);
         assert_eq!(
             (

@@ -45,7 +45,7 @@ pub fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
         .map(|(name, d)| {
             [
                 name.clone(),
-                format!("{} ({})", d.states, d.model.name()),
+                format!("{} ({})", d.states, how(d)),
                 format!("{} of {}", d.states_losing, d.states),
                 d.states_silent.to_string(),
                 d.states_fsck_errors.to_string(),
@@ -56,6 +56,14 @@ pub fn rows(judged: &[(String, Durability)]) -> Vec<[String; 9]> {
             ]
         })
         .collect()
+}
+
+/// The disk model, and the sync log left unsynced where it was.
+fn how(d: &Durability) -> String {
+    match d.sync_log_unsynced {
+        true => format!("{}, log unsynced", d.model.name()),
+        false => d.model.name().to_string(),
+    }
 }
 
 /// Each configuration after the first against it: "ext4-nobarrier loses
