@@ -222,3 +222,21 @@ fn a_suite_runs_it_on_two_targets() {
     assert_no_scratch_left(a.path());
     assert_no_scratch_left(b.path());
 }
+
+/// Without `-n`, each thread gets 10,000 files: more threads, as long a
+/// phase (not a shorter, less precise one).
+#[test]
+fn the_default_file_count_grows_with_the_threads() {
+    let Some((mnt, sentinel)) = common::tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let (_, result) = meta(
+        mnt.path().to_str().unwrap(),
+        &["-j", "2", "--ops", "create"],
+        json.path(),
+    );
+    assert_eq!(result["metrics"][0]["samples"], 20_000, "{result}");
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
+}

@@ -39,6 +39,7 @@ const TABLE: Columns = Columns {
 const META_EXAMPLES: &str = "\
 Examples:
   fsbench meta /mnt/x                                 10000 empty files, every operation
+  fsbench meta /mnt/x -j 16                           16 threads, 10000 files each
   fsbench meta /mnt/x -n 100000 --dirs 100 -j 4       100k files in 100 directories, 4 threads
   fsbench meta /mnt/x --ops create,readdir_stat,unlink --size 4k
   mpirun -np 8 fsbench meta /mnt/shared -n 20000      8 clients on a shared file system
@@ -53,9 +54,10 @@ separate directories.";
 /// shared by `fsbench meta` and suite entries.
 #[derive(Debug, Args)]
 pub struct MetaOptions {
-    /// Files per process (each MPI rank has its own).
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 10_000)]
-    files: u64,
+    /// Files per process (each MPI rank has its own) [default: 10000 per
+    /// thread, so that a phase lasts as long with more threads].
+    #[arg(short = 'n', long, value_name = "N")]
+    files: Option<u64>,
     /// Directories the files are spread over (at least one per thread).
     #[arg(long, value_name = "N", default_value_t = 1)]
     dirs: u32,
@@ -91,7 +93,9 @@ pub struct MetaArgs {
 impl MetaOptions {
     fn config(&self) -> anyhow::Result<MetaConfig> {
         Ok(MetaConfig {
-            files: self.files,
+            files: self
+                .files
+                .unwrap_or(FILES_PER_THREAD * u64::from(self.threads.max(1))),
             dirs: self.dirs,
             file_size: parse_size(&self.size, 1)?,
             threads: self.threads,
@@ -101,6 +105,10 @@ impl MetaOptions {
         })
     }
 }
+
+/// Files per thread when `-n` is not given: a create phase of 10,000
+/// empty files lasts about half a second on a local disk's ext4.
+const FILES_PER_THREAD: u64 = 10_000;
 
 /// `rename,unlink` or `all`.
 fn parse_ops(list: &str) -> anyhow::Result<Vec<MetaOp>> {

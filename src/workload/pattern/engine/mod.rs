@@ -15,6 +15,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use crossbeam_utils::CachePadded;
+
 use super::access::{Decisions, Op, Picker, Stream};
 use super::board::{Board, Timeline};
 use super::counters::{Counters, CpuShare, IntervalFigures, Row};
@@ -61,8 +63,9 @@ struct Shared<'a> {
     stream: Stream,
     board: Board,
     timeline: OnceLock<Timeline>,
-    /// Bytes left to transfer after the warm-up (`Stop::Amount`).
-    budget: Option<AtomicU64>,
+    /// Bytes left to transfer after the warm-up (`Stop::Amount`): taken
+    /// by every I/O, so on a cache line of its own (see `Stream`).
+    budget: Option<CachePadded<AtomicU64>>,
     keys: Option<&'a KeyMap>,
     bad_blocks: BadBlocks,
 }
@@ -90,7 +93,7 @@ pub fn run_job(
         board: Board::new(job.threads as usize),
         timeline: OnceLock::new(),
         budget: match job.stop {
-            Stop::Amount(bytes) => Some(AtomicU64::new(bytes)),
+            Stop::Amount(bytes) => Some(CachePadded::new(AtomicU64::new(bytes))),
             Stop::Duration(_) => None,
         },
         keys,
