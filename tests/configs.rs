@@ -282,6 +282,18 @@ fn bad_configurations_are_refused_before_anything_is_made() {
             "not a matrix key",
         ),
         ("", "no configurations"),
+        (
+            "[[config]]\nname = \"r\"\nrecorded = true\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n",
+            "r: recorded is a disk fsbench makes and records under mkfs on an image",
+        ),
+        (
+            "[[config]]\nname = \"r\"\nrecorded = true\nsetup = [\"true\"]\n",
+            "give mkfs (not a source or setup commands)",
+        ),
+        (
+            "[[config]]\nname = \"r\"\nrecorded = true\nmkfs = \"mkfs.ext4 {dev}\"\ndevice = \"/dev/sdb\"\n",
+            "r: recorded is a disk fsbench makes on an image, not on device /dev/sdb",
+        ),
     ];
     for (text, needle) in cases {
         let configs = write(dir.path(), "bad.toml", text);
@@ -794,5 +806,164 @@ fn a_two_by_two_sweep_makes_four_configurations_with_their_parameters_as_columns
         let expected = format!("ext4-{}-{}", &row[journal_at], &row[bs_at]);
         assert_eq!(&row[target_at], expected, "{}", csv.stdout);
     }
+    setup.assert_all_gone(&[]);
+}
+
+/// One ext4 on a recorded disk and the same on a plain image.
+const RECORDED_AND_PLAIN: &str = r#"
+[[config]]
+name = "ext4-recorded"
+mkfs = "mkfs.ext4 -F {dev}"
+recorded = true
+type = "ext4"
+
+[[config]]
+name = "ext4"
+mkfs = "mkfs.ext4 -F {dev}"
+type = "ext4"
+"#;
+
+/// Whether the recorder can be mounted here.
+fn have_fuse() -> bool {
+    let found = Path::new("/dev/fuse").exists();
+    if !found {
+        eprintln!("skipping: no /dev/fuse");
+    }
+    found
+}
+
+/// The commands that built and took down a target, in order.
+fn commands(target: &serde_json::Value) -> Vec<&str> {
+    let commands = target["built"]["commands"].as_array().unwrap();
+    commands.iter().map(|c| c.as_str().unwrap()).collect()
+}
+
+#[test]
+fn a_recorded_configuration_is_built_on_the_recorder_measured_and_removed() {
+    if !have_fuse() {
+        return;
+    }
+    let Some(setup) = Setup::new("512m", "0.3s", RECORDED_AND_PLAIN) else {
+        return;
+    };
+    let (out, record) = run_json(&setup, &["-r", "2", "--precision", "off"]);
+    out.assert_success();
+    let (recorded, plain) = (target(&record, "ext4-recorded"), target(&record, "ext4"));
+    assert_eq!(recorded["built"]["recorded"], true, "{record}");
+    assert!(plain["built"]["recorded"].is_null(), "{record}");
+    assert_eq!(recorded["built"]["loop_direct_io"], true, "{record}");
+    let commands = commands(recorded);
+    assert_eq!(commands.len(), 7, "{commands:#?}");
+    assert!(
+        commands[0].starts_with("mount -t fuse fsbench-recorder ")
+            && commands[0].contains("/rec/ext4-recorded  # served by fsbench: image img/ext4-recorded.img, block log img/ext4-recorded.log"),
+        "{commands:#?}"
+    );
+    assert!(
+        commands[1].starts_with("losetup --find --show --direct-io=on ")
+            && commands[1].ends_with("/rec/ext4-recorded/disk"),
+        "{commands:#?}"
+    );
+    assert!(
+        commands[2].starts_with("mkfs.ext4 -F /dev/loop"),
+        "{commands:#?}"
+    );
+    assert!(
+        commands[3].starts_with("mount -t ext4 -- /dev/loop"),
+        "{commands:#?}"
+    );
+    assert!(commands[4].starts_with("umount "), "{commands:#?}");
+    assert!(
+        commands[5].starts_with("losetup -d /dev/loop"),
+        "{commands:#?}"
+    );
+    assert!(
+        commands[6].starts_with("umount ") && commands[6].ends_with("/rec/ext4-recorded"),
+        "the recorder goes last: {commands:#?}"
+    );
+    for t in [recorded, plain] {
+        let workloads = t["workloads"].as_array().unwrap();
+        assert_eq!(workloads.len(), 2, "two repetitions: {t}");
+        for workload in workloads {
+            let rate = common::metric_named(workload, "mib_per_s");
+            let mib_per_s = rate["value"].as_f64().unwrap();
+            assert!(mib_per_s > 1.0 && mib_per_s < 1e6, "{rate}");
+            let written = rate["device"]["written_bytes"].as_u64().unwrap();
+            assert!(written >= 4 << 20, "the disk under it wrote: {rate}");
+        }
+    }
+    setup.assert_all_gone(&[]);
+}
+
+#[test]
+fn cold_remount_remounts_a_recorded_configuration() {
+    if !have_fuse() {
+        return;
+    }
+    let configs = "[[config]]\nname = \"r\"\nmkfs = \"mkfs.ext4 -F {dev}\"\nrecorded = true\n";
+    let Some(setup) = Setup::new("256m", "0.3s", configs) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "tree.toml",
+        "description = \"read\"\nrepeat = 1\n[[workload]]\nkind = \"tree\"\n\
+         args = \"--dataset small --scale 0.002 --ops read,delete\"\n",
+    );
+    let json = dir.path().join("result.json");
+    let mut args = run_args(
+        &suite,
+        &setup.configs,
+        setup.mnt.path(),
+        &["--cold", "remount"],
+    );
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    run(&args).assert_success();
+    let record = read_json(&json);
+    let tree = &target(&record, "r")["workloads"][0];
+    assert_eq!(
+        tree["params"]["caches"],
+        "synced, unmounted and mounted again before each operation (--cold remount)",
+        "{tree}"
+    );
+    setup.assert_all_gone(&[]);
+}
+
+#[test]
+fn kill_9_then_clean_releases_a_recorded_configuration() {
+    if !have_fuse() {
+        return;
+    }
+    let configs = "[[config]]\nname = \"r\"\nmkfs = \"mkfs.ext4 -F {dev}\"\nrecorded = true\n";
+    let Some(setup) = Setup::new("256m", "60s", configs) else {
+        return;
+    };
+    let mut fsbench = Running::spawn(&setup.args());
+    wait_until(Duration::from_secs(60), "the recorded ext4 in use", || {
+        assert!(fsbench.is_running(), "the run ended too early");
+        scratch_dirs(setup.mnt.path())
+            .first()
+            .is_some_and(|top| !scratch_dirs(&top.join("mnt/r")).is_empty())
+    });
+    assert_eq!(
+        mounts_under(setup.mnt.path()).len(),
+        2,
+        "the recorder and the ext4 on it"
+    );
+    fsbench.signal(libc::SIGKILL);
+    std::thread::sleep(Duration::from_millis(500));
+    // The killed process may wait, in D state, on its own dead FUSE
+    // server, holding its scratch directory's lock: clean --force's abort
+    // of the connection is what lets it go.
+    let out = run(&["clean", "--force", &setup.mnt.arg()]);
+    let _ = fsbench.wait_for(Duration::from_secs(60));
+    out.assert_success();
+    assert!(
+        out.stdout
+            .contains("aborted the recorder's FUSE connection"),
+        "{out}"
+    );
+    assert!(out.stdout.contains("detached"), "{out}");
     setup.assert_all_gone(&[]);
 }

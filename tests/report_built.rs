@@ -166,6 +166,21 @@ fn every_way_of_building_says_where() {
             "  tmpfs-huge: made by its setup commands",
         ]
     );
+
+    let mut recorded = on_loop_image(true);
+    recorded["recorded"] = json!(true);
+    let run = run_with([Some(recorded), Some(on_loop_image(true))]);
+    let text = terminal(&run, 100);
+    let on: Vec<&str> = terminal_block(&text)
+        .into_iter()
+        .filter_map(|line| line.strip_prefix("    on "))
+        .collect();
+    assert_eq!(on.len(), 2, "{text}");
+    assert!(
+        on[0].starts_with("a recorded loop image, direct I/O · "),
+        "{on:?}"
+    );
+    assert!(on[1].starts_with("a loop image, direct I/O · "), "{on:?}");
 }
 
 #[test]

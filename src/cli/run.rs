@@ -116,8 +116,9 @@ pub struct RunArgs {
     verbose: bool,
     /// Configurations to build and measure, a TOML file: per [[config]]
     /// a name and a mkfs command line ending in {dev} (made on a loop
-    /// image in --images, or on a --wipe device), a source to mount, or
-    /// setup commands; mount options; a [matrix] sweep (see configs/*.toml).
+    /// image in --images, recorded with `recorded = true`, or on a --wipe
+    /// device), a source to mount, or setup commands; mount options; a
+    /// [matrix] sweep (see configs/*.toml).
     #[arg(long, value_name = "FILE")]
     configs: Option<PathBuf>,
     /// With --configs: the directory the images and mount points go in (in

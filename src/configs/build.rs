@@ -228,7 +228,7 @@ pub(super) struct Site<'a> {
     /// The scratch directory, open, and its path (for the commands).
     pub(super) dir: BorrowedFd<'a>,
     pub(super) root: &'a Path,
-    record: &'a RefCell<Record>,
+    pub(super) record: &'a RefCell<Record>,
     pub(super) place: &'a Place,
 }
 
@@ -427,8 +427,8 @@ impl Fs {
                 stderr_line!("fsbench: {e:#}");
             }
         }
-        if let Some(mut held) = self.held.take() {
-            held.take_down(&self.name, &mut self.record);
+        if let Some(held) = self.held.take() {
+            held.take_down(dir, &self.name, &mut self.record);
         }
     }
 }

@@ -39,6 +39,11 @@ pub struct Built {
     /// The mount options (empty: the file system's defaults).
     #[serde(default)]
     pub options: String,
+    /// Whether its image was a recorded disk: fsbench's FUSE recorder
+    /// between the loop device and the image, every write and flush
+    /// appended to a block log (`recorded = true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recorded: bool,
     /// For a configuration on an image: whether its loop device did
     /// direct I/O (the host's page cache held nothing of the image), as
     /// the kernel said after `losetup`; None for a device or a mount.
@@ -173,6 +178,10 @@ struct Entry {
     options: String,
     #[serde(default, rename = "type")]
     fs_type: Option<String>,
+    /// Whether mkfs's image is made into a recorded disk
+    /// (`kinds::recorded`).
+    #[serde(default)]
+    recorded: bool,
 }
 
 impl Entry {

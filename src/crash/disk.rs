@@ -11,20 +11,20 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Instant;
 
 use anyhow::Context;
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::Mode;
 
 use super::blocklog::{self, Entry, Kind};
 use super::check::{Checked, Checker, FsCheck};
 use super::cuts;
 use super::oracle::{self, Op};
-use super::recorder::Recorder;
+use super::recorder::{self, Places, Recorder};
 use super::{Durability, Options, Recordable, WORK_DIR};
 use crate::configs::made::{self, Made, Record, WhenBusy};
 use crate::configs::place::Place;
 use crate::configs::{Config, DEV};
 use crate::report::output::stderr_line;
 use crate::shell::output_of;
-use crate::storage::loopdev::{FileId, LoopDevice};
+use crate::storage::loopdev::LoopDevice;
 use crate::storage::scratch::Scratch;
 
 const REC: &str = "rec";
@@ -85,18 +85,6 @@ pub fn judge(
     Ok(durability)
 }
 
-/// A scratch file `at` created for reading and writing.
-fn create(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<File> {
-    let fd = rustix::fs::openat(
-        dir,
-        at,
-        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .with_context(|| format!("cannot create {at}"))?;
-    Ok(File::from(fd))
-}
-
 impl Site {
     fn dir(&self) -> BorrowedFd<'_> {
         self.scratch.dir()
@@ -113,33 +101,22 @@ impl Site {
         options: &Options,
         ops: &[Op],
     ) -> anyhow::Result<()> {
-        let base = create(self.dir(), "img/base.img")?;
-        base.set_len(place.image_size)
-            .context("cannot size the base image")?;
-        let log = create(self.dir(), "log/blocks.log")?;
-        let recorder = Recorder::mount(
-            self.dir(),
-            REC,
-            (base, log),
+        let places = Places {
+            base: "img/base.img",
+            log: "log/blocks.log",
+            rec: REC,
+        };
+        let device = recorder::recorded_disk(
+            self.scratch.dir(),
+            &self.record,
+            &places,
             place.image_size,
-            &mut self.record.borrow_mut(),
+            &mut self.recorder,
+            |disk| LoopDevice::attach(disk.file.as_fd(), true, false),
         )?;
-        let disk_path = recorder.disk_path(self.dir());
-        let control_path = recorder.control_path(self.dir());
-        self.recorder = Some(recorder);
-        let disk = File::options()
-            .read(true)
-            .write(true)
-            .open(&disk_path)
-            .context("cannot open the recorded disk")?;
-        let id = FileId::of(disk.as_fd())?;
-        self.record.borrow_mut().add(&Made::Image {
-            file: id,
-            at: format!("{REC}/disk"),
-        })?;
-        let device = LoopDevice::attach(disk.as_fd(), true, false)?;
         let source = device.path.display().to_string();
         self.device = Some(device);
+        let control_path = self.recorder().control_path(self.dir());
         let mut mkfs: Vec<String> = words.iter().filter(|w| *w != DEV).cloned().collect();
         mkfs.extend(fs.mkfs_quiet.iter().map(|w| w.to_string()));
         mkfs.push(source.clone());

@@ -25,9 +25,10 @@
 //! mount holds a byte, so a state read is the state's. The kernel's
 //! writeback cache for FUSE is never asked for (fuser does not), so a
 //! write reaches the server before the call that made it returns.
+use std::cell::RefCell;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,11 +40,12 @@ use fuser::{
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
 };
-use rustix::fs::Mode;
+use rustix::fs::{Mode, OFlags};
 
 use super::blocklog::{self, Writer};
 use super::extents::{Extents, Files, Source};
 use crate::configs::made::{self, Made, Record, Unmounted, WhenBusy};
+use crate::storage::loopdev::FileId;
 
 const DISK: INodeNo = INodeNo(2);
 const CONTROL: INodeNo = INodeNo(3);
@@ -256,6 +258,73 @@ impl Recorder {
         }
         Ok(())
     }
+}
+
+/// Where a recorded disk's parts go, relative to a scratch directory.
+pub struct Places<'a> {
+    /// The base image: the disk before recording starts.
+    pub base: &'a str,
+    /// The block log.
+    pub log: &'a str,
+    /// The recorder's mount point (made here; its parent must exist).
+    pub rec: &'a str,
+}
+
+/// The recorded disk's file, open: what a loop device is put on.
+pub struct DiskFile {
+    pub file: File,
+    /// Its place in the scratch directory (`<rec>/disk`).
+    pub at: String,
+    pub id: FileId,
+}
+
+/// A recorded disk in the scratch directory `dir`: a new sparse base
+/// image of `size` and a new block log at `places`, the recorder mounted
+/// over them, its disk in `record` (a loop device on it is fsbench's,
+/// for teardown and `fsbench clean`), then `attach`'s loop device on the
+/// disk. The recorder goes in `recorder` as soon as it is mounted, so
+/// that its holder stops it on every way out, after the loop device is
+/// detached (a recorder stopped first would wait on its busy disk).
+/// `fsbench crash` and the configurations' recorded kind both stand on it.
+pub fn recorded_disk<T>(
+    dir: BorrowedFd<'_>,
+    record: &RefCell<Record>,
+    places: &Places,
+    size: u64,
+    recorder: &mut Option<Recorder>,
+    attach: impl FnOnce(&DiskFile) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let base = create(dir, places.base)?;
+    base.set_len(size)
+        .with_context(|| format!("cannot size {}", places.base))?;
+    let log = create(dir, places.log)?;
+    let mounted = Recorder::mount(dir, places.rec, (base, log), size, &mut record.borrow_mut())?;
+    let path = mounted.disk_path(dir);
+    let at = format!("{}/disk", places.rec);
+    *recorder = Some(mounted);
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .context("cannot open the recorded disk")?;
+    let id = FileId::of(file.as_fd())?;
+    record.borrow_mut().add(&Made::Image {
+        file: id,
+        at: at.clone(),
+    })?;
+    attach(&DiskFile { file, at, id })
+}
+
+/// A scratch file `at` created for reading and writing, never over one.
+fn create(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<File> {
+    let fd = rustix::fs::openat(
+        dir,
+        at,
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .with_context(|| format!("cannot create {at}"))?;
+    Ok(File::from(fd))
 }
 
 fn lock(disk: &Mutex<Disk>) -> MutexGuard<'_, Disk> {

@@ -354,15 +354,18 @@ pub(super) fn built_where(built: &Built) -> String {
     }
 }
 
-/// The block device mkfs ran on: a loop image fsbench made, with or
-/// without direct I/O (without it, the host's page cache holds the
-/// image), or the device `--wipe` named; empty where mkfs ran on none.
+/// The block device mkfs ran on: a loop image fsbench made (a recorded
+/// disk or not), with or without direct I/O (without it, the host's page
+/// cache holds the image), or the device `--wipe` named; empty where mkfs
+/// ran on none.
 pub(super) fn built_on(built: &Built) -> String {
+    let image = match built.recorded {
+        true => "a recorded loop image",
+        false => "a loop image",
+    };
     match (built.loop_direct_io, built.device.as_str()) {
-        (Some(true), _) => "a loop image, direct I/O".to_string(),
-        (Some(false), _) => {
-            "a loop image, no direct I/O (the host's page cache holds it)".to_string()
-        }
+        (Some(true), _) => format!("{image}, direct I/O"),
+        (Some(false), _) => format!("{image}, no direct I/O (the host's page cache holds it)"),
         (None, "") => String::new(),
         (None, device) => format!("device {device}"),
     }

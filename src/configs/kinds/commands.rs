@@ -11,6 +11,7 @@ use crate::configs::{Config, DIR, Entry, substitute};
 pub(super) const READER: Reader = Reader {
     key: "setup",
     what: "commands that make it",
+    offered: true,
     claims: |entry| entry.mkfs.is_none() && entry.source.is_none() && !entry.setup.is_empty(),
     read,
 };

@@ -23,7 +23,8 @@ use crate::storage::loopdev::{Backing, FileId, LoopDevice};
 pub(super) const READER: Reader = Reader {
     key: "mkfs",
     what: "a file system to make",
-    claims: |entry| entry.mkfs.is_some(),
+    offered: true,
+    claims: |entry| entry.mkfs.is_some() && !entry.recorded,
     read,
 };
 
@@ -35,14 +36,11 @@ pub(super) struct Mkfs<'a> {
 }
 
 fn read(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> anyhow::Result<Make> {
-    let fill = |text: &str, field: &str, kept: &[&str]| substitute(text, parameters, field, kept);
-    let mkfs = entry.mkfs.as_deref().unwrap_or_default();
-    let words = split_words(&fill(mkfs, "mkfs", &[DEV])?)?;
-    check_mkfs(name, &words)?;
+    let words = read_words(entry, name, parameters)?;
     let device = entry
         .device
         .as_deref()
-        .map(|d| fill(d, "device", &[]))
+        .map(|d| substitute(d, parameters, "device", &[]))
         .transpose()?
         .map(std::path::PathBuf::from);
     if let Some(d) = &device
@@ -51,6 +49,19 @@ fn read(entry: &Entry, name: &str, parameters: &BTreeMap<String, String>) -> any
         anyhow::bail!("{name}: device {} is not under /dev", d.display());
     }
     Ok(Make::Mkfs { words, device })
+}
+
+/// The entry's mkfs command, its parameters substituted, split into
+/// words and checked (`check_mkfs`).
+pub(super) fn read_words(
+    entry: &Entry,
+    name: &str,
+    parameters: &BTreeMap<String, String>,
+) -> anyhow::Result<Vec<String>> {
+    let mkfs = entry.mkfs.as_deref().unwrap_or_default();
+    let words = split_words(&substitute(mkfs, parameters, "mkfs", &[DEV])?)?;
+    check_mkfs(name, &words)?;
+    Ok(words)
 }
 
 impl Kind for Mkfs<'_> {

@@ -1,10 +1,12 @@
 //! The registry of build kinds: how a configuration comes to be (mkfs on
-//! an image or a device, a mount of an existing source, setup commands
-//! that make it). Each kind is described once, in a module of its own (how
-//! an entry of its kind is read, what it refuses, what it shares, how it
-//! is built), and listed once, in `registry!` below; its data is a variant
-//! of `Make`, and `Make::kind` is the one place that tells the kinds apart.
+//! an image or a device, mkfs on a recorded disk, a mount of an existing
+//! source, setup commands that make it). Each kind is described once, in
+//! a module of its own (how an entry of its kind is read, what it
+//! refuses, what it shares, how it is built), and listed once, in
+//! `registry!` below; its data is a variant of `Make`, and `Make::kind` is
+//! the one place that tells the kinds apart.
 use std::collections::BTreeMap;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use super::build::{Fs, Site};
@@ -22,7 +24,7 @@ macro_rules! registry {
         static READERS: &[Reader] = &[$($kind::READER),*];
     };
 }
-registry!(mkfs, mount, commands);
+registry!(mkfs, recorded, mount, commands);
 
 /// How a configuration comes to be: its kind and the kind's data.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +35,9 @@ pub enum Make {
         words: Vec<String>,
         device: Option<PathBuf>,
     },
+    /// mkfs, as for `Mkfs`, on an image fsbench makes into a recorded
+    /// disk (`crash::recorder`): every write and flush it gets is logged.
+    Recorded { words: Vec<String> },
     /// A mount of an existing source: an NFS export, a device with other
     /// options, a tmpfs.
     Mount { source: String },
@@ -49,6 +54,7 @@ impl Make {
                 words,
                 device: device.as_deref(),
             }),
+            Make::Recorded { words } => Box::new(recorded::Recorded { words }),
             Make::Mount { source } => Box::new(mount::Mount { source }),
             Make::Commands { path } => Box::new(commands::Commands { path }),
         }
@@ -61,6 +67,10 @@ struct Reader {
     /// (`mkfs`), and what it gives (`a file system to make`).
     key: &'static str,
     what: &'static str,
+    /// Whether messages offer its key as a way to make a configuration:
+    /// not one that only qualifies another kind's (`recorded` goes with
+    /// `mkfs`).
+    offered: bool,
     /// Whether the entry is of this kind (its key given): at most one kind
     /// should claim an entry the refusals between kinds in `read` let
     /// through (else the first in the registry's order has it).
@@ -142,9 +152,10 @@ pub(super) trait Kind {
 /// the teardown commands, the unmounts and the loop device's detach, on
 /// every way out. Dropping it is not relied on.
 pub(super) trait Standing {
-    /// Releases it; each problem printed, none stops the rest. `name`: the
-    /// configuration's; `record`: its record (the commands run).
-    fn take_down(&mut self, name: &str, record: &mut Built);
+    /// Releases it, through the scratch directory `dir`; each problem
+    /// printed, none stops the rest. `name`: the configuration's;
+    /// `record`: its record (the commands run).
+    fn take_down(self: Box<Self>, dir: BorrowedFd<'_>, name: &str, record: &mut Built);
 }
 
 /// What makes the configuration `name` of `entry`: exactly one kind.
@@ -153,6 +164,11 @@ pub(super) fn read(
     name: &str,
     parameters: &BTreeMap<String, String>,
 ) -> anyhow::Result<Make> {
+    if entry.recorded && entry.mkfs.is_none() {
+        anyhow::bail!(
+            "{name}: recorded is a disk fsbench makes and records under mkfs on an image: give mkfs (not a source or setup commands)"
+        );
+    }
     if entry.device.is_some() && entry.mkfs.is_none() {
         anyhow::bail!("{name}: device is where mkfs runs: give mkfs too");
     }
@@ -168,14 +184,19 @@ pub(super) fn read(
         Some(reader) => (reader.read)(entry, name, parameters),
         None => anyhow::bail!(
             "{name}: give {}",
-            either(READERS.iter().map(|r| format!("{} ({})", r.key, r.what)))
+            either(offered().map(|r| format!("{} ({})", r.key, r.what)))
         ),
     }
 }
 
 /// The keys that ask for a kind, for messages: `mkfs, source or setup`.
 pub(super) fn keys() -> String {
-    either(READERS.iter().map(|r| r.key.to_string()))
+    either(offered().map(|r| r.key.to_string()))
+}
+
+/// The kinds messages offer.
+fn offered() -> impl Iterator<Item = &'static Reader> {
+    READERS.iter().filter(|r| r.offered)
 }
 
 /// `a, b or c`.

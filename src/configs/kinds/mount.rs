@@ -12,6 +12,7 @@ use crate::storage::env::mounts::read_mountinfo;
 pub(super) const READER: Reader = Reader {
     key: "source",
     what: "one to mount",
+    offered: true,
     claims: |entry| entry.source.is_some(),
     read,
 };
