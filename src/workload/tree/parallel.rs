@@ -113,11 +113,22 @@ fn work(root: BorrowedFd<'_>, shared: &Shared, visitor: &mut impl Parallel) {
         if let Err(e) = outcome {
             queue.fail(e);
         }
-        shared.wake.notify_all();
+        // New jobs woke one waiter each as they were queued; the waiters
+        // need waking all at once only when the walk is over, not after
+        // every directory (at 64 threads, 63 wake-ups for nothing).
+        if queue.is_over() {
+            shared.wake.notify_all();
+        }
     }
 }
 
 impl Queue {
+    /// Whether no thread has anything left to do: failed, or nothing
+    /// queued and nothing under way that could queue more.
+    fn is_over(&self) -> bool {
+        self.failed.is_some() || (self.jobs.is_empty() && self.busy == 0)
+    }
+
     /// Ends the walk: the first failure is kept, and every thread stops
     /// before its next job.
     fn fail(&mut self, e: anyhow::Error) {
@@ -137,7 +148,7 @@ fn next_job(shared: &Shared) -> Option<String> {
             queue.busy += 1;
             return Some(rel);
         }
-        if queue.busy == 0 {
+        if queue.is_over() {
             return None;
         }
         queue = shared.wake.wait(queue).expect("no thread panicked");
