@@ -63,6 +63,16 @@ impl Lab {
         )
     }
 
+    /// ext4 with its defaults, then without barriers.
+    fn seed003() -> Option<Lab> {
+        let configs = [
+            config("ext4-defaults", "mkfs.ext4 -F", ""),
+            config("ext4-nobarrier", "mkfs.ext4 -F", "barrier=0"),
+        ]
+        .concat();
+        Lab::new(&configs, &["mkfs.ext4", "e2fsck"])
+    }
+
     fn new(configs: &str, programs: &[&str]) -> Option<Lab> {
         if !can_record(programs) {
             return None;
@@ -204,12 +214,7 @@ fn with_barriers_ext4_xfs_and_btrfs_lose_nothing_acknowledged() {
 /// against ext4's defaults with Fisher's exact test.
 #[test]
 fn ext4_without_barriers_loses_acknowledged_data_and_the_verdict_says_so() {
-    let configs = [
-        config("ext4-defaults", "mkfs.ext4 -F", ""),
-        config("ext4-nobarrier", "mkfs.ext4 -F", "barrier=0"),
-    ]
-    .concat();
-    let Some(lab) = Lab::new(&configs, &["mkfs.ext4", "e2fsck"]) else {
+    let Some(lab) = Lab::seed003() else {
         return;
     };
     let (out, targets) = lab.crash(&["--cuts", "40"]);
@@ -405,12 +410,7 @@ fn kill_9_then_clean_releases_the_recorder_the_loops_and_the_mounts() {
 /// and HTML show the durability table, the losing row marked.
 #[test]
 fn a_suite_crash_entry_puts_durability_in_the_verdict_and_every_report() {
-    let configs = [
-        config("ext4-defaults", "mkfs.ext4 -F", ""),
-        config("ext4-nobarrier", "mkfs.ext4 -F", "barrier=0"),
-    ]
-    .concat();
-    let Some(lab) = Lab::new(&configs, &["mkfs.ext4", "e2fsck"]) else {
+    let Some(lab) = Lab::seed003() else {
         return;
     };
     let suite = write(
@@ -497,57 +497,45 @@ fn a_suite_crash_entry_is_refused_where_nothing_can_be_cut_off() {
     let Some(lab) = Lab::ext4() else {
         return;
     };
+    let dir = lab.dir.path();
     let suite = write(
-        lab.dir.path(),
+        dir,
         "suite.toml",
         "[[workload]]\nkind = \"io\"\nargs = \"-s 1m\"\n[[workload]]\nkind = \"crash\"\n",
     );
-    let suite = suite.display().to_string();
-    run(&[
-        "run",
-        "--suite",
-        &suite,
-        "--target",
-        &lab.mnt.arg(),
-        "--no-save",
-    ])
-    .assert_error(
-        2,
-        &["its crash entry cuts off configurations fsbench builds"],
-    );
-    let source = write(
-        lab.dir.path(),
-        "source.toml",
-        "[[config]]\nname = \"t\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n",
-    );
-    run(&[
-        "run",
-        "--suite",
-        &suite,
-        "--configs",
-        source.to_str().unwrap(),
-        "--no-save",
-    ])
-    .assert_error(
-        2,
-        &["t: only a configuration fsbench makes with mkfs on an image"],
-    );
     let bad = write(
-        lab.dir.path(),
+        dir,
         "bad.toml",
         "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"crash\"\nargs = \"--cuts 0\"\n",
     );
-    run(&[
-        "run",
-        "--suite",
-        bad.to_str().unwrap(),
-        "--configs",
-        lab.configs.to_str().unwrap(),
-        "--images",
-        &lab.mnt.arg(),
-        "--no-save",
-    ])
-    .assert_error(2, &["workload 2 (crash): --cuts 0"]);
+    let source = write(
+        dir,
+        "source.toml",
+        "[[config]]\nname = \"t\"\nsource = \"tmpfs\"\ntype = \"tmpfs\"\n",
+    );
+    let images = lab.mnt.arg();
+    let (source, configs) = (source.to_str().unwrap(), lab.configs.to_str().unwrap());
+    for (suite, targets, needle) in [
+        (
+            &suite,
+            vec!["--target", &images],
+            "its crash entry cuts off configurations fsbench builds",
+        ),
+        (
+            &suite,
+            vec!["--configs", source],
+            "t: only a configuration fsbench makes with mkfs on an image",
+        ),
+        (
+            &bad,
+            vec!["--configs", configs, "--images", &images],
+            "workload 2 (crash): --cuts 0",
+        ),
+    ] {
+        let mut args = vec!["run", "--no-save", "--suite", suite.to_str().unwrap()];
+        args.extend(targets);
+        run(&args).assert_error(2, &[needle]);
+    }
     lab.assert_all_gone();
 }
 
