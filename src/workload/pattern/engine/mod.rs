@@ -10,12 +10,14 @@
 //! interrupts the thread while it does that work, stays outside.
 #[cfg(feature = "io-uring")]
 mod uring;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use anyhow::Context;
 use crossbeam_utils::CachePadded;
+use rustix::fs::{Mode, OFlags};
 
 use super::access::{Decisions, Op, Picker, Stream};
 use super::board::{Board, Timeline};
@@ -104,11 +106,13 @@ pub fn run_job(
         let workers = (0..job.threads).map(|id| {
             let (shared, ready) = (&shared, &ready);
             move || {
+                // Opened before the start, outside the measured time.
+                let fd = own_descriptor(shared.fd);
                 ready.wait()?;
                 match job.engine {
-                    Engine::Sync => sync_worker(shared, id),
+                    Engine::Sync => sync_worker(shared, fd, id),
                     #[cfg(feature = "io-uring")]
-                    Engine::IoUring => uring::worker(shared, id),
+                    Engine::IoUring => uring::worker(shared, fd, id),
                     #[cfg(not(feature = "io-uring"))]
                     Engine::IoUring => unreachable!("refused by uring_refusal"),
                 }
@@ -156,6 +160,19 @@ pub fn run_job(
     })?;
     outcome.bad_blocks = shared.bad_blocks.into_found();
     Ok(outcome)
+}
+
+/// The job's file opened again, as it is open (O_DIRECT, O_DSYNC...), for
+/// one thread: threads of one process that share a descriptor share its
+/// kernel file object, whose reference count every pread and pwrite
+/// takes and drops (the descriptor table being shared), a cache line
+/// bouncing between the cores at every I/O. fio's jobs each open their
+/// own.
+fn own_descriptor(fd: BorrowedFd<'_>) -> anyhow::Result<OwnedFd> {
+    let flags = rustix::fs::fcntl_getfl(fd).context("cannot read the data file's open flags")?;
+    let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    rustix::fs::open(&path, flags | OFlags::CLOEXEC, Mode::empty())
+        .context("cannot open the data file again for an I/O thread")
 }
 
 /// What the reporting loop measured.
@@ -555,13 +572,18 @@ fn next_op(shared: &Shared<'_>, picker: &mut Picker, measuring: bool) -> Option<
     Some(op)
 }
 
-fn sync_worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
+fn sync_worker(
+    shared: &Shared<'_>,
+    fd: anyhow::Result<OwnedFd>,
+    id: u32,
+) -> anyhow::Result<WorkerOutput> {
     let job = shared.job;
     let timeline = shared.timeline.get().expect("set before the workers start");
     let mut guard = FailGuard::new(&shared.board, id);
+    let fd = fd?;
     let mut picker = Picker::new(job, &shared.stream, id);
     let mut io = SyncIo {
-        fd: shared.fd,
+        fd: fd.as_fd(),
         payload: Payload::new(job.xfer.largest() as usize, job.seed, id),
         keys: shared.keys,
         bad_blocks: &shared.bad_blocks,
@@ -609,6 +631,32 @@ fn sync_worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread's descriptor has the file's open flags (O_DSYNC here) and
+    /// a file description of its own: a flag changed on one is not on the
+    /// other.
+    #[test]
+    fn each_thread_gets_the_file_open_as_it_is_but_its_own() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DSYNC)
+            .open(dir.path().join("data"))
+            .unwrap();
+        let own = own_descriptor(file.as_fd()).unwrap();
+        let flags = rustix::fs::fcntl_getfl(&own).unwrap();
+        assert_eq!(flags, rustix::fs::fcntl_getfl(&file).unwrap());
+        assert_ne!(flags.bits() & libc::O_DSYNC as u32, 0, "{flags:?}");
+        rustix::fs::fcntl_setfl(&own, flags | OFlags::NONBLOCK).unwrap();
+        assert!(
+            !rustix::fs::fcntl_getfl(&file)
+                .unwrap()
+                .contains(OFlags::NONBLOCK)
+        );
+    }
 
     #[test]
     fn budget_is_shared_out_exactly() {

@@ -11,7 +11,7 @@
 //! So a response time runs from right before the I/O is prepared to its
 //! completion being taken, time spent in the completion queue included,
 //! the window of fio's total latency (lat).
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -50,12 +50,22 @@ pub(super) fn new_ring(depth: u32) -> std::io::Result<IoUring> {
 /// slots as one batch gave 0.77-0.90x fio's IOPS. The block layer holds a
 /// batch of three or more submissions until the whole batch is issued, and
 /// the device waits meanwhile.
-pub(super) fn worker(shared: &Shared<'_>, id: u32) -> anyhow::Result<WorkerOutput> {
+pub(super) fn worker(
+    shared: &Shared<'_>,
+    fd: anyhow::Result<OwnedFd>,
+    id: u32,
+) -> anyhow::Result<WorkerOutput> {
     let job = shared.job;
     let timeline = shared.timeline.get().expect("set before the workers start");
     let mut guard = FailGuard::new(&shared.board, id);
+    let fd = fd?;
     let depth = job.queue_depth;
     let mut ring = new_ring(depth).context("cannot set up io_uring")?;
+    // The thread's own descriptor, registered: the ring then takes no
+    // reference to the file per I/O (see `own_descriptor`).
+    ring.submitter()
+        .register_files(&[fd.as_raw_fd()])
+        .context("cannot register the data file with io_uring")?;
     let largest = job.xfer.largest() as usize;
     let mut slots: Vec<Slot> = (0..depth)
         .map(|i| Slot {
@@ -155,7 +165,7 @@ fn submit_next(
     };
     let index = free.pop().expect("called with a free slot");
     let slot = &mut slots[index];
-    let entry = prepare(types::Fd(shared.fd.as_raw_fd()), slot, op).user_data(index as u64);
+    let entry = prepare(slot, op).user_data(index as u64);
     slot.op = op;
     slot.submitted = now;
     // SAFETY: the buffer lives in `slots`, which the worker keeps (and does
@@ -182,7 +192,12 @@ fn submit_queued(ring: &mut IoUring) -> std::io::Result<usize> {
     }
 }
 
-fn prepare(fd: types::Fd, slot: &mut Slot, op: Op) -> squeue::Entry {
+/// The data file's index among the ring's registered files.
+const REGISTERED: u32 = 0;
+
+/// The I/O on the ring's registered file.
+fn prepare(slot: &mut Slot, op: Op) -> squeue::Entry {
+    let fd = types::Fixed(REGISTERED);
     let len = op.len as usize;
     if op.write {
         let data = slot.payload.stamped(op.offset, len);
