@@ -366,16 +366,30 @@ fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
     fsbench
 }
 
-#[test]
-fn sigint_while_checking_takes_everything_down() {
+/// A stop signal (`name`) while a state is checked: the run says it was
+/// interrupted, exits with 128 + the signal and leaves nothing.
+fn stopped_while_checking_takes_everything_down(signal: i32, name: &str) {
     let Some(lab) = Lab::ext4() else {
         return;
     };
-    signalled_while_checking(&lab, libc::SIGINT)
-        .wait_for(Duration::from_secs(60))
-        .assert_code(130)
-        .assert_no_panic();
+    let out = signalled_while_checking(&lab, signal).wait_for(Duration::from_secs(60));
+    out.assert_code(128 + signal).assert_no_panic();
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some(format!("fsbench: interrupted by {name}; scratch data removed").as_str()),
+        "{out}"
+    );
     lab.assert_all_gone();
+}
+
+#[test]
+fn sigint_while_checking_takes_everything_down() {
+    stopped_while_checking_takes_everything_down(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_while_checking_takes_everything_down() {
+    stopped_while_checking_takes_everything_down(libc::SIGTERM, "SIGTERM");
 }
 
 #[test]
