@@ -57,17 +57,27 @@ struct Lab {
 impl Lab {
     /// One ext4 with its defaults: most tests need no more.
     fn ext4() -> Option<Lab> {
-        Lab::new(
+        Lab::ext4_on("3g")
+    }
+
+    /// The same on a tmpfs of `size`.
+    fn ext4_on(size: &str) -> Option<Lab> {
+        Lab::sized(
             &config("ext4", "mkfs.ext4 -F", ""),
             &["mkfs.ext4", "e2fsck"],
+            size,
         )
     }
 
     fn new(configs: &str, programs: &[&str]) -> Option<Lab> {
+        Lab::sized(configs, programs, "3g")
+    }
+
+    fn sized(configs: &str, programs: &[&str], size: &str) -> Option<Lab> {
         if !can_record(programs) {
             return None;
         }
-        let mnt = TmpfsMount::new("3g")?;
+        let mnt = TmpfsMount::new(size)?;
         let dir = tempfile::tempdir().unwrap();
         Some(Lab {
             _cleaner: common::Cleaner(mnt.path().to_path_buf()),
@@ -390,6 +400,78 @@ fn sigint_while_checking_takes_everything_down() {
 #[test]
 fn sigterm_while_checking_takes_everything_down() {
     stopped_while_checking_takes_everything_down(libc::SIGTERM, "SIGTERM");
+}
+
+/// A run that ran out of room in --images: exit 1 and, after its
+/// progress line, one line that says so (and names `what` could not be
+/// written); nothing left.
+fn assert_out_of_room(lab: &Lab, out: &common::Output, what: &str) {
+    out.assert_code(1).assert_no_panic();
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "a progress line and an error\n{out}");
+    assert!(
+        lines[1].starts_with("fsbench: error: ")
+            && lines[1].contains(what)
+            && lines[1].ends_with("No space left on device (os error 28)"),
+        "{out}"
+    );
+    lab.assert_all_gone();
+}
+
+/// The base image (about 29 MiB after mkfs) fits on 32 MiB, the block
+/// log of the workload (about 9 MiB) does not: the recorder cannot keep a
+/// write, and the run fails saying so instead of judging a disk that lost
+/// it.
+#[test]
+fn a_full_images_directory_while_recording_fails_in_one_line() {
+    let Some(lab) = Lab::ext4_on("32m") else {
+        return;
+    };
+    let out = Running::spawn(&lab.args(&["--cuts", "5"])).wait_for(Duration::from_secs(60));
+    assert_out_of_room(
+        &lab,
+        &out,
+        "the recorder could not write its block log in --images",
+    );
+}
+
+/// Every free byte of the file system holding `file` taken (appended to
+/// it); what is in use stays as it is.
+fn take_free_space(file: &Path) {
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .unwrap();
+    let stat = rustix::fs::statvfs(file).unwrap();
+    let free = stat.f_bavail * stat.f_frsize;
+    let end = held.metadata().unwrap().len();
+    if free > 0 {
+        // Short of room for its own blocks, it takes less next time.
+        let _ = rustix::fs::fallocate(&held, rustix::fs::FallocateFlags::empty(), end, free);
+    }
+}
+
+/// The --images directory filled while states are checked: each state's
+/// overlay (its replay's writes) starts empty, so what it freed is taken
+/// again until one cannot be written. The run fails saying so, rather than
+/// counting states the recorder could not serve as unmountable.
+#[test]
+fn a_full_images_directory_while_checking_fails_in_one_line() {
+    let Some(lab) = Lab::ext4_on("64m") else {
+        return;
+    };
+    let mut fsbench = Running::spawn(&lab.args(&["--cuts", "100000"]));
+    wait_until_checking(lab.mnt.path(), &mut fsbench);
+    let filler = lab.mnt.join("filler");
+    wait_until(Duration::from_secs(60), "the run to stop", || {
+        take_free_space(&filler);
+        !fsbench.is_running()
+    });
+    let out = fsbench.wait();
+    std::fs::remove_file(&filler).unwrap();
+    // Mostly the overlay; now and then the record of the check's mount.
+    assert_out_of_room(&lab, &out, "write");
 }
 
 #[test]

@@ -170,6 +170,21 @@ pub fn new_mount_id(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<u64> {
     Ok(id)
 }
 
+/// Records the mount just made at `at`; its id. One the record cannot
+/// take (a full scratch directory) is unmounted at once: with no line in
+/// the record and no id held, nothing would ever release it.
+pub fn record_mount(dir: BorrowedFd<'_>, at: &str, record: &mut Record) -> anyhow::Result<u64> {
+    let id = new_mount_id(dir, at)?;
+    let added = record.add(&Made::Mount {
+        id,
+        at: at.to_string(),
+    });
+    if added.is_err() {
+        let _ = unmount(dir, id, at, WhenBusy::Detach);
+    }
+    added.map(|()| id)
+}
+
 /// Makes the mount at `at`, and every mount below it, private: no mount
 /// or unmount below it propagates to or from a mount fsbench did not make.
 pub fn make_private(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<()> {
