@@ -368,10 +368,16 @@ fn wait_until_checking(images: &Path, fsbench: &mut Running) {
     });
 }
 
-/// A long crash run sent `signal` while it checks a state.
-fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
+/// A long crash run, checking its first crash state.
+fn checking(lab: &Lab) -> Running {
     let mut fsbench = Running::spawn(&lab.args(&["--cuts", "100000", "--model", "cache"]));
     wait_until_checking(lab.mnt.path(), &mut fsbench);
+    fsbench
+}
+
+/// A long crash run sent `signal` while it checks a state.
+fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
+    let fsbench = checking(lab);
     fsbench.signal(signal);
     fsbench
 }
@@ -490,6 +496,86 @@ fn kill_9_then_clean_releases_the_recorder_the_loops_and_the_mounts() {
     assert!(
         out.stdout
             .contains("aborted the recorder's FUSE connection"),
+        "{out}"
+    );
+    lab.assert_all_gone();
+}
+
+/// A long crash run killed -9 while it waits in mount(2) for a crash
+/// state's I/O, which only its own FUSE server answers.
+fn killed_in_mount(lab: &Lab) -> Running {
+    let fsbench = checking(lab);
+    let syscall = format!("/proc/{}/syscall", fsbench.pid);
+    let mount = libc::SYS_mount.to_string();
+    wait_until(Duration::from_secs(60), "a wait in mount(2)", || {
+        std::fs::read_to_string(&syscall).is_ok_and(|s| s.split(' ').next() == Some(&mount))
+    });
+    fsbench.signal(libc::SIGKILL);
+    fsbench
+}
+
+/// kill -9 in a crash state's mount until the killed process is stuck:
+/// alive, waiting uninterruptibly on its own dead FUSE server, holding its
+/// lock (one kill in two leaves it so; the others fall on a killable
+/// wait). One that dies outright leaves plain `clean` a dead run's scratch
+/// directory, which it removes.
+fn killed_and_stuck(lab: &Lab) -> Running {
+    for _ in 0..10 {
+        let mut killed = killed_in_mount(lab);
+        std::thread::sleep(Duration::from_millis(500));
+        if killed.is_running() {
+            return killed;
+        }
+        run(&["clean", &lab.mnt.arg()]).assert_success();
+        lab.assert_all_gone();
+    }
+    panic!("no kill -9 of 10 left the crash run stuck");
+}
+
+/// Plain `clean` (no --force) sees the kill pending on the run that holds
+/// the lock, aborts its recorder's connection, and once it has exited
+/// removes everything.
+#[test]
+fn kill_9_then_plain_clean_frees_the_stuck_run_and_removes_everything() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let killed = killed_and_stuck(&lab);
+    let pid = killed.pid;
+    let out = run(&["clean", &lab.mnt.arg()]);
+    let status = killed.wait_for(Duration::from_secs(10)).status;
+    out.assert_success();
+    assert!(
+        out.stdout.contains(&format!(
+            "its run (pid {pid}) was killed while it waited on its own recorder"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
+    lab.assert_all_gone();
+}
+
+/// Plain `clean` leaves a live crash run alone (no kill pending: nothing
+/// aborted), and the run finishes as if nothing had happened.
+#[test]
+fn plain_clean_leaves_a_live_crash_run_alone() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let mut fsbench = Running::spawn(&lab.args(&["--cuts", "60"]));
+    wait_until_checking(lab.mnt.path(), &mut fsbench);
+    let out = run(&["clean", &lab.mnt.arg()]);
+    out.assert_success();
+    assert!(out.stdout.contains("is still running"), "{out}");
+    assert!(!out.stdout.contains("aborted"), "{out}");
+    let out = fsbench.wait();
+    out.assert_success();
+    assert!(
+        out.stdout
+            .contains("ext4: durability: 0 of 60 cuts lost acknowledged data"),
         "{out}"
     );
     lab.assert_all_gone();

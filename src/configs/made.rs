@@ -304,7 +304,7 @@ pub const RECORDER: &str = "fsbench-recorder";
 /// fails, instead of hanging every unmount below it (and the killed
 /// process) for good. Through /sys/fs/fuse/connections (fusectl); where it
 /// is not mounted, fusectl is mounted in the scratch directory for it.
-fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
+pub fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
     let mounts = crate::storage::env::mounts::read_mountinfo();
     let recorders: Vec<u32> = made
         .iter()
