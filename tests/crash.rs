@@ -57,9 +57,15 @@ struct Lab {
 impl Lab {
     /// One ext4 with its defaults: most tests need no more.
     fn ext4() -> Option<Lab> {
-        Lab::new(
+        Lab::ext4_on("3g")
+    }
+
+    /// The same on a tmpfs of `size`.
+    fn ext4_on(size: &str) -> Option<Lab> {
+        Lab::sized(
             &config("ext4", "mkfs.ext4 -F", ""),
             &["mkfs.ext4", "e2fsck"],
+            size,
         )
     }
 
@@ -74,10 +80,14 @@ impl Lab {
     }
 
     fn new(configs: &str, programs: &[&str]) -> Option<Lab> {
+        Lab::sized(configs, programs, "3g")
+    }
+
+    fn sized(configs: &str, programs: &[&str], size: &str) -> Option<Lab> {
         if !can_record(programs) {
             return None;
         }
-        let mnt = TmpfsMount::new("3g")?;
+        let mnt = TmpfsMount::new(size)?;
         let dir = tempfile::tempdir().unwrap();
         Some(Lab {
             _cleaner: common::Cleaner(mnt.path().to_path_buf()),
@@ -363,24 +373,116 @@ fn wait_until_checking(images: &Path, fsbench: &mut Running) {
     });
 }
 
-/// A long crash run sent `signal` while it checks a state.
-fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
+/// A long crash run, checking its first crash state.
+fn checking(lab: &Lab) -> Running {
     let mut fsbench = Running::spawn(&lab.args(&["--cuts", "100000", "--model", "cache"]));
     wait_until_checking(lab.mnt.path(), &mut fsbench);
+    fsbench
+}
+
+/// A long crash run sent `signal` while it checks a state.
+fn signalled_while_checking(lab: &Lab, signal: i32) -> Running {
+    let fsbench = checking(lab);
     fsbench.signal(signal);
     fsbench
 }
 
-#[test]
-fn sigint_while_checking_takes_everything_down() {
+/// A stop signal (`name`) while a state is checked: the run says it was
+/// interrupted, exits with 128 + the signal and leaves nothing.
+fn stopped_while_checking_takes_everything_down(signal: i32, name: &str) {
     let Some(lab) = Lab::ext4() else {
         return;
     };
-    signalled_while_checking(&lab, libc::SIGINT)
-        .wait_for(Duration::from_secs(60))
-        .assert_code(130)
-        .assert_no_panic();
+    let out = signalled_while_checking(&lab, signal).wait_for(Duration::from_secs(60));
+    out.assert_code(128 + signal).assert_no_panic();
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some(format!("fsbench: interrupted by {name}; scratch data removed").as_str()),
+        "{out}"
+    );
     lab.assert_all_gone();
+}
+
+#[test]
+fn sigint_while_checking_takes_everything_down() {
+    stopped_while_checking_takes_everything_down(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_while_checking_takes_everything_down() {
+    stopped_while_checking_takes_everything_down(libc::SIGTERM, "SIGTERM");
+}
+
+/// A run that ran out of room in --images: exit 1 and, after its
+/// progress line, one line that says so (and names `what` could not be
+/// written); nothing left.
+fn assert_out_of_room(lab: &Lab, out: &common::Output, what: &str) {
+    out.assert_code(1).assert_no_panic();
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "a progress line and an error\n{out}");
+    assert!(
+        lines[1].starts_with("fsbench: error: ")
+            && lines[1].contains(what)
+            && lines[1].ends_with("No space left on device (os error 28)"),
+        "{out}"
+    );
+    lab.assert_all_gone();
+}
+
+/// The base image (about 29 MiB after mkfs) fits on 32 MiB, the block
+/// log of the workload (about 9 MiB) does not: the recorder cannot keep a
+/// write, and the run fails saying so instead of judging a disk that lost
+/// it.
+#[test]
+fn a_full_images_directory_while_recording_fails_in_one_line() {
+    let Some(lab) = Lab::ext4_on("32m") else {
+        return;
+    };
+    let out = Running::spawn(&lab.args(&["--cuts", "5"])).wait_for(Duration::from_secs(60));
+    assert_out_of_room(
+        &lab,
+        &out,
+        "the recorder could not write its block log in --images",
+    );
+}
+
+/// Every free byte of the file system holding `file` taken (appended to
+/// it); what is in use stays as it is.
+fn take_free_space(file: &Path) {
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .unwrap();
+    let stat = rustix::fs::statvfs(file).unwrap();
+    let free = stat.f_bavail * stat.f_frsize;
+    let end = held.metadata().unwrap().len();
+    if free > 0 {
+        // Short of room for its own blocks, it takes less next time.
+        let _ = rustix::fs::fallocate(&held, rustix::fs::FallocateFlags::empty(), end, free);
+    }
+}
+
+/// The --images directory filled while states are checked: each state's
+/// overlay (its replay's writes) starts empty, so what it freed is taken
+/// again until one cannot be written. The run fails saying so, rather than
+/// counting states the recorder could not serve as unmountable.
+#[test]
+fn a_full_images_directory_while_checking_fails_in_one_line() {
+    let Some(lab) = Lab::ext4_on("64m") else {
+        return;
+    };
+    let mut fsbench = Running::spawn(&lab.args(&["--cuts", "100000"]));
+    wait_until_checking(lab.mnt.path(), &mut fsbench);
+    let filler = lab.mnt.join("filler");
+    wait_until(Duration::from_secs(60), "the run to stop", || {
+        take_free_space(&filler);
+        !fsbench.is_running()
+    });
+    let out = fsbench.wait();
+    std::fs::remove_file(&filler).unwrap();
+    // Mostly the overlay; now and then the record of the check's mount.
+    assert_out_of_room(&lab, &out, "write");
 }
 
 #[test]
@@ -576,4 +678,84 @@ fn an_unsynced_log_loses_its_records_and_only_them() {
         assert!(!paths.is_empty(), "{about}");
         assert!(paths.iter().all(|p| *p == "synclog/log"), "{about}");
     }
+}
+
+/// A long crash run killed -9 while it waits in mount(2) for a crash
+/// state's I/O, which only its own FUSE server answers.
+fn killed_in_mount(lab: &Lab) -> Running {
+    let fsbench = checking(lab);
+    let syscall = format!("/proc/{}/syscall", fsbench.pid);
+    let mount = libc::SYS_mount.to_string();
+    wait_until(Duration::from_secs(60), "a wait in mount(2)", || {
+        std::fs::read_to_string(&syscall).is_ok_and(|s| s.split(' ').next() == Some(&mount))
+    });
+    fsbench.signal(libc::SIGKILL);
+    fsbench
+}
+
+/// kill -9 in a crash state's mount until the killed process is stuck:
+/// alive, waiting uninterruptibly on its own dead FUSE server, holding its
+/// lock (one kill in two leaves it so; the others fall on a killable
+/// wait). One that dies outright leaves plain `clean` a dead run's scratch
+/// directory, which it removes.
+fn killed_and_stuck(lab: &Lab) -> Running {
+    for _ in 0..10 {
+        let mut killed = killed_in_mount(lab);
+        std::thread::sleep(Duration::from_millis(500));
+        if killed.is_running() {
+            return killed;
+        }
+        run(&["clean", &lab.mnt.arg()]).assert_success();
+        lab.assert_all_gone();
+    }
+    panic!("no kill -9 of 10 left the crash run stuck");
+}
+
+/// Plain `clean` (no --force) sees the kill pending on the run that holds
+/// the lock, aborts its recorder's connection, and once it has exited
+/// removes everything.
+#[test]
+fn kill_9_then_plain_clean_frees_the_stuck_run_and_removes_everything() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let killed = killed_and_stuck(&lab);
+    let pid = killed.pid;
+    let out = run(&["clean", &lab.mnt.arg()]);
+    let status = killed.wait_for(Duration::from_secs(10)).status;
+    out.assert_success();
+    assert!(
+        out.stdout.contains(&format!(
+            "its run (pid {pid}) was killed while it waited on its own recorder"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
+    lab.assert_all_gone();
+}
+
+/// Plain `clean` leaves a live crash run alone (no kill pending: nothing
+/// aborted), and the run finishes as if nothing had happened.
+#[test]
+fn plain_clean_leaves_a_live_crash_run_alone() {
+    let Some(lab) = Lab::ext4() else {
+        return;
+    };
+    let mut fsbench = Running::spawn(&lab.args(&["--cuts", "60"]));
+    wait_until_checking(lab.mnt.path(), &mut fsbench);
+    let out = run(&["clean", &lab.mnt.arg()]);
+    out.assert_success();
+    assert!(out.stdout.contains("is still running"), "{out}");
+    assert!(!out.stdout.contains("aborted"), "{out}");
+    let out = fsbench.wait();
+    out.assert_success();
+    assert!(
+        out.stdout
+            .contains("ext4: durability: 0 of 60 cuts lost acknowledged data"),
+        "{out}"
+    );
+    lab.assert_all_gone();
 }

@@ -2,14 +2,17 @@
 use clap::Args;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::flags::Targets;
 use super::output::check_json_path;
+use crate::configs::made;
 use crate::driver::record::{new_run_id, new_run_result, write_json};
 use crate::report::output::{Stream, emit, stderr_line};
 use crate::result::TargetResult;
 use crate::storage::Target;
 use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
+use crate::storage::marker::FoundMarker;
 
 #[derive(Debug, Args)]
 pub struct CleanArgs {
@@ -109,6 +112,10 @@ impl Stay {
     }
 }
 
+/// How long a killed run whose recorder was aborted may take to exit (it
+/// takes milliseconds: its I/O fails at once).
+const KILLED_PATIENCE: Duration = Duration::from_secs(10);
+
 enum Outcome {
     Removed(CleanupReport),
     Failed(anyhow::Error),
@@ -129,11 +136,17 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
         }
     };
     if !force && found.is_live() {
-        say(format!(
-            "{shown}: skipped, its run (pid {} on {}) is still running; --force removes it",
-            found.marker.pid, found.marker.host
-        ))?;
-        return Ok(Outcome::Live);
+        match free_killed_run(&leftover, found, &shown) {
+            Ok(true) => {}
+            Ok(false) => {
+                say(format!(
+                    "{shown}: skipped, its run (pid {} on {}) is still running; --force removes it",
+                    found.marker.pid, found.marker.host
+                ))?;
+                return Ok(Outcome::Live);
+            }
+            Err(e) => return Ok(Outcome::Failed(e)),
+        }
     }
     // A killed `run --configs` left its file systems mounted on loop
     // devices backed by images in here: released first, from its record,
@@ -153,6 +166,37 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
         }
         Err(e) => Outcome::Failed(e),
     })
+}
+
+/// A crash run killed while its I/O waited on its own FUSE recorder
+/// (`crash::recorder`) never exits and keeps its lock. Only for a run
+/// with a kill pending (never a healthy one) are its recorders' FUSE
+/// connections aborted, which ends that wait; true once it has exited and
+/// let go of the lock (held here from then on).
+fn free_killed_run(leftover: &Leftover, found: &FoundMarker, shown: &str) -> anyhow::Result<bool> {
+    if !found.is_killed() {
+        return Ok(false);
+    }
+    let aborted = made::abort_recorders(leftover.dir(), &made::read(leftover.dir())?);
+    if aborted.is_empty() {
+        return Ok(false);
+    }
+    say(format!(
+        "{shown}: its run (pid {}) was killed while it waited on its own recorder",
+        found.marker.pid
+    ))?;
+    for line in aborted {
+        say(format!("{shown}: {line}"))?;
+    }
+    let clock = Instant::now();
+    while found.is_live() {
+        if clock.elapsed() > KILLED_PATIENCE {
+            say(format!("{shown}: its killed run has not exited"))?;
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(true)
 }
 
 fn say(line: String) -> anyhow::Result<()> {

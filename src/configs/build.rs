@@ -310,11 +310,7 @@ impl Fs {
     /// Records the mount fsbench just made on its directory and makes it
     /// private; its id.
     fn own_mount(&self, dir: BorrowedFd<'_>, record: &mut Record) -> anyhow::Result<u64> {
-        let id = made::new_mount_id(dir, &self.at)?;
-        record.add(&Made::Mount {
-            id,
-            at: self.at.clone(),
-        })?;
+        let id = made::record_mount(dir, &self.at, record)?;
         made::make_private(dir, &self.at)?;
         Ok(id)
     }

@@ -170,6 +170,21 @@ pub fn new_mount_id(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<u64> {
     Ok(id)
 }
 
+/// Records the mount just made at `at`; its id. One the record cannot
+/// take (a full scratch directory) is unmounted at once: with no line in
+/// the record and no id held, nothing would ever release it.
+pub fn record_mount(dir: BorrowedFd<'_>, at: &str, record: &mut Record) -> anyhow::Result<u64> {
+    let id = new_mount_id(dir, at)?;
+    let added = record.add(&Made::Mount {
+        id,
+        at: at.to_string(),
+    });
+    if added.is_err() {
+        let _ = unmount(dir, id, at, WhenBusy::Detach);
+    }
+    added.map(|()| id)
+}
+
 /// Makes the mount at `at`, and every mount below it, private: no mount
 /// or unmount below it propagates to or from a mount fsbench did not make.
 pub fn make_private(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<()> {
@@ -289,7 +304,7 @@ pub const RECORDER: &str = "fsbench-recorder";
 /// fails, instead of hanging every unmount below it (and the killed
 /// process) for good. Through /sys/fs/fuse/connections (fusectl); where it
 /// is not mounted, fusectl is mounted in the scratch directory for it.
-fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
+pub fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
     let mounts = crate::storage::env::mounts::read_mountinfo();
     let recorders: Vec<u32> = made
         .iter()

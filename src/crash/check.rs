@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::cuts::CrashState;
 use super::oracle::{self, Op, Verdict};
 use super::recorder::Recorder;
-use crate::configs::made::{self, Made, Record, Unmounted, WhenBusy};
+use crate::configs::made::{self, Record, Unmounted, WhenBusy};
 use crate::shell::{output_of, quoted};
 use crate::storage::loopdev::{FileId, LoopDevice};
 
@@ -113,6 +113,8 @@ impl Checker<'_> {
         let device = LoopDevice::attach(file.as_fd(), true, false)?;
         let checked = self.on_device(&device, state.marked);
         let detached = device.detach();
+        // A state the recorder could not serve whole was not checked.
+        self.recorder.intact()?;
         let checked = checked?;
         detached?;
         Ok(checked)
@@ -188,11 +190,7 @@ impl Checker<'_> {
         if let Err(e) = rustix::mount::mount(source, &point, self.fs.fs_type, flags, self.fs.data) {
             return Ok(Err(format!("mount: {e}")));
         }
-        let id = made::new_mount_id(self.dir, &self.at)?;
-        self.record.borrow_mut().add(&Made::Mount {
-            id,
-            at: self.at.clone(),
-        })?;
+        let id = made::record_mount(self.dir, &self.at, &mut self.record.borrow_mut())?;
         Ok(Ok(id))
     }
 

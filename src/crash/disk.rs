@@ -68,7 +68,11 @@ pub fn judge(
     };
     let ops = oracle::plan(options.seed, options.workload_bytes);
     let clock = Instant::now();
-    site.record_workload(config, words, fs, place, options, &ops)?;
+    let recorded = site.record_workload(config, words, fs, place, options, &ops);
+    // A write the recorder could not keep is why whatever failed after it
+    // failed (the workload's EIO), and voids a recording that went on.
+    site.recorder.as_ref().map_or(Ok(()), Recorder::intact)?;
+    recorded?;
     let record_seconds = clock.elapsed().as_secs_f64();
     let recorder = site.recorder.as_ref().expect("recorded");
     let counts = recorder.counts();
@@ -132,10 +136,7 @@ impl Site {
         mount.extend(["--".into(), source, point.display().to_string()]);
         output_of(&mount, None)
             .with_context(|| format!("{}: cannot mount the recorded disk", config.name))?;
-        let id = made::new_mount_id(self.dir(), MNT)?;
-        self.record
-            .borrow_mut()
-            .add(&Made::Mount { id, at: MNT.into() })?;
+        let id = made::record_mount(self.dir(), MNT, &mut self.record.borrow_mut())?;
         self.mounted = Some(id);
         made::make_private(self.dir(), MNT)?;
         let work = point.join(WORK_DIR);
@@ -328,7 +329,10 @@ impl<'a> Kept<'a> {
             .with_context(|| format!("--keep-failures: cannot create {}.img", stem.display()))?;
         // The state as the power cut left it, before any replay.
         checker.serve_fresh(state)?;
-        checker.recorder.copy_state(&image)?;
+        checker
+            .recorder
+            .copy_state(&image)
+            .with_context(|| format!("--keep-failures: cannot write {}.img", stem.display()))?;
         let named = |list: &[usize]| -> Vec<serde_json::Value> {
             list.iter()
                 .map(|&i| serde_json::json!({"op": i, "path": ops[i].path(), "operation": ops[i]}))
@@ -350,7 +354,8 @@ impl<'a> Kept<'a> {
         std::fs::write(
             stem.with_extension("json"),
             serde_json::to_string_pretty(&about)? + "\n",
-        )?;
+        )
+        .with_context(|| format!("--keep-failures: cannot write {}.json", stem.display()))?;
         self.paths
             .push(stem.with_extension("img").display().to_string());
         Ok(())

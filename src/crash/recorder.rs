@@ -54,6 +54,11 @@ const NAMES: [(&str, INodeNo); 3] = [("disk", DISK), ("control", CONTROL), ("sta
 /// The largest write the kernel may send in one request (FUSE protocol
 /// 7.28's max_pages): a loop device's 1 MiB requests arrive whole.
 const MAX_WRITE: u32 = 1 << 20;
+/// What the recorder was doing with its own files when one failed.
+const LOG: &str = "write its block log";
+const BASE: &str = "write the base image";
+const OVERLAY: &str = "write the crash state's overlay";
+const READ: &str = "read the recorded disk's files";
 /// How long the kernel may keep attributes: they never change.
 const TTL: Duration = Duration::from_secs(3600);
 /// `losetup -d` and the last close of a loop device finish after the
@@ -72,6 +77,16 @@ struct Disk {
     state: Option<State>,
     /// Counts of what was recorded, for the result.
     counts: Counts,
+    /// The first failure of the recorder's own files (a full --images):
+    /// the disk is then not what the kernel was told it is, and nothing
+    /// found on it can be trusted.
+    lost: Option<Lost>,
+}
+
+/// What the recorder could not do with its own files, and why.
+struct Lost {
+    doing: &'static str,
+    error: std::io::Error,
 }
 
 /// The crash state being checked.
@@ -125,6 +140,7 @@ impl Recorder {
             recording: false,
             state: None,
             counts: Counts::default(),
+            lost: None,
         }));
         let mut config = fuser::Config::default();
         config.mount_options = vec![
@@ -136,11 +152,7 @@ impl Recorder {
         let point = made::through_fd(dir, at);
         let session = fuser::Session::new(Served(Arc::clone(&disk)), &point, &config)
             .with_context(|| format!("cannot mount the recorder on {at} (is /dev/fuse there?)"))?;
-        let id = made::new_mount_id(dir, at)?;
-        record.add(&Made::Mount {
-            id,
-            at: at.to_string(),
-        })?;
+        let id = made::record_mount(dir, at, record)?;
         let session = session
             .spawn()
             .context("cannot start the recorder's thread")?;
@@ -180,6 +192,19 @@ impl Recorder {
     /// What was recorded so far.
     pub fn counts(&self) -> Counts {
         self.lock().counts
+    }
+
+    /// An error naming the first thing the recorder could not do with its
+    /// own files, if there was one: whatever failed after it (the
+    /// workload's EIO, an unmountable state) followed from it, and a
+    /// recording or a check that seemed to succeed is void.
+    pub fn intact(&self) -> anyhow::Result<()> {
+        match &self.lock().lost {
+            None => Ok(()),
+            Some(Lost { doing, error }) => {
+                anyhow::bail!("the recorder could not {doing} in --images: {error}")
+            }
+        }
     }
 
     /// Serves `map` as the `state` file, its check's writes going to a
@@ -342,74 +367,104 @@ impl Disk {
         }
     }
 
-    fn read(&self, ino: INodeNo, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        match ino {
+    fn read(&mut self, ino: INodeNo, offset: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let read = match ino {
             DISK => self.live.read(offset, buf, &self.files(None)),
             STATE => match &self.state {
                 Some(state) => state
                     .map
                     .read(offset, buf, &self.files(Some(&state.overlay))),
-                None => Err(std::io::Error::from_raw_os_error(libc::ENXIO)),
+                None => return Err(Errno::ENXIO),
             },
-            _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
-        }
+            _ => return Err(Errno::EINVAL),
+        };
+        read.map_err(|e| self.lost(READ, e))
     }
 
-    fn write(&mut self, ino: INodeNo, offset: u64, data: &[u8]) -> std::io::Result<()> {
+    fn write(&mut self, ino: INodeNo, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        self.intact()?;
         match ino {
             DISK if self.recording => {
-                let at = self.log.write(offset, data)?;
+                let at = self
+                    .log
+                    .write(offset, data)
+                    .map_err(|e| self.lost(LOG, e))?;
                 self.live.put(offset, data.len() as u64, Source::Log(at));
                 self.counts.writes += 1;
                 self.counts.written_bytes += data.len() as u64;
                 Ok(())
             }
-            DISK => self.base.write_all_at(data, offset),
+            DISK => self
+                .base
+                .write_all_at(data, offset)
+                .map_err(|e| self.lost(BASE, e)),
             CONTROL => {
                 self.counts.marks += 1;
-                self.log.mark(data)
+                self.log.mark(data).map_err(|e| self.lost(LOG, e))
             }
             STATE => {
-                let state = self
-                    .state
-                    .as_mut()
-                    .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENXIO))?;
-                state.overlay.write_all_at(data, state.overlay_len)?;
+                let state = self.state.as_mut().ok_or(Errno::ENXIO)?;
+                if let Err(e) = state.overlay.write_all_at(data, state.overlay_len) {
+                    return Err(self.lost(OVERLAY, e));
+                }
                 let at = Source::Overlay(state.overlay_len);
                 state.map.put(offset, data.len() as u64, at);
                 state.overlay_len += data.len() as u64;
                 Ok(())
             }
-            _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+            _ => Err(Errno::EINVAL),
         }
     }
 
-    fn flush(&mut self, ino: INodeNo) -> std::io::Result<()> {
+    fn flush(&mut self, ino: INodeNo) -> Result<(), Errno> {
+        self.intact()?;
         if ino == DISK && self.recording {
             self.counts.flushes += 1;
-            self.log.flush()?;
+            self.log.flush().map_err(|e| self.lost(LOG, e))?;
         }
         Ok(())
     }
 
     /// A discard (punch hole or zero range) reads as zeros from now on.
-    fn zero(&mut self, ino: INodeNo, offset: u64, len: u64) -> std::io::Result<()> {
+    fn zero(&mut self, ino: INodeNo, offset: u64, len: u64) -> Result<(), Errno> {
+        self.intact()?;
         match ino {
             DISK if self.recording => {
-                self.log.zero(offset, len)?;
+                self.log.zero(offset, len).map_err(|e| self.lost(LOG, e))?;
                 self.live.put(offset, len, Source::Zero);
             }
             DISK => {
-                self.base.write_all_at(&vec![0; len as usize], offset)?;
+                let zeros = vec![0; len as usize];
+                self.base
+                    .write_all_at(&zeros, offset)
+                    .map_err(|e| self.lost(BASE, e))?;
             }
             STATE => {
                 if let Some(state) = self.state.as_mut() {
                     state.map.put(offset, len, Source::Zero);
                 }
             }
-            _ => return Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+            _ => return Err(Errno::EINVAL),
         }
         Ok(())
+    }
+
+    /// Keeps the first failure of the recorder's own files; the kernel
+    /// gets EIO, as from a failing disk.
+    fn lost(&mut self, doing: &'static str, error: std::io::Error) -> Errno {
+        self.lost.get_or_insert(Lost { doing, error });
+        Errno::EIO
+    }
+
+    /// Once something was lost the disk is a failed one: every later
+    /// write, flush and discard fails too, so the workload or the check
+    /// stops at once instead of going on with a disk that is not the
+    /// recorded one.
+    fn intact(&self) -> Result<(), Errno> {
+        match self.lost {
+            None => Ok(()),
+            Some(_) => Err(Errno::EIO),
+        }
     }
 
     fn attr(&self, ino: INodeNo) -> Option<FileAttr> {
@@ -437,14 +492,6 @@ impl Disk {
             blksize: 4096,
             flags: 0,
         })
-    }
-}
-
-/// The errno of an I/O error, EIO when it has none.
-fn errno(e: std::io::Error) -> Errno {
-    match e.raw_os_error() {
-        Some(_) => Errno::from(e),
-        None => Errno::EIO,
     }
 }
 
@@ -521,12 +568,12 @@ impl Filesystem for Served {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let disk = lock(&self.0);
+        let mut disk = lock(&self.0);
         let end = (offset + u64::from(size)).min(disk.size);
         let mut buf = vec![0u8; end.saturating_sub(offset) as usize];
         match disk.read(ino, offset, &mut buf) {
             Ok(()) => reply.data(&buf),
-            Err(e) => reply.error(errno(e)),
+            Err(e) => reply.error(e),
         }
     }
 
@@ -552,7 +599,7 @@ impl Filesystem for Served {
         }
         match disk.write(ino, offset, data) {
             Ok(()) => reply.written(data.len() as u32),
-            Err(e) => reply.error(errno(e)),
+            Err(e) => reply.error(e),
         }
     }
 
@@ -578,7 +625,7 @@ impl Filesystem for Served {
     ) {
         match lock(&self.0).flush(ino) {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
+            Err(e) => reply.error(e),
         }
     }
 
@@ -602,7 +649,7 @@ impl Filesystem for Served {
         };
         match done {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
+            Err(e) => reply.error(e),
         }
     }
 

@@ -232,6 +232,37 @@ impl FoundMarker {
             Err(_) => true,
         }
     }
+
+    /// True when the run's process on this host, still holding the marker
+    /// open, was sent SIGKILL and has not exited: it waits, in an
+    /// uninterruptible sleep, for something that no longer comes (a crash
+    /// run's I/O on its own FUSE recorder, whose server thread the kill
+    /// ended). A healthy run never has a kill pending for longer than it
+    /// takes to die.
+    pub fn is_killed(&self) -> bool {
+        self.marker.host == super::env::host_name()
+            && process_holds(self.marker.pid, self.fd.as_fd())
+            && kill_pending(self.marker.pid)
+    }
+}
+
+/// Whether process `pid` has SIGKILL pending.
+fn kill_pending(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| lists_kill(&status))
+}
+
+/// Whether a /proc/<pid>/status text has SIGKILL in a pending mask (the
+/// process's, ShdPnd, or its main thread's, SigPnd).
+fn lists_kill(status: &str) -> bool {
+    let kill = 1u64 << (libc::SIGKILL - 1);
+    status
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix("ShdPnd:")
+                .or_else(|| line.strip_prefix("SigPnd:"))
+        })
+        .filter_map(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .any(|mask| mask & kill != 0)
 }
 
 /// True if process `pid` has the file behind `file` open (compared by
@@ -274,6 +305,21 @@ mod tests {
         assert!(found.is_live(), "the writer holds the lock");
         drop(held);
         assert!(!found.is_live(), "the lock went with the writer's fd");
+    }
+
+    #[test]
+    fn a_pending_kill_is_read_from_either_mask() {
+        let status = |shared: &str, own: &str| {
+            format!("Name:\tfsbench\nState:\tD (disk sleep)\nSigPnd:\t{own}\nShdPnd:\t{shared}\n")
+        };
+        assert!(lists_kill(&status("0000000000000100", "0000000000000000")));
+        assert!(lists_kill(&status("0000000000000000", "0000000000000100")));
+        // SIGTERM (bit 15) and SIGINT are not a kill.
+        assert!(!lists_kill(&status("0000000000004002", "0000000000000000")));
+        assert!(
+            !kill_pending(std::process::id()),
+            "this test is not being killed"
+        );
     }
 
     #[test]
