@@ -90,7 +90,7 @@ struct Counts {
 fn verdict(run: &RunResult) -> Counts {
     let summary = Summary::of(run);
     let verdict = Verdict::of(run, &summary);
-    let b = &verdict.targets[0];
+    let b = verdict.compared()[0];
     assert_eq!(b.target, "b");
     Counts {
         faster: b.faster,
