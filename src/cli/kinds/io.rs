@@ -542,6 +542,8 @@ mod tests {
         let patterns = suite("--suite patterns --duration 2s -s 64m").unwrap();
         assert_eq!(patterns.steps(), 18);
         assert_eq!(patterns.planned_bytes(), 64 << 20);
+        let fio = suite("--fio examples/fio/kubestr.fio").unwrap();
+        assert_eq!((fio.steps(), fio.planned_files()), (4, 4));
     }
 
     #[test]
@@ -552,6 +554,11 @@ mod tests {
             ("/mnt/x -b 4k", "TARGET is not for suites"),
             ("--repeat 3", "--repeat"),
             ("-b 1000", "multiple of 512"),
+            (
+                "--fio examples/fio/kubestr.fio --lint",
+                "--lint is not for suites",
+            ),
+            ("--fio examples/fio/etcd.fio", "etcd.fio:9: bs:"),
         ];
         for (args, needle) in cases {
             let err = suite(args).err().expect(args).to_string();

@@ -108,7 +108,7 @@ impl FioJob {
     }
 
     /// Where `key` was set, else the job's header.
-    pub fn where_(&self, key: &str) -> &str {
+    pub fn line_of(&self, key: &str) -> &str {
         self.set_at.get(key).unwrap_or(&self.at)
     }
 

@@ -57,7 +57,7 @@ pub fn lint(jobs: &[FioJob], ram_bytes: u64) -> Vec<Finding> {
 fn finding(job: &FioJob, key: &'static str, effect: String, instead: &str) -> Finding {
     Finding {
         job: job.name.clone(),
-        at: job.where_(key).to_string(),
+        at: job.line_of(key).to_string(),
         key,
         effect,
         instead: instead.to_string(),

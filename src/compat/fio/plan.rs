@@ -114,7 +114,7 @@ fn job_of(job: &FioJob, file: usize, group: usize, o: &Overrides) -> anyhow::Res
         check_whole_sectors("block size", size).map_err(|e| {
             UsageError(format!(
                 "{}: bs: {e:#}: fsbench transfers whole sectors (O_DIRECT needs them and it stamps each); fio writes {size}-byte blocks, fsbench cannot",
-                job.where_("bs")
+                job.line_of("bs")
             ))
         })?;
     }
@@ -172,7 +172,7 @@ fn stop(job: &FioJob) -> anyhow::Result<Stop> {
             Some(runtime) if !runtime.is_zero() => Ok(Stop::Duration(runtime)),
             _ => usage(format!(
                 "{}: time_based: runtime= is needed (how long the job runs)",
-                job.where_("time_based")
+                job.line_of("time_based")
             )),
         };
     }
@@ -206,20 +206,20 @@ fn reading_notes(job: &FioJob) -> Vec<String> {
     if job.libaio {
         notes.push(format!(
             "{}: ioengine=libaio ran on io_uring (fsbench's asynchronous engine)",
-            job.where_("ioengine")
+            job.line_of("ioengine")
         ));
     }
     if job.fsync_every > 0 && job.fdatasync_every == 0 {
         notes.push(format!(
             "{}: fsync={} ran as fdatasync (the file's size does not change, so both flush the same data)",
-            job.where_("fsync"),
+            job.line_of("fsync"),
             job.fsync_every
         ));
     }
     if job.numjobs > 1 {
         notes.push(format!(
             "{}: numjobs={} ran as {} threads on one file{} (figures for the whole group, as with group_reporting)",
-            job.where_("numjobs"),
+            job.line_of("numjobs"),
             job.numjobs,
             job.numjobs,
             match &job.filename {
@@ -231,7 +231,7 @@ fn reading_notes(job: &FioJob) -> Vec<String> {
     if !job.startdelay.is_zero() {
         notes.push(format!(
             "{}: startdelay is not applied: the jobs of a group start together",
-            job.where_("startdelay")
+            job.line_of("startdelay")
         ));
     }
     notes

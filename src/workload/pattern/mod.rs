@@ -216,10 +216,19 @@ impl Workload for IoWorkload {
     }
 
     /// A job bound by a duration runs its warm-up and duration (the data
-    /// file's layout before the first job comes on top).
+    /// file's layout before the first job comes on top); a fio group runs
+    /// at its first step, for as long as its longest job.
     fn planned_seconds(&self, step: u32) -> Option<f64> {
-        let job = self.plan.jobs.get(step as usize)?;
-        job.run_time().map(|time| time.as_secs_f64())
+        let step = step as usize;
+        self.plan.jobs.get(step)?;
+        let group = self.plan.group_of(step);
+        if group.start != step {
+            return Some(0.0);
+        }
+        let times = self.plan.jobs[group].iter().map(Job::run_time);
+        times
+            .map(|time| time.map(|t| t.as_secs_f64()))
+            .try_fold(0.0, |longest, time| Some(time?.max(longest)))
     }
 
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
