@@ -284,7 +284,7 @@ impl IoArgs {
         }
         if !self.fio.is_empty() {
             let loaded = self.fio_jobs(crate::storage::env::probe_host().ram_bytes)?;
-            for finding in &loaded.findings {
+            for finding in fio::lint::merged(&loaded.findings) {
                 let line = format!("fsbench: warning: fio lint: {finding}\n");
                 emit(Stream::Stderr, &line)?;
             }
@@ -354,7 +354,8 @@ impl IoArgs {
     /// `--lint`: the findings on stdout, one a line.
     fn lint(&self) -> anyhow::Result<()> {
         let loaded = self.fio_jobs(crate::storage::env::probe_host().ram_bytes)?;
-        let mut text: String = loaded.findings.iter().map(|f| format!("{f}\n")).collect();
+        let merged = fio::lint::merged(&loaded.findings);
+        let mut text: String = merged.iter().map(|f| format!("{f}\n")).collect();
         if loaded.findings.is_empty() {
             text = "fio lint: no findings\n".into();
         }

@@ -54,6 +54,23 @@ pub fn lint(jobs: &[FioJob], ram_bytes: u64) -> Vec<Finding> {
     findings
 }
 
+/// `findings` with the ones a `[global]` option causes in several jobs
+/// (same line, key and effect) told once, naming every job.
+pub fn merged(findings: &[Finding]) -> Vec<Finding> {
+    let mut merged: Vec<Finding> = Vec::new();
+    for finding in findings {
+        let same = |m: &&mut Finding| {
+            (m.at.as_str(), m.key, m.effect.as_str())
+                == (finding.at.as_str(), finding.key, finding.effect.as_str())
+        };
+        match merged.iter_mut().find(same) {
+            Some(earlier) => earlier.job = format!("{}, {}", earlier.job, finding.job),
+            None => merged.push(finding.clone()),
+        }
+    }
+    merged
+}
+
 fn finding(job: &FioJob, key: &'static str, effect: String, instead: &str) -> Finding {
     Finding {
         job: job.name.clone(),

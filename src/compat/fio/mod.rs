@@ -161,6 +161,17 @@ runtime=15s
                 ("write_bw", "gtod_reduce")
             ]
         );
+        let merged: Vec<(String, &str)> = lint::merged(&loaded.findings)
+            .into_iter()
+            .map(|f| (f.job, f.key))
+            .collect();
+        assert_eq!(
+            merged,
+            [
+                ("read_iops, write_bw".to_string(), "gtod_reduce"),
+                ("write_bw".to_string(), "stonewall")
+            ]
+        );
         assert!(
             loaded.findings[0].at.ends_with("jobs.fio:6"),
             "{}",
