@@ -1,6 +1,6 @@
 //! Reading the files fsbench is given as input (results, suites, the
 //! configurations `run --configs` builds, PostMark configurations,
-//! vdbench parameter files, bonnie's `-Z` file) and the command lines
+//! vdbench parameter files, fio job files, bonnie's `-Z` file) and the command lines
 //! PostMark mode reads from stdin. Every read is bounded, so
 //! `/dev/zero`, an endless pipe or a huge file is a one-line usage error
 //! naming the limit instead of a process that eats all memory.
@@ -51,6 +51,16 @@ pub const VDBENCH_PARMFILE: InputKind = InputKind {
     what: "parameter file",
     limit: MIB,
 };
+
+/// A fio job file, and each file it `include`s.
+pub const FIO_JOBFILE: InputKind = InputKind {
+    what: "job file",
+    limit: MIB,
+};
+
+/// Nested includes (vdbench's `include=`, fio's `include`) deeper than
+/// this are refused: a file that includes itself would never end.
+pub const MAX_INCLUDE_DEPTH: usize = 8;
 
 /// bonnie's `-Z` file: 4 M random numbers, more than any run draws.
 pub const RANDOM_NUMBERS: InputKind = InputKind {

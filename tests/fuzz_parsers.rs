@@ -1,5 +1,5 @@
 //! Property-based fuzzing of the parser of every file format fsbench reads:
-//! PostMark configurations, vdbench parameter files, suite TOML files,
+//! PostMark configurations, vdbench parameter files, fio job files, suite TOML files,
 //! configurations files (`fsbench run --configs`) and saved results
 //! (loaded as `fsbench report` does, then rendered in every format and
 //! compared). Inputs are token soups of each format, arbitrary
@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use fsbench::compat::fio;
 use fsbench::compat::postmark::command::{self, Command};
 use fsbench::compat::postmark::session::{Runner, Session};
 use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
@@ -454,6 +455,107 @@ fn vdbench_parameter_files() {
     let inputs = inputs(VDBENCH_TOKENS, ",", seeds);
     fuzz("vdbench parameter file", 20_000, inputs, |text| {
         vdbench_property(text, dir.path())
+    });
+}
+
+// ---- fio job files ----
+
+const FIO_TOKENS: &[&str] = &[
+    "[global]",
+    "[job]",
+    "[j2]",
+    "[",
+    "]",
+    "=",
+    "rw",
+    "readwrite",
+    "read",
+    "randwrite",
+    "randrw",
+    "read:4k",
+    "ioengine",
+    "libaio",
+    "io_uring",
+    "psync",
+    "mmap",
+    "bs",
+    "bssplit",
+    "4k/50:64k/",
+    "size",
+    "filesize",
+    "filename",
+    "data",
+    "directory",
+    "iodepth",
+    "direct",
+    "numjobs",
+    "stonewall",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "loops",
+    "rate",
+    "rate_iops",
+    "rwmixread",
+    "fsync",
+    "fdatasync",
+    "end_fsync",
+    "sync",
+    "dsync",
+    "randseed",
+    "verify",
+    "kb_base",
+    "1000",
+    "1024",
+    "4k",
+    "4kib",
+    "1m",
+    "22m",
+    "2300",
+    "1",
+    "0",
+    "2s",
+    "500ms",
+    "${PATH}",
+    "${FSBENCH_UNSET}",
+    "$ncpus",
+    ";",
+    "#",
+    " ",
+    ",",
+    ":",
+    "/",
+];
+
+const FIO_SEEDS: &[&str] = &[
+    "[global]\nioengine=libaio\ndirect=1\ngtod_reduce=1\n[read_iops]\nbs=4K\niodepth=64\n\
+size=2G\nreadwrite=randread\ntime_based\nramp_time=2s\nruntime=15s\n[write_bw]\nbs=128k\n\
+size=2G\nrw=write\n",
+    "[global]\nsize=4m\nstonewall ; comment\n[w]\nrw=write\nfdatasync=8\nloops=2\n\
+[r]\nrw=randrw\nbssplit=4k/50:64k/\nrwmixwrite=30\nnumjobs=2\nfilename=w.0.0\n",
+];
+
+/// The file is read, planned and linted as `fsbench io --fio` does, and
+/// the plan checked. `include` lines are left out (they would read
+/// whatever file a mutation names).
+fn fio_property(text: String, dir: &Path) -> Result<(), TestCaseError> {
+    let text: Vec<&str> = text.lines().filter(|l| !l.contains("include")).collect();
+    let path = dir.join("jobs.fio");
+    std::fs::write(&path, text.join("\n")).unwrap();
+    let loaded = fio::load(&[&path], &fio::Overrides::default(), 1 << 30);
+    if let Ok(loaded) = &loaded {
+        one_line(loaded.plan.check())?;
+    }
+    one_line(loaded.map(|_| ()))
+}
+
+#[test]
+fn fio_job_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = FIO_SEEDS.iter().map(|s| s.to_string()).collect();
+    let inputs = inputs(FIO_TOKENS, "=", seeds);
+    fuzz("fio job file", 20_000, inputs, |text| {
+        fio_property(text, dir.path())
     });
 }
 

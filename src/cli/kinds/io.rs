@@ -11,11 +11,12 @@ use clap::{Args, FromArgMatches, ValueEnum};
 use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{OneTarget, RunFlags, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, tables_stream};
+use crate::compat::fio;
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
 use crate::error::usage;
 use crate::measure::series::SteadyRule;
-use crate::report::output::emit;
+use crate::report::output::{Stream, emit};
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::units::{size_arg, time_arg};
@@ -44,6 +45,8 @@ Examples:
   fsbench io /mnt/test -b 4k --read 70 --seek 50 -j 8 --direct --duration 60s --warmup 5s
   fsbench io /mnt/test --suite patterns --duration 10s     seed 003's patterns, cached and O_DIRECT
   fsbench io --vdbench parmfile.txt                a vdbench parameter file (sd/wd/rd subset)
+  fsbench io --fio jobs.fio                        a fio job file (files in its directory= or here)
+  fsbench io --fio jobs.fio --lint                 what the job file really measures; runs nothing
   fsbench io /mnt/test -b 4k --read 50 --verify    check every block read: offset and write generation
   fsbench io /mnt/test -d 4s --job 'w:-b 1m --read 0 --seek 0' --job 'r:-b 4k'   two jobs, one file
 
@@ -91,6 +94,14 @@ pub struct IoArgs {
     /// in the scratch directory).
     #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate"])]
     vdbench: Option<PathBuf>,
+    /// Run a fio job file; repeat for several, run in order ([global],
+    /// [jobs], numjobs as threads; files go in directory= or the target).
+    #[arg(long, value_name = "JOBFILE", conflicts_with_all = ["vdbench", "suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate", "duration", "warmup", "interval"])]
+    fio: Vec<PathBuf>,
+    /// With --fio: print what the linter finds in the job files and run
+    /// nothing.
+    #[arg(long, requires = "fio")]
+    lint: bool,
     /// Run a built-in suite.
     #[arg(long, value_enum, conflicts_with_all = ["jobs", "read", "seek", "direct", "amount"])]
     suite: Option<SuiteName>,
@@ -271,6 +282,19 @@ impl IoArgs {
         if let Some(path) = &self.vdbench {
             return self.vdbench_plan(path);
         }
+        if !self.fio.is_empty() {
+            let loaded = self.fio_jobs(crate::storage::env::probe_host().ram_bytes)?;
+            for finding in fio::lint::merged(&loaded.findings) {
+                let line = format!("fsbench: warning: fio lint: {finding}\n");
+                emit(Stream::Stderr, &line)?;
+            }
+            let target = match (self.target.spec(), &loaded.directory) {
+                (Some(spec), _) => spec.to_string(),
+                (None, Some(directory)) => directory.clone(),
+                (None, None) => ".".into(),
+            };
+            return Ok((loaded.plan, Target::parse(&target)?));
+        }
         let Some(target) = self.target.spec() else {
             return usage("give the directory to test (fsbench io DIR ...)");
         };
@@ -315,6 +339,27 @@ impl IoArgs {
             None => Target::parse(&lun_dir.display().to_string())?,
         };
         Ok((plan, target))
+    }
+
+    /// The `--fio` job files' plan and the linter's findings.
+    fn fio_jobs(&self, ram_bytes: u64) -> anyhow::Result<fio::Loaded> {
+        let overrides = fio::Overrides {
+            seed: self.seed,
+            clock_seed: self.seed(),
+            verify: self.verify,
+        };
+        fio::load(&self.fio, &overrides, ram_bytes)
+    }
+
+    /// `--lint`: the findings on stdout, one a line.
+    fn lint(&self) -> anyhow::Result<()> {
+        let loaded = self.fio_jobs(crate::storage::env::probe_host().ram_bytes)?;
+        let merged = fio::lint::merged(&loaded.findings);
+        let mut text: String = merged.iter().map(|f| format!("{f}\n")).collect();
+        if loaded.findings.is_empty() {
+            text = "fio lint: no findings\n".into();
+        }
+        emit(Stream::Stdout, &text)
     }
 
     /// Every `--job`, its own flags over the shared ones, in order; a
@@ -393,6 +438,8 @@ impl IoArgs {
             seed: self.seed(),
             verify: self.verify,
             verify_errors: self.verify_errors.unwrap_or(DEFAULT_VERIFY_ERRORS),
+            notes: Vec::new(),
+            group: None,
         })
     }
 
@@ -441,8 +488,13 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
         "the targets are fsbench run's --target",
     )?;
     refuse_in_suite("--vdbench", io.vdbench.is_some(), "give the flags instead")?;
+    refuse_in_suite("--lint", io.lint, "run fsbench io --fio FILE --lint")?;
     io.run.refuse_in_suite()?;
-    let plan = io.flag_plan()?;
+    // A job file's directory= gives way to the run's targets.
+    let plan = match io.fio.is_empty() {
+        true => io.flag_plan()?,
+        false => io.fio_jobs(input.host.ram_bytes)?.plan,
+    };
     Ok(Box::new(IoWorkload::new(
         plan,
         warnings_sink(),
@@ -452,6 +504,9 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
 
 impl IoArgs {
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
+        if self.lint {
+            return self.lint();
+        }
         let how = self.run.single()?;
         let (plan, target) = self.plan()?;
         check_json_path(json)?;
@@ -488,6 +543,8 @@ mod tests {
         let patterns = suite("--suite patterns --duration 2s -s 64m").unwrap();
         assert_eq!(patterns.steps(), 18);
         assert_eq!(patterns.planned_bytes(), 64 << 20);
+        let fio = suite("--fio examples/fio/kubestr.fio").unwrap();
+        assert_eq!((fio.steps(), fio.planned_files()), (4, 4));
     }
 
     #[test]
@@ -498,6 +555,11 @@ mod tests {
             ("/mnt/x -b 4k", "TARGET is not for suites"),
             ("--repeat 3", "--repeat"),
             ("-b 1000", "multiple of 512"),
+            (
+                "--fio examples/fio/kubestr.fio --lint",
+                "--lint is not for suites",
+            ),
+            ("--fio examples/fio/etcd.fio", "etcd.fio:9: bs:"),
         ];
         for (args, needle) in cases {
             let err = suite(args).err().expect(args).to_string();
@@ -511,33 +573,65 @@ mod tests {
             (&["--job", "seq"], "--job 'seq': give NAME:FLAGS"),
             (&["--job", ":-b 4k"], "the name '' must be"),
             (&["--job", "a/b:-b 4k"], "the name 'a/b' must be"),
-            (&["--job", "w:--bogus"], "--job w: unexpected argument '--bogus'"),
-            (&["--job", "w:--size 1g"], "--job w: unexpected argument '--size'"),
+            (
+                &["--job", "w:--bogus"],
+                "--job w: unexpected argument '--bogus'",
+            ),
+            (
+                &["--job", "w:--size 1g"],
+                "--job w: unexpected argument '--size'",
+            ),
             (&["--job", "w:-b 1000"], "w: transfer size"),
-            (&["--job", "w:-b 4k", "--job", "w:-b 8k"], "--job w: the name is used twice"),
-            (&["--job", "w:-b 4k", "--suite", "patterns"], "cannot be used with"),
+            (
+                &["--job", "w:-b 4k", "--job", "w:-b 8k"],
+                "--job w: the name is used twice",
+            ),
+            (
+                &["--job", "w:-b 4k", "--suite", "patterns"],
+                "cannot be used with",
+            ),
         ];
         for (args, needle) in cases {
-            let err = super::super::build_list_for_test("io", args).err().expect(needle);
+            let err = super::super::build_list_for_test("io", args)
+                .err()
+                .expect(needle);
             let err = err.to_string();
-            assert!(err.contains(needle) && !err.contains('\n'), "{args:?}: {err}");
+            assert!(
+                err.contains(needle) && !err.contains('\n'),
+                "{args:?}: {err}"
+            );
         }
     }
 
     #[test]
     fn named_jobs_share_one_file_and_override_the_shared_flags() {
         let args = [
-            "-s", "64m", "--duration", "2s", "--direct", "--no-end-sync",
-            "--job", "w:-b 1m --read 0 --seek 0 --end-fsync",
-            "--job", "r:--duration 3s --until-steady=5%",
+            "-s",
+            "64m",
+            "--duration",
+            "2s",
+            "--direct",
+            "--no-end-sync",
+            "--job",
+            "w:-b 1m --read 0 --seek 0 --end-fsync",
+            "--job",
+            "r:--duration 3s --until-steady=5%",
         ];
         let io = super::super::build_list_for_test("io", &args).unwrap();
         assert_eq!((io.steps(), io.planned_files()), (2, 1));
         let plan = plan_of(&args);
-        let [w, r] = &plan.jobs[..] else { panic!("{:?}", plan.jobs) };
+        let [w, r] = &plan.jobs[..] else {
+            panic!("{:?}", plan.jobs)
+        };
         assert_eq!((w.label(), r.label()), ("w".to_string(), "r".to_string()));
-        assert_eq!((w.xfer.largest(), w.read_pct, w.end_fsync), (1 << 20, 0.0, true));
-        assert_eq!((r.xfer.largest(), r.read_pct, r.end_fsync), (4096, 100.0, false));
+        assert_eq!(
+            (w.xfer.largest(), w.read_pct, w.end_fsync),
+            (1 << 20, 0.0, true)
+        );
+        assert_eq!(
+            (r.xfer.largest(), r.read_pct, r.end_fsync),
+            (4096, 100.0, false)
+        );
         assert!(r.until_steady && !w.until_steady);
         assert_eq!((r.steady.slope, w.steady.slope), (0.05, 0.1));
         assert!(w.direct && r.direct, "shared flags apply to every job");
@@ -562,11 +656,27 @@ mod tests {
         let plan = parse_flags::<IoArgs>(&args).unwrap().flag_plan().unwrap();
         assert_eq!(plan.files.len(), 1);
         let names: Vec<String> = plan.jobs.iter().map(Job::label).collect();
-        assert_eq!(names, ["seq-write-1m", "seq-read-1m", "rand-read-4k", "sync-write-4k"]);
+        assert_eq!(
+            names,
+            [
+                "seq-write-1m",
+                "seq-read-1m",
+                "rand-read-4k",
+                "sync-write-4k"
+            ]
+        );
         assert!(plan.jobs.iter().all(|j| j.file == 0));
         assert!(plan.jobs.iter().filter(|j| j.reads()).all(|j| j.direct));
-        assert!(plan.jobs.iter().filter(|j| j.writes()).all(Job::flushes_writes));
+        assert!(
+            plan.jobs
+                .iter()
+                .filter(|j| j.writes())
+                .all(Job::flushes_writes)
+        );
         let synced = &plan.jobs[3];
-        assert_eq!((synced.sync, synced.xfer.largest()), (SyncFlag::Dsync, 4096));
+        assert_eq!(
+            (synced.sync, synced.xfer.largest()),
+            (SyncFlag::Dsync, 4096)
+        );
     }
 }

@@ -4,10 +4,7 @@
 use std::path::Path;
 
 use crate::error::{UsageError, usage};
-use crate::input::{self, read_input_file};
-
-/// Nested `include=` files deeper than this are refused (a loop).
-const MAX_INCLUDE_DEPTH: usize = 8;
+use crate::input::{self, MAX_INCLUDE_DEPTH, read_input_file};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Section {

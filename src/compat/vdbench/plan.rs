@@ -176,6 +176,8 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         seed: o.seed,
         verify: o.verify,
         verify_errors: o.verify_errors,
+        notes: Vec::new(),
+        group: None,
     })
 }
 

@@ -62,6 +62,15 @@ pub struct Job {
     /// With `verify`: stop the job after this many bad blocks (vdbench's
     /// `data_errors`); every one found is reported.
     pub verify_errors: u32,
+    /// What the result should say of this job beyond its figures: how a
+    /// job file was read (e.g. fio's libaio run on io_uring) and what its
+    /// linter found.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+    /// fio's group: neighbouring jobs of one group run at once (each on
+    /// its own threads and file, started together); None runs alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 /// The name of the job a `fsbench io` command line (not a suite or a
@@ -542,6 +551,8 @@ pub(crate) mod tests {
             seed: 1,
             verify: false,
             verify_errors: DEFAULT_VERIFY_ERRORS,
+            notes: Vec::new(),
+            group: None,
         }
     }
 

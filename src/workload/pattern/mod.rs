@@ -15,6 +15,8 @@ pub mod text;
 mod verify;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
@@ -92,6 +94,19 @@ impl Plan {
         Ok(())
     }
 
+    /// The steps that run at once with step `step`: its neighbours of the
+    /// same fio group, or itself alone.
+    fn group_of(&self, step: usize) -> Range<usize> {
+        let group = self.jobs[step].group;
+        if group.is_none() {
+            return step..step + 1;
+        }
+        let same = |j: &&Job| j.group == group;
+        let before = self.jobs[..step].iter().rev().take_while(same).count();
+        let after = self.jobs[step..].iter().take_while(same).count();
+        step - before..step + after
+    }
+
     /// The verification key block of file `index`: the smallest transfer
     /// size of its jobs; None when they do not verify.
     fn key_block(&self, index: usize) -> Option<u64> {
@@ -134,6 +149,9 @@ pub struct IoWorkload {
     tag: u32,
     sink: Sink,
     ram_bytes: u64,
+    /// Results of jobs that ran at once with an earlier step's job (a
+    /// fio group), by step.
+    ran_at_once: BTreeMap<usize, WorkloadResult>,
 }
 
 impl IoWorkload {
@@ -146,6 +164,7 @@ impl IoWorkload {
             plan,
             sink,
             ram_bytes,
+            ran_at_once: BTreeMap::new(),
         })
     }
 
@@ -197,14 +216,30 @@ impl Workload for IoWorkload {
     }
 
     /// A job bound by a duration runs its warm-up and duration (the data
-    /// file's layout before the first job comes on top).
+    /// file's layout before the first job comes on top); a fio group runs
+    /// at its first step, for as long as its longest job.
     fn planned_seconds(&self, step: u32) -> Option<f64> {
-        let job = self.plan.jobs.get(step as usize)?;
-        job.run_time().map(|time| time.as_secs_f64())
+        let step = step as usize;
+        self.plan.jobs.get(step)?;
+        let group = self.plan.group_of(step);
+        if group.start != step {
+            return Some(0.0);
+        }
+        let times = self.plan.jobs[group].iter().map(Job::run_time);
+        times
+            .map(|time| time.map(|t| t.as_secs_f64()))
+            .try_fold(0.0, |longest, time| Some(time?.max(longest)))
     }
 
     fn run(&mut self, ctx: &RunContext<'_>) -> anyhow::Result<WorkloadResult> {
         let step = ctx.step as usize;
+        if let Some(result) = self.ran_at_once.remove(&step) {
+            return Ok(result);
+        }
+        let group = self.plan.group_of(step);
+        if group.len() > 1 {
+            return self.run_group(ctx, group);
+        }
         let index = self.plan.jobs[step].file;
         self.lay_out(ctx, index)?;
         let file = &self.plan.files[index];
@@ -223,33 +258,161 @@ impl Workload for IoWorkload {
                 Ok((outcome, average, timing))
             },
         )?;
-        let measured = job_phase(
-            &job,
+        let ran = Ran {
+            job: &job,
             file,
-            (&outcome, &average),
+            outcome,
+            average,
             timing,
-            self.ram_bytes,
-            ctx,
-        );
-        let steady = steadiness(&job, &outcome);
-        notes.extend(job_notes(&job, &steady));
-        let metrics = metrics(&average, &outcome, &measured, job.rate.is_some());
-        tell_cliff(&job, &metrics, &mut self.sink)?;
-        Ok(WorkloadResult {
-            workload: self.kind().to_string(),
-            label: job.label(),
-            repetition: ctx.repetition,
-            params: params(&job, file, &outcome),
-            metrics,
-            notes,
-            // Under MPI the job's result keeps rank 0's time series: each
-            // rank's intervals count from its own job's start, so a sum by
-            // interval index would add slices of different moments.
-            intervals: intervals(&outcome),
-            steady: Some(steady),
-            ..Default::default()
-        })
+        };
+        result(ran, notes, self.ram_bytes, ctx, &mut self.sink)
     }
+}
+
+impl IoWorkload {
+    /// Runs the jobs of `steps` (one fio group) at once, each on its own
+    /// threads and file, started together; returns the first one's result
+    /// and keeps the others' for their steps. Their interval lines are
+    /// told when all have ended, job by job.
+    fn run_group(
+        &mut self,
+        ctx: &RunContext<'_>,
+        steps: Range<usize>,
+    ) -> anyhow::Result<WorkloadResult> {
+        let mut jobs = Vec::new();
+        for step in steps.clone() {
+            self.lay_out(ctx, self.plan.jobs[step].file)?;
+            let mut notes = Vec::new();
+            let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?.into_owned();
+            jobs.push((job, notes));
+        }
+        ctx.progress
+            .show(&format!("Running {} jobs at once", jobs.len()));
+        let (files, laid_out) = (&self.plan.files, &self.laid_out);
+        let only: Vec<&Job> = jobs.iter().map(|(job, _)| job).collect();
+        // Under MPI the phase is the group's first job (all start together).
+        let outcomes = crate::scale::phase(
+            |outcomes: &Vec<JobOutcome>| started(&outcomes[0]),
+            || run_at_once(ctx.scratch.dir(), &only, files, laid_out),
+        )?;
+        let mut results = Vec::new();
+        for ((job, notes), outcome) in jobs.iter().zip(outcomes) {
+            let file = &self.plan.files[job.file];
+            (self.sink)(Event::Start(job, file))?;
+            for row in &outcome.rows {
+                (self.sink)(Event::Interval(row))?;
+            }
+            let average = conclude(job, &outcome, &mut self.sink)?;
+            let timing = measured(&outcome, &average);
+            let ran = Ran {
+                job,
+                file,
+                outcome,
+                average,
+                timing,
+            };
+            results.push(result(
+                ran,
+                notes.clone(),
+                self.ram_bytes,
+                ctx,
+                &mut self.sink,
+            )?);
+        }
+        let mut results = steps.zip(results);
+        let (_, first) = results.next().expect("a group has jobs");
+        self.ran_at_once.extend(results);
+        Ok(first)
+    }
+}
+
+/// The measured part of an outcome as its phase timing (the group's
+/// first job's stands for the group under MPI).
+fn started(outcome: &JobOutcome) -> PhaseTiming {
+    let average = counters::average(&outcome.rows);
+    match average {
+        Some(average) => measured(outcome, &average),
+        None => PhaseTiming::new(outcome.started, Duration::ZERO, Duration::ZERO),
+    }
+}
+
+/// Runs `jobs` at once, each on its own threads and open file, and
+/// returns their outcomes in order.
+fn run_at_once(
+    dir: BorrowedFd<'_>,
+    jobs: &[&Job],
+    files: &[FileSpec],
+    laid_out: &[Option<LaidOut>],
+) -> anyhow::Result<Vec<JobOutcome>> {
+    let mut fds = Vec::new();
+    for job in jobs {
+        let name = &files[job.file].name;
+        data::check_direct_alignment(dir, name, job)?;
+        fds.push(data::open_for(dir, name, job)?);
+    }
+    std::thread::scope(|scope| {
+        let running: Vec<_> = jobs
+            .iter()
+            .zip(&fds)
+            .map(|(&job, fd)| {
+                let size = files[job.file].size;
+                let keys = laid_out[job.file].as_ref().and_then(|f| f.keys.as_ref());
+                scope.spawn(move || {
+                    engine::run_job(job, fd.as_fd(), size, keys, &mut |_| Ok(()))
+                        .map_err(|e| data::explain_direct_error(e, job))
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|job| job.join().expect("I/O job thread panicked"))
+            .collect()
+    })
+}
+
+/// What one job measured, for its result.
+struct Ran<'a> {
+    job: &'a Job,
+    file: &'a FileSpec,
+    outcome: JobOutcome,
+    average: Row,
+    timing: PhaseTiming,
+}
+
+/// The result of a job that ran.
+fn result(
+    ran: Ran<'_>,
+    mut notes: Vec<String>,
+    ram_bytes: u64,
+    ctx: &RunContext<'_>,
+    sink: &mut Sink,
+) -> anyhow::Result<WorkloadResult> {
+    let Ran {
+        job,
+        file,
+        outcome,
+        average,
+        timing,
+    } = ran;
+    let measured = job_phase(job, file, (&outcome, &average), timing, ram_bytes, ctx);
+    let steady = steadiness(job, &outcome);
+    notes.extend(job_notes(job, &steady));
+    let metrics = metrics(&average, &outcome, &measured, job.rate.is_some());
+    tell_cliff(job, &metrics, sink)?;
+    Ok(WorkloadResult {
+        workload: "io".to_string(),
+        label: job.label(),
+        repetition: ctx.repetition,
+        params: params(job, file, &outcome),
+        metrics,
+        notes,
+        // Under MPI the job's result keeps rank 0's time series: each
+        // rank's intervals count from its own job's start, so a sum by
+        // interval index would add slices of different moments.
+        intervals: intervals(&outcome),
+        steady: Some(steady),
+        ..Default::default()
+    })
 }
 
 /// A cliff in the job's throughput is told as it ends (reports tell it
@@ -378,6 +541,13 @@ fn measure(
         sink(Event::Interval(row))
     })
     .map_err(|e| data::explain_direct_error(e, job))?;
+    let average = conclude(job, &outcome, sink)?;
+    Ok((outcome, average))
+}
+
+/// Tells the job's average line and bad blocks; its average, or why
+/// there is none.
+fn conclude(job: &Job, outcome: &JobOutcome, sink: &mut Sink) -> anyhow::Result<Row> {
     let average = counters::average(&outcome.rows);
     if let Some(average) = &average {
         sink(Event::Average(average))?;
@@ -391,16 +561,12 @@ fn measure(
             job.name
         ));
     };
-    Ok((outcome, average))
+    Ok(average)
 }
 
 /// Tells every bad block, then fails the run with a summary (vdbench
 /// stops at the end of the run definition that found any).
-fn verify_failure(
-    job: &Job,
-    bad: &[BadBlock],
-    sink: &mut Sink,
-) -> anyhow::Result<(JobOutcome, Row)> {
+fn verify_failure<T>(job: &Job, bad: &[BadBlock], sink: &mut Sink) -> anyhow::Result<T> {
     for block in bad {
         sink(Event::BadBlock(block))?;
     }
@@ -550,7 +716,7 @@ fn ended_steady(job: &Job, steady: &Steady) -> Option<f64> {
 }
 
 fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes = job.notes.clone();
     if job.rate.is_some() {
         notes.push(
             "rate-limited: response times start when an I/O is issued; time an I/O waited behind schedule is not counted (as in vdbench)".into(),

@@ -1,0 +1,306 @@
+//! fio job files: `[global]` and `[job]` sections, the options that cover
+//! nearly all real files, `include` and `${VAR}`, made into fsbench io
+//! jobs (`plan`), and a linter that says what a file really measures.
+pub mod jobfile;
+mod lexer;
+pub mod lint;
+pub mod plan;
+mod values;
+
+use std::path::Path;
+
+use crate::error::usage;
+use crate::workload::pattern::Plan;
+use lint::Finding;
+pub use plan::Overrides;
+
+/// The job files' plan (files in order, each job named as in its file),
+/// the directory their `directory=` gives, and the linter's findings.
+pub struct Loaded {
+    pub plan: Plan,
+    pub directory: Option<String>,
+    pub findings: Vec<Finding>,
+}
+
+/// Reads `paths` in order into one plan; each job carries its own
+/// findings as notes, so the result shows them.
+pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow::Result<Loaded> {
+    let mut all = Loaded {
+        plan: Plan {
+            files: Vec::new(),
+            jobs: Vec::new(),
+        },
+        directory: None,
+        findings: Vec::new(),
+    };
+    for path in paths {
+        let jobs = jobfile::read(path.as_ref())?;
+        let findings = lint::lint(&jobs, ram_bytes);
+        let (mut plan, directory) = plan::plan(&jobs, o)?;
+        for job in &mut plan.jobs {
+            job.file += all.plan.files.len();
+            let own = findings.iter().filter(|f| f.job == job.name);
+            job.notes.extend(own.map(|f| format!("fio lint: {f}")));
+        }
+        check_directory(&mut all.directory, directory)?;
+        if let Some(twice) = plan
+            .files
+            .iter()
+            .find(|f| all.plan.files.iter().any(|g| g.name == f.name))
+        {
+            return usage(format!(
+                "{}: the file {} is also used by an earlier job file; give each its own filename=",
+                path.as_ref().display(),
+                twice.name
+            ));
+        }
+        all.plan.files.extend(plan.files);
+        all.plan.jobs.extend(plan.jobs);
+        all.findings.extend(findings);
+    }
+    Ok(all)
+}
+
+/// fsbench runs on one target directory.
+fn check_directory(known: &mut Option<String>, new: Option<String>) -> anyhow::Result<()> {
+    match (known.as_ref(), new) {
+        (Some(first), Some(other)) if *first != other => usage(format!(
+            "directory={other} and directory={first}: fsbench runs the job files on one target directory"
+        )),
+        (None, Some(other)) => {
+            *known = Some(other);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::workload::pattern::{Engine, Seek, Stop, SyncFlag, Warmup, XferSize};
+
+    const KUBESTR: &str = "\
+[global]
+randrepeat=0
+verify=0
+ioengine=libaio
+direct=1
+gtod_reduce=1
+[job1]
+name=read_iops
+bs=4K
+iodepth=64
+size=2G
+readwrite=randread
+time_based
+ramp_time=2s
+runtime=15s
+[job2]
+name=write_bw
+bs=128K
+iodepth=64
+size=2G
+readwrite=write
+time_based
+ramp_time=2s
+runtime=15s
+";
+
+    fn load_text(text: &str) -> anyhow::Result<Loaded> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jobs.fio");
+        std::fs::write(&path, text).unwrap();
+        let o = Overrides {
+            seed: None,
+            clock_seed: 7,
+            verify: false,
+        };
+        load(&[path], &o, 8 << 30)
+    }
+
+    fn error(text: &str) -> String {
+        match load_text(text) {
+            Ok(l) => panic!("accepted: {:?}", l.plan),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn kubestr_jobs_inherit_global_and_are_linted() {
+        let loaded = load_text(KUBESTR).unwrap();
+        let [read, write] = &loaded.plan.jobs[..] else {
+            panic!("{:?}", loaded.plan.jobs)
+        };
+        assert_eq!(read.name, "read_iops");
+        assert_eq!(
+            (read.engine, read.queue_depth, read.direct),
+            (Engine::IoUring, 64, true)
+        );
+        assert_eq!((read.read_pct, read.seek), (100.0, Seek::Percent(100.0)));
+        assert_eq!(read.stop, Stop::Duration(Duration::from_secs(15)));
+        assert_eq!(read.warmup, Warmup::Time(Duration::from_secs(2)));
+        assert_eq!(read.seed, 7, "randrepeat=0: a fresh seed");
+        assert_eq!((write.read_pct, write.seek), (0.0, Seek::Percent(0.0)));
+        assert_eq!(write.xfer, XferSize::Fixed(128 << 10));
+        assert_eq!(loaded.plan.files.len(), 2);
+        assert_eq!(loaded.plan.files[0].name, "read_iops.0.0");
+        assert_eq!(loaded.plan.files[1].size, 2 << 30);
+        let keys: Vec<(&str, &str)> = loaded
+            .findings
+            .iter()
+            .map(|f| (f.job.as_str(), f.key))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("read_iops", "gtod_reduce"),
+                ("write_bw", "stonewall"),
+                ("write_bw", "gtod_reduce")
+            ]
+        );
+        let merged: Vec<(String, &str)> = lint::merged(&loaded.findings)
+            .into_iter()
+            .map(|f| (f.job, f.key))
+            .collect();
+        assert_eq!(
+            merged,
+            [
+                ("read_iops, write_bw".to_string(), "gtod_reduce"),
+                ("write_bw".to_string(), "stonewall")
+            ]
+        );
+        assert!(
+            loaded.findings[0].at.ends_with("jobs.fio:6"),
+            "{}",
+            loaded.findings[0]
+        );
+        assert!(
+            write
+                .notes
+                .iter()
+                .any(|n| n.contains("libaio ran on io_uring"))
+        );
+        assert!(
+            write
+                .notes
+                .iter()
+                .any(|n| n.contains("fio group 0: ran at once with read_iops"))
+        );
+        assert_eq!((read.group, write.group), (Some(0), Some(0)));
+        assert!(write.notes.iter().any(|n| n.starts_with("fio lint: ")));
+    }
+
+    #[test]
+    fn size_bound_jobs_move_size_per_clone_and_loop() {
+        let loaded = load_text(
+            "[global]\nsize=4m\nstonewall\n[w]\nrw=write\nfdatasync=1\nnumjobs=2\nloops=3\n\
+             [r]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/50:64k/\nrandseed=9\nfsync=4\nsync=dsync\n",
+        )
+        .unwrap();
+        let [w, r] = &loaded.plan.jobs[..] else {
+            panic!()
+        };
+        assert_eq!(w.stop, Stop::Amount(3 * 2 * (4 << 20)));
+        assert_eq!((w.threads, w.fdatasync_every, w.end_fsync), (2, 1, false));
+        assert_eq!(w.warmup, Warmup::Time(Duration::ZERO));
+        assert_eq!(w.seed, 0xb189_9bed, "randrepeat=1: fio's fixed seed");
+        assert_eq!((r.read_pct, r.seed, r.fdatasync_every), (70.0, 9, 4));
+        assert_eq!(r.xfer, XferSize::Mix(vec![(4096, 50.0), (65536, 50.0)]));
+        assert_eq!(r.sync, SyncFlag::Dsync);
+        assert!(loaded.findings.iter().all(|f| f.key != "stonewall"));
+        assert!(
+            loaded
+                .findings
+                .iter()
+                .any(|f| f.key == "rw" && f.job == "r")
+        );
+    }
+
+    #[test]
+    fn a_shared_filename_is_one_file() {
+        let loaded = load_text(
+            "[global]\nfilename=data\ndirectory=/mnt/x\n[a]\nsize=1m\n[b]\nsize=2m\nrw=randread\n",
+        )
+        .unwrap();
+        assert_eq!(loaded.plan.files.len(), 1);
+        assert_eq!(loaded.plan.files[0].size, 2 << 20);
+        assert_eq!(loaded.directory.as_deref(), Some("/mnt/x"));
+    }
+
+    #[test]
+    fn bad_files_are_one_line_naming_file_line_and_key() {
+        let cases = [
+            (
+                "[j]\nrw=read:4k\nsize=1m\n",
+                "jobs.fio:2: rw: 'read:4k': fsbench cannot leave holes",
+            ),
+            ("[j]\nioengine=mmap\n", "jobs.fio:2: ioengine: 'mmap'"),
+            ("[j]\nbogus=1\n", "jobs.fio:2: bogus: not a fio option"),
+            ("[j]\nbs=4k,8k\n", "separate read and write block sizes"),
+            ("[j]\nrw=trim\n", "does not trim"),
+            ("[j]\nnrfiles=4\n", "one file"),
+            ("[j]\nfilename=/dev/sdb\n", "plain file name"),
+            ("[j]\nrw=write\n", "size= is needed"),
+            ("[j]\nsize=1m\ntime_based\n", "runtime= is needed"),
+            (
+                "[j]\nsize=1m\nrate=1m,2m\n",
+                "separate read and write rates",
+            ),
+            ("[j]\nsize=1x\n", "jobs.fio:2: size: '1x' is not a size"),
+            (
+                "[j]\nsize=1m\nbs=2300\n",
+                "jobs.fio:3: bs: block size 2300 must be a positive multiple of 512",
+            ),
+            ("[global]\nsize=1m\n", "no [job] section"),
+            (
+                "[j]\nfilename_format=$jobname.$clientuid\n",
+                "$jobname, $jobnum and $filenum",
+            ),
+            ("[j]\nrandseed=x\n", "'x' is not a whole number"),
+            ("[j]\ndirect\nruntime\n", "runtime: needs a value"),
+        ];
+        for (text, needle) in cases {
+            let e = error(text);
+            assert!(e.contains(needle) && !e.contains('\n'), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_etcd_check_is_refused_for_its_block_size() {
+        let e = error("[etcd]\nrw=write\nioengine=sync\nfdatasync=1\nbs=2300\nsize=22m\n");
+        assert!(
+            e.contains("jobs.fio:5: bs:") && e.contains("whole sectors"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_linter_finds_each_mistake() {
+        let loaded = load_text(
+            "[a]\nsize=1m\niodepth=16\ndisable_lat=1\ntime_based\nruntime=3\n[b]\nstonewall\nsize=1m\nrw=randwrite\nruntime=2\n",
+        )
+        .unwrap();
+        let keys: Vec<&str> = loaded.findings.iter().map(|f| f.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "iodepth",
+                "direct",
+                "disable_lat",
+                "time_based",
+                "direct",
+                "rw",
+                "runtime"
+            ]
+        );
+        let line = loaded.findings[0].to_string();
+        assert!(
+            line.contains("jobs.fio:3: [a] iodepth: iodepth=16 with a synchronous engine"),
+            "{line}"
+        );
+        assert!(line.contains("; instead: ioengine=io_uring"), "{line}");
+    }
+}

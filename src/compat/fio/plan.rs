@@ -1,0 +1,238 @@
+//! fio jobs into fsbench's: one fsbench job per `[job]`, its `numjobs`
+//! clones as threads, `time_based` + `runtime` as a duration, otherwise
+//! `size` × `loops` × `numjobs` bytes, `ramp_time` as the warm-up, and
+//! files named as fio names them (`$jobname.$jobnum.$filenum`, or the
+//! shared `filename=`).
+use std::time::Duration;
+
+use super::jobfile::FioJob;
+use crate::error::{UsageError, usage};
+use crate::workload::pattern::job::{
+    Arrival, DEFAULT_VERIFY_ERRORS, check_whole_sectors, short_size,
+};
+use crate::workload::pattern::{Engine, FileSpec, Job, Plan, Stop, Warmup};
+
+/// fio's seed when `randrepeat` is on (its default): the same random
+/// offsets every run.
+const FIO_RANDSEED: u64 = 0xb189_9bed;
+
+/// The run-wide settings the command line adds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overrides {
+    /// `--seed`: wins over randseed and randrepeat.
+    pub seed: Option<u64>,
+    /// The seed when fio would draw a fresh one (randrepeat=0).
+    pub clock_seed: u64,
+    /// `--verify`.
+    pub verify: bool,
+}
+
+/// The plan of `jobs` and the directory their files go in (`directory=`
+/// of the first job that gives one).
+pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<(Plan, Option<String>)> {
+    let mut files: Vec<FileSpec> = Vec::new();
+    let mut planned = Vec::new();
+    let groups = groups(jobs);
+    for (index, job) in jobs.iter().enumerate() {
+        let name = file_name(job, index);
+        let size = job
+            .filesize
+            .or(job.size)
+            .ok_or_else(|| UsageError(format!("{}: [{}]: size= is needed (fsbench creates the file; fio would size it from the device)", job.at, job.name)))?;
+        let file = match files.iter().position(|f| f.name == name) {
+            Some(shared) => {
+                files[shared].size = files[shared].size.max(size);
+                shared
+            }
+            None => {
+                files.push(FileSpec { name, size });
+                files.len() - 1
+            }
+        };
+        let mut fsbench = job_of(job, file, groups[index], o)?;
+        fsbench.notes.extend(group_note(jobs, &groups, index));
+        planned.push(fsbench);
+    }
+    let directory = jobs.iter().find_map(|j| j.directory.clone());
+    Ok((
+        Plan {
+            files,
+            jobs: planned,
+        },
+        directory,
+    ))
+}
+
+/// Each job's group: a new one starts at every job with stonewall or
+/// new_group (fio runs a group's jobs at once, groups one after another).
+pub fn groups(jobs: &[FioJob]) -> Vec<usize> {
+    let mut group = 0;
+    jobs.iter()
+        .enumerate()
+        .map(|(index, job)| {
+            if index > 0 && job.new_group {
+                group += 1;
+            }
+            group
+        })
+        .collect()
+}
+
+/// What a job of a group of several is told: they ran at once.
+fn group_note(jobs: &[FioJob], groups: &[usize], index: usize) -> Option<String> {
+    let others: Vec<&str> = jobs
+        .iter()
+        .zip(groups)
+        .enumerate()
+        .filter(|(i, (_, g))| *i != index && **g == groups[index])
+        .map(|(_, (job, _))| job.name.as_str())
+        .collect();
+    (!others.is_empty()).then(|| {
+        format!(
+            "fio group {}: ran at once with {}, as in fio: each figure is measured under the others' load (and the device counters and CPU % are the group's)",
+            groups[index],
+            others.join(", ")
+        )
+    })
+}
+
+/// fio's name for the job's file.
+fn file_name(job: &FioJob, index: usize) -> String {
+    match &job.filename {
+        Some(name) => name.clone(),
+        None => job
+            .filename_format
+            .replace("$jobname", &job.name)
+            .replace("$jobnum", &index.to_string())
+            .replace("$filenum", "0"),
+    }
+}
+
+/// The fsbench job of one fio job on file `file`, in fio group `group`.
+fn job_of(job: &FioJob, file: usize, group: usize, o: &Overrides) -> anyhow::Result<Job> {
+    for size in job.xfer.sizes() {
+        check_whole_sectors("block size", size).map_err(|e| {
+            UsageError(format!(
+                "{}: bs: {e:#}: fsbench transfers whole sectors (O_DIRECT needs them and it stamps each); fio writes {size}-byte blocks, fsbench cannot",
+                job.line_of("bs")
+            ))
+        })?;
+    }
+    let ramp = job.ramp_time.unwrap_or(Duration::ZERO);
+    // Intervals must divide the warm-up; whole seconds read best.
+    let interval = match ramp.subsec_nanos() {
+        0 => Duration::from_secs(1),
+        _ => Duration::from_millis(100),
+    };
+    Ok(Job {
+        name: job.name.clone(),
+        loops: Vec::new(),
+        file,
+        xfer: job.xfer.clone(),
+        read_pct: job.reads(),
+        seek: crate::workload::pattern::Seek::Percent(if job.random { 100.0 } else { 0.0 }),
+        threads: job.numjobs,
+        engine: job.engine,
+        // fio's synchronous engines ignore iodepth (the linter says so).
+        queue_depth: match job.engine {
+            Engine::IoUring => job.iodepth,
+            Engine::Sync => 1,
+        },
+        direct: job.direct,
+        sync: job.sync,
+        fdatasync_every: match job.fdatasync_every {
+            0 => job.fsync_every,
+            n => n,
+        },
+        end_fsync: job.end_fsync,
+        steady: Default::default(),
+        until_steady: false,
+        stop: stop(job)?,
+        warmup: Warmup::Time(ramp),
+        interval,
+        rate: rate(job),
+        // fio spaces rate-limited I/Os evenly.
+        arrival: Arrival::Fixed,
+        seed: o.seed.or(job.randseed).unwrap_or(match job.randrepeat {
+            true => FIO_RANDSEED,
+            false => o.clock_seed,
+        }),
+        verify: job.verify || o.verify,
+        verify_errors: DEFAULT_VERIFY_ERRORS,
+        notes: reading_notes(job),
+        group: Some(group as u32),
+    })
+}
+
+/// time_based + runtime: a duration; otherwise the bytes fio moves:
+/// size per clone and pass.
+fn stop(job: &FioJob) -> anyhow::Result<Stop> {
+    if job.time_based {
+        return match job.runtime {
+            Some(runtime) if !runtime.is_zero() => Ok(Stop::Duration(runtime)),
+            _ => usage(format!(
+                "{}: time_based: runtime= is needed (how long the job runs)",
+                job.line_of("time_based")
+            )),
+        };
+    }
+    let per_clone = job.io_size().unwrap_or(0);
+    per_clone
+        .checked_mul(u64::from(job.loops) * u64::from(job.numjobs))
+        .map(Stop::Amount)
+        .ok_or_else(|| {
+            UsageError(format!("{}: size × loops × numjobs is too large", job.at)).into()
+        })
+}
+
+/// rate_iops, or rate= (bytes/s) over the mean block size.
+fn rate(job: &FioJob) -> Option<f64> {
+    job.rate_iops.or_else(|| {
+        job.rate_bytes.map(|bytes| {
+            let mean = match &job.xfer {
+                crate::workload::pattern::XferSize::Fixed(size) => *size as f64,
+                crate::workload::pattern::XferSize::Mix(pairs) => {
+                    pairs.iter().map(|(s, pct)| *s as f64 * pct / 100.0).sum()
+                }
+            };
+            bytes as f64 / mean
+        })
+    })
+}
+
+/// How fsbench read what fio would do differently.
+fn reading_notes(job: &FioJob) -> Vec<String> {
+    let mut notes = Vec::new();
+    if job.libaio {
+        notes.push(format!(
+            "{}: ioengine=libaio ran on io_uring (fsbench's asynchronous engine)",
+            job.line_of("ioengine")
+        ));
+    }
+    if job.fsync_every > 0 && job.fdatasync_every == 0 {
+        notes.push(format!(
+            "{}: fsync={} ran as fdatasync (the file's size does not change, so both flush the same data)",
+            job.line_of("fsync"),
+            job.fsync_every
+        ));
+    }
+    if job.numjobs > 1 {
+        notes.push(format!(
+            "{}: numjobs={} ran as {} threads on one file{} (figures for the whole group, as with group_reporting)",
+            job.line_of("numjobs"),
+            job.numjobs,
+            job.numjobs,
+            match &job.filename {
+                Some(_) => String::new(),
+                None => format!("; fio gives each clone its own {} file", short_size(job.filesize.or(job.size).unwrap_or(0))),
+            }
+        ));
+    }
+    if !job.startdelay.is_zero() {
+        notes.push(format!(
+            "{}: startdelay is not applied: the jobs of a group start together",
+            job.line_of("startdelay")
+        ));
+    }
+    notes
+}
