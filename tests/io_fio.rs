@@ -8,23 +8,13 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    Running, Sentinel, TmpfsMount, assert_no_scratch_left, listing, read_json, run,
-    wait_for_scratch, wait_until,
+    Running, Sentinel, TmpfsMount, assert_no_scratch_left, listing, path_arg as arg, read_json,
+    run, wait_for_scratch, wait_until,
 };
 
 /// A job file outside the mount, with `MNT` replaced by the mount.
 fn jobfile(mnt: &TmpfsMount, body: &str) -> tempfile::NamedTempFile {
-    let file = tempfile::Builder::new()
-        .prefix("fsb-fio-")
-        .suffix(".fio")
-        .tempfile()
-        .unwrap();
-    std::fs::write(file.path(), body.replace("MNT", &mnt.arg())).unwrap();
-    file
-}
-
-fn arg(file: &tempfile::NamedTempFile) -> &str {
-    file.path().to_str().unwrap()
+    common::file_naming_mount(mnt, ".fio", body)
 }
 
 /// The repository's example job files.

@@ -4,20 +4,11 @@
 //! bad files get one line naming the problem and write nothing.
 mod common;
 
-use common::{Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run};
+use common::{Sentinel, TmpfsMount, assert_no_scratch_left, path_arg as arg, read_json, run};
 
 /// A parameter file outside the mount, with `MNT` replaced by the mount.
 fn parmfile(mnt: &TmpfsMount, body: &str) -> tempfile::NamedTempFile {
-    let file = tempfile::Builder::new()
-        .prefix("fsb-parm-")
-        .tempfile()
-        .unwrap();
-    std::fs::write(file.path(), body.replace("MNT", &mnt.arg())).unwrap();
-    file
-}
-
-fn arg(file: &tempfile::NamedTempFile) -> &str {
-    file.path().to_str().unwrap()
+    common::file_naming_mount(mnt, "", body)
 }
 
 #[test]

@@ -920,3 +920,20 @@ impl Drop for Cleaner {
             .output();
     }
 }
+
+/// A file outside `mnt` holding `body` with `MNT` replaced by the mount's
+/// path: a job or parameter file naming places on it.
+pub fn file_naming_mount(mnt: &TmpfsMount, suffix: &str, body: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::Builder::new()
+        .prefix("fsb-input-")
+        .suffix(suffix)
+        .tempfile()
+        .unwrap();
+    std::fs::write(file.path(), body.replace("MNT", &mnt.arg())).unwrap();
+    file
+}
+
+/// A temporary file's path as an argument.
+pub fn path_arg(file: &tempfile::NamedTempFile) -> &str {
+    file.path().to_str().unwrap()
+}

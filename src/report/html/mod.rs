@@ -13,11 +13,13 @@
 //!
 //! The page is a pure function of the result: the same JSON gives the same
 //! bytes (nothing about the time of rendering goes in).
+mod durability;
 mod figures;
 
 use minijinja::Environment;
 use serde::Serialize;
 
+use super::charts;
 use super::placement::{self, placement_tables};
 use super::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
 use super::terminal;
@@ -25,10 +27,10 @@ use super::verdict::{Verdict, VerdictLines};
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
 };
-use super::{charts, durability};
 use crate::result::{RunResult, TargetResult};
 use crate::size::format_bytes;
 use crate::storage::env::TargetEnv;
+use durability::DurabilityView;
 use figures::{latency_chart, metric_bar_chart, overview_charts, series_charts};
 
 pub struct Html;
@@ -151,48 +153,6 @@ struct ProfileView {
 }
 
 /// A sync-log placement table, cells already formatted.
-/// The durability table (`report::durability`), its findings and legend.
-#[derive(Serialize)]
-struct DurabilityView {
-    title: &'static str,
-    header: Vec<&'static str>,
-    rows: Vec<DurabilityRowView>,
-    findings: Vec<String>,
-    legend: &'static str,
-}
-
-#[derive(Serialize)]
-struct DurabilityRowView {
-    cells: Vec<String>,
-    /// Whether the configuration lost acknowledged data in any cut: its
-    /// row is marked as a failure.
-    losing: bool,
-}
-
-impl DurabilityView {
-    fn of(run: &RunResult) -> Option<DurabilityView> {
-        let judged = durability::judged(run);
-        if judged.is_empty() {
-            return None;
-        }
-        let rows = durability::rows(&judged)
-            .into_iter()
-            .zip(&judged)
-            .map(|(cells, (_, d))| DurabilityRowView {
-                cells: cells.to_vec(),
-                losing: d.states_losing > 0,
-            })
-            .collect();
-        Some(DurabilityView {
-            title: durability::TITLE,
-            header: durability::HEADER.to_vec(),
-            rows,
-            findings: durability::findings(&judged),
-            legend: durability::LEGEND,
-        })
-    }
-}
-
 #[derive(Serialize)]
 struct PlacementView {
     title: String,

@@ -9,6 +9,7 @@ pub mod chance;
 pub mod counters;
 mod data;
 mod engine;
+mod group;
 pub mod job;
 pub mod patterns;
 pub mod text;
@@ -17,7 +18,7 @@ mod verify;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
 use serde_json::json;
@@ -269,107 +270,6 @@ impl Workload for IoWorkload {
     }
 }
 
-impl IoWorkload {
-    /// Runs the jobs of `steps` (one fio group) at once, each on its own
-    /// threads and file, started together; returns the first one's result
-    /// and keeps the others' for their steps. Their interval lines are
-    /// told when all have ended, job by job.
-    fn run_group(
-        &mut self,
-        ctx: &RunContext<'_>,
-        steps: Range<usize>,
-    ) -> anyhow::Result<WorkloadResult> {
-        let mut jobs = Vec::new();
-        for step in steps.clone() {
-            self.lay_out(ctx, self.plan.jobs[step].file)?;
-            let mut notes = Vec::new();
-            let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?.into_owned();
-            jobs.push((job, notes));
-        }
-        ctx.progress
-            .show(&format!("Running {} jobs at once", jobs.len()));
-        let (files, laid_out) = (&self.plan.files, &self.laid_out);
-        let only: Vec<&Job> = jobs.iter().map(|(job, _)| job).collect();
-        // Under MPI the phase is the group's first job (all start together).
-        let outcomes = crate::scale::phase(
-            |outcomes: &Vec<JobOutcome>| started(&outcomes[0]),
-            || run_at_once(ctx.scratch.dir(), &only, files, laid_out),
-        )?;
-        let mut results = Vec::new();
-        for ((job, notes), outcome) in jobs.iter().zip(outcomes) {
-            let file = &self.plan.files[job.file];
-            (self.sink)(Event::Start(job, file))?;
-            for row in &outcome.rows {
-                (self.sink)(Event::Interval(row))?;
-            }
-            let average = conclude(job, &outcome, &mut self.sink)?;
-            let timing = measured(&outcome, &average);
-            let ran = Ran {
-                job,
-                file,
-                outcome,
-                average,
-                timing,
-            };
-            results.push(result(
-                ran,
-                notes.clone(),
-                self.ram_bytes,
-                ctx,
-                &mut self.sink,
-            )?);
-        }
-        let mut results = steps.zip(results);
-        let (_, first) = results.next().expect("a group has jobs");
-        self.ran_at_once.extend(results);
-        Ok(first)
-    }
-}
-
-/// The measured part of an outcome as its phase timing (the group's
-/// first job's stands for the group under MPI).
-fn started(outcome: &JobOutcome) -> PhaseTiming {
-    let average = counters::average(&outcome.rows);
-    match average {
-        Some(average) => measured(outcome, &average),
-        None => PhaseTiming::new(outcome.started, Duration::ZERO, Duration::ZERO),
-    }
-}
-
-/// Runs `jobs` at once, each on its own threads and open file, and
-/// returns their outcomes in order.
-fn run_at_once(
-    dir: BorrowedFd<'_>,
-    jobs: &[&Job],
-    files: &[FileSpec],
-    laid_out: &[Option<LaidOut>],
-) -> anyhow::Result<Vec<JobOutcome>> {
-    let mut fds = Vec::new();
-    for job in jobs {
-        let name = &files[job.file].name;
-        data::check_direct_alignment(dir, name, job)?;
-        fds.push(data::open_for(dir, name, job)?);
-    }
-    std::thread::scope(|scope| {
-        let running: Vec<_> = jobs
-            .iter()
-            .zip(&fds)
-            .map(|(&job, fd)| {
-                let size = files[job.file].size;
-                let keys = laid_out[job.file].as_ref().and_then(|f| f.keys.as_ref());
-                scope.spawn(move || {
-                    engine::run_job(job, fd.as_fd(), size, keys, &mut |_| Ok(()))
-                        .map_err(|e| data::explain_direct_error(e, job))
-                })
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|job| job.join().expect("I/O job thread panicked"))
-            .collect()
-    })
-}
-
 /// What one job measured, for its result.
 struct Ran<'a> {
     job: &'a Job,
@@ -534,15 +434,32 @@ fn measure(
     keys: Option<&KeyMap>,
     sink: &mut Sink,
 ) -> anyhow::Result<(JobOutcome, Row)> {
-    data::check_direct_alignment(dir, &file.name, job)?;
-    let fd = data::open_for(dir, &file.name, job)?;
+    let fd = open_job(dir, job, file)?;
     sink(Event::Start(job, file))?;
-    let outcome = engine::run_job(job, fd.as_fd(), file.size, keys, &mut |row| {
+    let outcome = run_open(job, fd.as_fd(), file, keys, &mut |row| {
         sink(Event::Interval(row))
-    })
-    .map_err(|e| data::explain_direct_error(e, job))?;
+    })?;
     let average = conclude(job, &outcome, sink)?;
     Ok((outcome, average))
+}
+
+/// The job's file, checked for its O_DIRECT alignment and opened as the
+/// job opens it.
+fn open_job(dir: BorrowedFd<'_>, job: &Job, file: &FileSpec) -> anyhow::Result<OwnedFd> {
+    data::check_direct_alignment(dir, &file.name, job)?;
+    data::open_for(dir, &file.name, job)
+}
+
+/// Runs `job` on its open file; an O_DIRECT refusal is explained.
+fn run_open(
+    job: &Job,
+    fd: BorrowedFd<'_>,
+    file: &FileSpec,
+    keys: Option<&KeyMap>,
+    on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
+) -> anyhow::Result<JobOutcome> {
+    engine::run_job(job, fd, file.size, keys, on_row)
+        .map_err(|e| data::explain_direct_error(e, job))
 }
 
 /// Tells the job's average line and bad blocks; its average, or why

@@ -1,0 +1,110 @@
+//! A fio group: jobs that run at once, each on its own threads and file,
+//! started together; each keeps a result of its own.
+use std::ops::Range;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Duration;
+
+use super::engine::JobOutcome;
+use super::{
+    Event, FileSpec, IoWorkload, Job, LaidOut, Ran, conclude, counters, measured, open_job, result,
+    run_open, usable,
+};
+use crate::measure::PhaseTiming;
+use crate::result::WorkloadResult;
+use crate::workload::RunContext;
+
+impl IoWorkload {
+    /// Runs the jobs of `steps` (one fio group) at once, each on its own
+    /// threads and file, started together; returns the first one's result
+    /// and keeps the others' for their steps. Their interval lines are
+    /// told when all have ended, job by job.
+    pub(super) fn run_group(
+        &mut self,
+        ctx: &RunContext<'_>,
+        steps: Range<usize>,
+    ) -> anyhow::Result<WorkloadResult> {
+        let mut jobs = Vec::new();
+        for step in steps.clone() {
+            self.lay_out(ctx, self.plan.jobs[step].file)?;
+            let mut notes = Vec::new();
+            let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?.into_owned();
+            jobs.push((job, notes));
+        }
+        ctx.progress
+            .show(&format!("Running {} jobs at once", jobs.len()));
+        let (files, laid_out) = (&self.plan.files, &self.laid_out);
+        let only: Vec<&Job> = jobs.iter().map(|(job, _)| job).collect();
+        // Under MPI the phase is the group's first job (all start together).
+        let outcomes = crate::scale::phase(
+            |outcomes: &Vec<JobOutcome>| started(&outcomes[0]),
+            || run_at_once(ctx.scratch.dir(), &only, files, laid_out),
+        )?;
+        let mut results = Vec::new();
+        for ((job, notes), outcome) in jobs.iter().zip(outcomes) {
+            let file = &self.plan.files[job.file];
+            (self.sink)(Event::Start(job, file))?;
+            for row in &outcome.rows {
+                (self.sink)(Event::Interval(row))?;
+            }
+            let average = conclude(job, &outcome, &mut self.sink)?;
+            let timing = measured(&outcome, &average);
+            let ran = Ran {
+                job,
+                file,
+                outcome,
+                average,
+                timing,
+            };
+            results.push(result(
+                ran,
+                notes.clone(),
+                self.ram_bytes,
+                ctx,
+                &mut self.sink,
+            )?);
+        }
+        let mut results = steps.zip(results);
+        let (_, first) = results.next().expect("a group has jobs");
+        self.ran_at_once.extend(results);
+        Ok(first)
+    }
+}
+
+/// The measured part of an outcome as its phase timing (the group's
+/// first job's stands for the group under MPI).
+fn started(outcome: &JobOutcome) -> PhaseTiming {
+    let average = counters::average(&outcome.rows);
+    match average {
+        Some(average) => measured(outcome, &average),
+        None => PhaseTiming::new(outcome.started, Duration::ZERO, Duration::ZERO),
+    }
+}
+
+/// Runs `jobs` at once, each on its own threads and open file, and
+/// returns their outcomes in order.
+fn run_at_once(
+    dir: BorrowedFd<'_>,
+    jobs: &[&Job],
+    files: &[FileSpec],
+    laid_out: &[Option<LaidOut>],
+) -> anyhow::Result<Vec<JobOutcome>> {
+    let fds = jobs
+        .iter()
+        .map(|job| open_job(dir, job, &files[job.file]))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    std::thread::scope(|scope| {
+        let running: Vec<_> = jobs
+            .iter()
+            .zip(&fds)
+            .map(|(&job, fd)| {
+                let file = &files[job.file];
+                let keys = laid_out[job.file].as_ref().and_then(|f| f.keys.as_ref());
+                scope.spawn(move || run_open(job, fd.as_fd(), file, keys, &mut |_| Ok(())))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|job| job.join().expect("I/O job thread panicked"))
+            .collect()
+    })
+}
