@@ -5,8 +5,11 @@ that for io_uring), on a tmpfs and on a real disk, printing per thread
 count fsbench / fio and each tool's per-thread efficiency.
 
 Jobs (fio: one file shared by all --numjobs, --group_reporting,
---norandommap --randrepeat=0, --ramp_time + --runtime --time_based;
-fsbench: `io -s SIZE -j N --duration --warmup`, its threads share the file):
+--norandommap --randrepeat=0, --ramp_time + --runtime --time_based, and
+for sequential reads a slice of the file per job, --offset_increment, so
+that no job reads what another has just read; fsbench: `io -s SIZE -j N
+--duration --warmup`, its threads share the file and one sequential
+stream):
 
     rand-read-4k             4 KiB random reads, psync (fsbench's sync engine)
     seq-read-1m              1 MiB sequential reads, psync
@@ -147,8 +150,22 @@ def lay_out(path, size):
         os.fsync(f.fileno())
 
 
+def fio_region(job, size, threads):
+    """fio's --size and --offset_increment: a sequential job's N jobs
+    each read their own slice, as fsbench's threads, which share one
+    sequential stream, read N neighbouring blocks. Left to read the whole
+    file each, fio's jobs would all read the same blocks at about the same
+    time, and the ones behind would find them in the CPU's cache (or the
+    disk's)."""
+    if job.seek != "0" or threads == 1:
+        return [f"--size={size}"]
+    block = parse_size(job.bs)
+    slice_ = size // threads // block * block
+    return [f"--size={slice_}", f"--offset_increment={slice_}"]
+
+
 def fio_cmd(job, path, size, threads, direct, extra=()):
-    return ["fio", "--name=job", f"--filename={path}", f"--size={mib(size)}",
+    return ["fio", "--name=job", f"--filename={path}", *fio_region(job, size, threads),
             f"--bs={job.bs}", f"--rw={job.rw}", f"--ioengine={job.engine}",
             f"--iodepth={job.depth}", f"--direct={int(direct)}", f"--numjobs={threads}",
             "--group_reporting", "--norandommap", "--randrepeat=0",
@@ -211,12 +228,15 @@ def make_filesystems(o, wanted):
                              "text": f"tmpfs, {size // MIB} MiB file"}
         if "disk" in wanted:
             size = o.size or scaled(shutil.disk_usage(o.dir).free)
-            # Both files, and room for a deleted one whose blocks ext4 frees
-            # only at its next journal commit.
+            # Both files, and room for two deleted ones: ext4 frees a deleted
+            # file's blocks only at its next journal commit, and an io_uring
+            # run's last reference to its file goes when the kernel has torn
+            # its rings down, after the process has exited. The image is
+            # sparse: the room costs nothing.
             # A directory of its own: never another run's ext4.img.
             images = tempfile.mkdtemp(prefix="fsb-scaling-", dir=o.dir)
             try:
-                mnt, device = mount_loop_ext4(images, (5 * size // 2 + 256 * MIB) // MIB)
+                mnt, device = mount_loop_ext4(images, (4 * size + 512 * MIB) // MIB)
             except BaseException:
                 shutil.rmtree(images)
                 raise

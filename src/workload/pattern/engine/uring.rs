@@ -55,17 +55,35 @@ pub(super) fn worker(
     fd: anyhow::Result<OwnedFd>,
     id: u32,
 ) -> anyhow::Result<WorkerOutput> {
-    let job = shared.job;
-    let timeline = shared.timeline.get().expect("set before the workers start");
     let mut guard = FailGuard::new(&shared.board, id);
     let fd = fd?;
-    let depth = job.queue_depth;
-    let mut ring = new_ring(depth).context("cannot set up io_uring")?;
+    let mut ring = new_ring(shared.job.queue_depth).context("cannot set up io_uring")?;
     // The thread's own descriptor, registered: the ring then takes no
     // reference to the file per I/O (see `own_descriptor`).
     ring.submitter()
         .register_files(&[fd.as_raw_fd()])
         .context("cannot register the data file with io_uring")?;
+    let outcome = drive(shared, &mut ring, id, &mut guard);
+    // Let go of here rather than when the ring is dropped: the kernel
+    // tears a closed ring down later, in a worker of its own, and holds
+    // the registered file open until then. Its blocks, once the file is
+    // deleted, stayed in use for seconds after the run: a free-space check
+    // right after it (the next workload's, the next run's) came up short.
+    let _ = ring.submitter().unregister_files();
+    outcome
+}
+
+/// Keeps the ring's slots busy until the job is over; `guard` is disarmed
+/// once every I/O has completed without error.
+fn drive(
+    shared: &Shared<'_>,
+    ring: &mut IoUring,
+    id: u32,
+    guard: &mut FailGuard<'_>,
+) -> anyhow::Result<WorkerOutput> {
+    let job = shared.job;
+    let timeline = shared.timeline.get().expect("set before the workers start");
+    let depth = job.queue_depth;
     let largest = job.xfer.largest() as usize;
     let mut slots: Vec<Slot> = (0..depth)
         .map(|i| Slot {
@@ -96,7 +114,7 @@ pub(super) fn worker(
         if submitting && failure.is_none() && !free.is_empty() {
             match submit_next(
                 shared,
-                &mut ring,
+                ring,
                 &mut slots,
                 &mut free,
                 &mut picker,
