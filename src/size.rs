@@ -34,6 +34,43 @@ pub fn parse_size(text: &str, default_unit: u64) -> anyhow::Result<u64> {
     Ok(bytes.round() as u64)
 }
 
+/// Parses a link speed as network people write it, in bits per second
+/// with decimal prefixes (`1gbit`, `100mbit`, `2.5Gbit/s`, as tc takes
+/// them), into bytes per second.
+pub fn parse_bit_rate(text: &str) -> anyhow::Result<u64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let stem = lower.strip_suffix("/s").unwrap_or(&lower);
+    let refuse = || {
+        usage(format!(
+            "'{text}' is not a link speed (expected e.g. 1gbit, 100mbit, 25gbit)"
+        ))
+    };
+    let Some(stem) = stem.strip_suffix("bit") else {
+        return refuse();
+    };
+    let (number, prefix) = match stem.char_indices().last() {
+        Some((at, c)) if c.is_ascii_alphabetic() => (&stem[..at], Some(c)),
+        _ => (stem, None),
+    };
+    let multiplier = match prefix {
+        None => 1.0,
+        Some('k') => 1e3,
+        Some('m') => 1e6,
+        Some('g') => 1e9,
+        Some('t') => 1e12,
+        Some(_) => return refuse(),
+    };
+    let bits = match number.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => n * multiplier,
+        _ => return refuse(),
+    };
+    let bytes = (bits / 8.0).round();
+    if !(1.0..u64::MAX as f64).contains(&bytes) {
+        return refuse();
+    }
+    Ok(bytes as u64)
+}
+
 /// 0 means "no suffix": the caller's default unit applies.
 fn suffix_multiplier(suffix: &str) -> Option<u64> {
     let lower = suffix.to_ascii_lowercase();
@@ -88,6 +125,18 @@ fn binary_unit(bytes: u64) -> (f64, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_speeds_are_decimal_bits_per_second() {
+        assert_eq!(parse_bit_rate("1gbit").unwrap(), 125_000_000);
+        assert_eq!(parse_bit_rate("100mbit").unwrap(), 12_500_000);
+        assert_eq!(parse_bit_rate("2.5Gbit/s").unwrap(), 312_500_000);
+        assert_eq!(parse_bit_rate("8000bit").unwrap(), 1000);
+        for bad in ["1g", "fast", "0gbit", "-1gbit", "1xbit", "bit", "1e400gbit", ""] {
+            let e = parse_bit_rate(bad).unwrap_err().to_string();
+            assert!(e.contains("is not a link speed"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn parses_suffixes_as_binary_units() {

@@ -54,6 +54,11 @@ pub struct Cli {
     /// Write the result (versioned JSON) to FILE; `-` for stdout.
     #[arg(long, global = true, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// A network file system's link speed, e.g. 1gbit, when the interfaces
+    /// do not say it (virtual ones, a switch port slower than the NIC): a
+    /// rate above it is flagged as not the storage's.
+    #[arg(long, global = true, value_name = "RATE")]
+    link_speed: Option<String>,
 }
 
 // The commands that are not workload kinds (those come from the
@@ -160,6 +165,9 @@ fn clap_error(e: &clap::Error) -> i32 {
 /// every rank are allowed (`run`, and the kinds that say they run there).
 fn dispatch(matches: &ArgMatches) -> anyhow::Result<()> {
     let json = matches.get_one::<PathBuf>("json").map(PathBuf::as_path);
+    if let Some(rate) = matches.get_one::<String>("link_speed") {
+        crate::storage::devices::set_link_speed(crate::size::parse_bit_rate(rate)?);
+    }
     let (name, args) = matches.subcommand().expect("clap requires a subcommand");
     if let Some(kind) = kinds::find(name) {
         if !kind.under_mpi {

@@ -15,6 +15,7 @@
 //! but a [`NetworkMount`]: NFS's own client counters of the mount, or for
 //! the others the host's network interfaces, and the link speed.
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -56,10 +57,30 @@ pub enum Network {
 pub struct NetworkMount {
     #[serde(flatten)]
     pub counters: Network,
-    /// The fastest interface that is up, in bytes/s (sysfs `speed`, Mb/s);
-    /// None where the interfaces do not say (virtual ones).
+    /// The fastest link of the host, in bytes/s (see `Link`); None where
+    /// nothing says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_bytes_per_s: Option<u64>,
+    /// What says so: "given with --link-speed", "eth0, 1000 Mb/s as its
+    /// device reports", "veth1, shaped by tbf to 1000 Mbit/s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_source: Option<String>,
+}
+
+/// A link speed and what says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub bytes_per_s: u64,
+    pub source: String,
+}
+
+/// The link speed the user gave (`--link-speed`): it replaces what the
+/// interfaces say, for every network mount of the run.
+static GIVEN_LINK: OnceLock<u64> = OnceLock::new();
+
+/// Takes `--link-speed` (bytes/s) for every network mount of this process.
+pub fn set_link_speed(bytes_per_s: u64) {
+    let _ = GIVEN_LINK.set(bytes_per_s);
 }
 
 /// File systems whose data crosses a network, besides NFS.
@@ -89,9 +110,17 @@ pub fn network(path: &Path) -> Option<NetworkMount> {
     let mounts = read_mountinfo();
     let mount = select_mount(&mounts, st_dev, &canonical)?;
     let counters = network_counters(&mount.fs_type, &mount.mount_point)?;
+    let link = match GIVEN_LINK.get() {
+        Some(&bytes_per_s) => Some(Link {
+            bytes_per_s,
+            source: "given with --link-speed".into(),
+        }),
+        None => link_speed(Path::new("/sys/class/net"), shaper_rate),
+    };
     Some(NetworkMount {
         counters,
-        link_bytes_per_s: link_speed(Path::new("/sys/class/net")),
+        link_bytes_per_s: link.as_ref().map(|l| l.bytes_per_s),
+        link_source: link.map(|l| l.source),
     })
 }
 
@@ -108,16 +137,68 @@ fn network_counters(fs_type: &str, mount_point: &Path) -> Option<Network> {
 }
 
 /// The fastest link among the interfaces under `net` (`/sys/class/net`)
-/// that are up, lo left out, in bytes/s.
-fn link_speed(net: &Path) -> Option<u64> {
+/// that are up, lo left out. An interface's speed is what its device
+/// reports (sysfs `speed`), or the rate its root qdisc shapes it to
+/// (`shaped`, by name), whichever is lower. A virtual interface (a veth,
+/// a bridge, a tunnel: no `device` in sysfs) reports a speed it does not
+/// have (a veth says 10 Gb/s and carries what the CPUs copy), so only its
+/// shaping counts; unshaped, it says nothing, and the physical interface
+/// beneath it, if any, bounds its traffic.
+fn link_speed(net: &Path, shaped: impl Fn(&str) -> Option<u64>) -> Option<Link> {
     let interfaces = std::fs::read_dir(net).ok()?;
-    let speeds = interfaces.flatten().filter_map(|interface| {
+    let links = interfaces.flatten().filter_map(|interface| {
         let dir = interface.path();
+        let name = interface.file_name().to_string_lossy().into_owned();
         let up = read_sysfs(&dir.join("operstate")).is_some_and(|s| s.trim() == "up");
-        let mbit: i64 = read_sysfs(&dir.join("speed"))?.trim().parse().ok()?;
-        (interface.file_name() != "lo" && up && mbit > 0).then_some(mbit as u64 * 125_000)
+        if name == "lo" || !up {
+            return None;
+        }
+        let reported = dir
+            .join("device")
+            .exists()
+            .then(|| read_sysfs(&dir.join("speed"))?.trim().parse::<i64>().ok())
+            .flatten()
+            .filter(|&mbit| mbit > 0)
+            .map(|mbit| mbit as u64 * 125_000);
+        match (reported, shaped(&name)) {
+            (Some(device), Some(shaper)) if shaper < device => Some(shaped_link(&name, shaper)),
+            (Some(device), _) => Some(Link {
+                bytes_per_s: device,
+                source: format!("{name}, {} Mb/s as its device reports", device / 125_000),
+            }),
+            (None, Some(shaper)) => Some(shaped_link(&name, shaper)),
+            (None, None) => None,
+        }
     });
-    speeds.max()
+    links.max_by_key(|link| link.bytes_per_s)
+}
+
+fn shaped_link(name: &str, bytes_per_s: u64) -> Link {
+    Link {
+        bytes_per_s,
+        source: format!("{name}, shaped by tbf to {} Mbit/s", bytes_per_s / 125_000),
+    }
+}
+
+/// The rate a token-bucket filter at the root of `interface` shapes its
+/// traffic to, in bytes/s, as `tc -j qdisc show` says; None when it has
+/// none, or tc (iproute2) is missing.
+fn shaper_rate(interface: &str) -> Option<u64> {
+    let output = std::process::Command::new("tc")
+        .args(["-j", "qdisc", "show", "dev", interface])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    root_tbf_rate(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// The root tbf's `rate` (bytes/s) in `tc -j qdisc show`'s `json`.
+fn root_tbf_rate(json: &str) -> Option<u64> {
+    let qdiscs: Vec<serde_json::Value> = serde_json::from_str(json).ok()?;
+    qdiscs
+        .iter()
+        .find(|q| q["kind"] == "tbf" && q["root"] == true)?["options"]["rate"]
+        .as_u64()
 }
 
 /// The devices under `path`, counted ones first; empty for a file system
@@ -293,37 +374,76 @@ mod tests {
         }
     }
 
+    /// `net` with interfaces of (name, state, speed, physical).
+    fn interfaces(net: &Path, list: &[(&str, &str, &str, bool)]) {
+        for (name, state, speed, physical) in list {
+            let dir = net.join(name);
+            write_file(&dir.join("operstate"), &format!("{state}\n"));
+            write_file(&dir.join("speed"), &format!("{speed}\n"));
+            if *physical {
+                std::fs::create_dir_all(dir.join("device")).unwrap();
+            }
+        }
+    }
+
+    fn unshaped(_: &str) -> Option<u64> {
+        None
+    }
+
     #[test]
     fn the_link_is_the_fastest_interface_that_is_up() {
         let net = tempfile::tempdir().unwrap();
-        for (name, state, speed) in [
-            ("lo", "unknown", "-1"),
-            ("eth0", "up", "1000"),
-            ("eth1", "up", "10000"),
-            ("eth2", "down", "40000"),
-            ("veth0", "up", "-1"),
-        ] {
-            write_file(
-                &net.path().join(format!("{name}/operstate")),
-                &format!("{state}\n"),
-            );
-            write_file(
-                &net.path().join(format!("{name}/speed")),
-                &format!("{speed}\n"),
-            );
-        }
-        assert_eq!(
-            link_speed(net.path()),
-            Some(10_000 * 125_000),
-            "10 Gb/s in bytes/s"
+        interfaces(
+            net.path(),
+            &[
+                ("lo", "unknown", "-1", false),
+                ("eth0", "up", "1000", true),
+                ("eth1", "up", "10000", true),
+                ("eth2", "down", "40000", true),
+                ("veth0", "up", "10000", false),
+                ("br0", "up", "-1", false),
+            ],
         );
+        let link = link_speed(net.path(), unshaped).unwrap();
+        assert_eq!(link.bytes_per_s, 10_000 * 125_000, "10 Gb/s in bytes/s");
+        assert_eq!(link.source, "eth1, 10000 Mb/s as its device reports");
         std::fs::remove_dir_all(net.path().join("eth1")).unwrap();
         std::fs::remove_dir_all(net.path().join("eth0")).unwrap();
         assert_eq!(
-            link_speed(net.path()),
+            link_speed(net.path(), unshaped),
             None,
-            "no up interface says its speed"
+            "a veth's 10 Gb/s is no link speed: no up interface says one"
         );
+    }
+
+    /// A network namespace's veth shaped to 1 GbE by tbf: the shaping is
+    /// its speed; a physical link shaped below its speed is the shaped rate.
+    #[test]
+    fn a_shaped_interface_is_as_fast_as_its_shaper() {
+        let net = tempfile::tempdir().unwrap();
+        interfaces(
+            net.path(),
+            &[("veth1", "up", "10000", false), ("eth0", "up", "-1", true)],
+        );
+        let shaped = |name: &str| (name == "veth1").then_some(125_000_000);
+        let link = link_speed(net.path(), shaped).unwrap();
+        assert_eq!(link.bytes_per_s, 125_000_000);
+        assert_eq!(link.source, "veth1, shaped by tbf to 1000 Mbit/s");
+        interfaces(net.path(), &[("eth0", "up", "10000", true)]);
+        let eth0_at_100 = |name: &str| (name == "eth0").then_some(12_500_000);
+        let link = link_speed(net.path(), eth0_at_100).unwrap();
+        assert_eq!(link.source, "eth0, shaped by tbf to 100 Mbit/s");
+    }
+
+    #[test]
+    fn the_root_tbf_rate_is_read_from_tc_json() {
+        let tbf = r#"[{"kind":"tbf","handle":"8001:","root":true,"refcnt":3,
+            "options":{"rate":125000000,"burst":262125,"lat":5000}}]"#;
+        assert_eq!(root_tbf_rate(tbf), Some(125_000_000));
+        let other = r#"[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{}}]"#;
+        assert_eq!(root_tbf_rate(other), None);
+        assert_eq!(root_tbf_rate(""), None);
+        assert_eq!(root_tbf_rate("not json"), None);
     }
 
     #[test]

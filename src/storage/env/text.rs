@@ -93,17 +93,20 @@ fn counted_devices(target: &TargetEnv) -> String {
     }
 }
 
-/// "NFS client counters (mountstats); link 117.7 MiB/s", "network
-/// interfaces (all but lo); link unknown".
+/// "NFS client counters (mountstats); link 117.7 MiB/s (eth0, 1000 Mb/s
+/// as its device reports)", "network interfaces (all but lo); link
+/// unknown (give --link-speed)".
 fn network_text(network: &crate::storage::devices::NetworkMount) -> String {
     use crate::storage::devices::Network;
     let counters = match network.counters {
         Network::Nfs { .. } => "NFS client counters (mountstats)",
         Network::Interfaces => "network interfaces (all but lo)",
     };
-    let link = network
-        .link_bytes_per_s
-        .map_or("unknown".to_string(), |b| format!("{}/s", format_bytes(b)));
+    let link = match (network.link_bytes_per_s, &network.link_source) {
+        (Some(b), Some(source)) => format!("{}/s ({source})", format_bytes(b)),
+        (Some(b), None) => format!("{}/s", format_bytes(b)),
+        (None, _) => "unknown (give --link-speed)".to_string(),
+    };
     format!("{counters}; link {link}")
 }
 
@@ -167,13 +170,14 @@ mod tests {
                     mount_point: "/mnt/t".into(),
                 },
                 link_bytes_per_s: Some(125_000_000),
+                link_source: Some("given with --link-speed".into()),
             }),
             ..sample_target()
         };
         let text = render_text(&sample_host(), &[nfs]);
         assert!(
             text.contains(
-                "  counters of:       NFS client counters (mountstats); link 119.2 MiB/s\n"
+                "  counters of:       NFS client counters (mountstats); link 119.2 MiB/s (given with --link-speed)\n"
             ),
             "{text}"
         );
