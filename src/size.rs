@@ -132,7 +132,16 @@ mod tests {
         assert_eq!(parse_bit_rate("100mbit").unwrap(), 12_500_000);
         assert_eq!(parse_bit_rate("2.5Gbit/s").unwrap(), 312_500_000);
         assert_eq!(parse_bit_rate("8000bit").unwrap(), 1000);
-        for bad in ["1g", "fast", "0gbit", "-1gbit", "1xbit", "bit", "1e400gbit", ""] {
+        for bad in [
+            "1g",
+            "fast",
+            "0gbit",
+            "-1gbit",
+            "1xbit",
+            "bit",
+            "1e400gbit",
+            "",
+        ] {
             let e = parse_bit_rate(bad).unwrap_err().to_string();
             assert!(e.contains("is not a link speed"), "{bad}: {e}");
         }

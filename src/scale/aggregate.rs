@@ -321,9 +321,13 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
 /// What the devices did for the job: the counters of the first rank of
 /// each host (the others on it read the same ones), summed over hosts,
 /// over the job's `elapsed_s`; None unless every host's has counters.
+/// Each host has its own links to a network file system: the job's link
+/// is their sum (two clients on 1 GbE move at most 2 Gb/s together),
+/// unknown where one host's is.
 fn per_host_delta(parts: &[&Part<'_>], elapsed_s: f64) -> Option<Delta> {
     let mut hosts: Vec<&str> = Vec::new();
     let mut sum: Option<Delta> = None;
+    let mut links = Some(0u64);
     for part in parts {
         let host = part.report.host.hostname.as_str();
         if hosts.contains(&host) {
@@ -332,9 +336,14 @@ fn per_host_delta(parts: &[&Part<'_>], elapsed_s: f64) -> Option<Delta> {
         hosts.push(host);
         let evidence = part.metric.device.as_ref()?;
         let delta = Delta::from_evidence(evidence, part.metric.elapsed_s);
+        links = links.zip(delta.link_bytes_per_s).map(|(a, b)| a + b);
         sum = Some(sum.map_or(delta, |s| s.plus(&delta)));
     }
-    sum.map(|delta| Delta { elapsed_s, ..delta })
+    sum.map(|delta| Delta {
+        elapsed_s,
+        link_bytes_per_s: links,
+        ..delta
+    })
 }
 
 /// The bytes all ranks moved in a direction, from their evidence; None
@@ -793,6 +802,68 @@ mod tests {
         let mut partial = reports;
         partial[2].result.metrics[0].device = None;
         assert!(aggregate(&partial).unwrap().metrics[0].device.is_none());
+    }
+
+    /// The lab run: two client hosts on links shaped to 1 GbE, each
+    /// rank re-reading 400 MiB it had written, its interfaces receiving a
+    /// fifth of that. 800 MiB/s in all is three times what both links
+    /// carry together, and mostly the page cache's: both flags, from the
+    /// hosts' own counters and their links added up.
+    #[test]
+    fn a_job_faster_than_its_hosts_links_together_is_flagged() {
+        let mib = 1u64 << 20;
+        let over_link = |workload: u64, received: u64| {
+            let mut metric = read_with_device(workload, received);
+            metric.device.as_mut().unwrap().link_bytes_per_s = Some(125_000_000);
+            metric
+        };
+        let reports = vec![
+            rank(
+                0,
+                "h1",
+                vec![over_link(400 * mib, 80 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+            rank(
+                1,
+                "h2",
+                vec![over_link(400 * mib, 80 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+        ];
+        let result = aggregate(&reports).unwrap();
+        let metric = &result.metrics[0];
+        assert_eq!(
+            metric.device.as_ref().unwrap().link_bytes_per_s,
+            Some(250_000_000)
+        );
+        assert!(
+            metric.flags.contains(&Flag::ExceedsDevice),
+            "{:?}",
+            metric.flags
+        );
+        assert!(
+            metric.flags.contains(&Flag::ServedFromCache),
+            "{:?}",
+            metric.flags
+        );
+        // 200 MiB/s in all, over the network: within the two links, not
+        // within one.
+        let honest = vec![
+            rank(
+                0,
+                "h1",
+                vec![over_link(100 * mib, 100 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+            rank(
+                1,
+                "h2",
+                vec![over_link(100 * mib, 100 * mib)],
+                vec![span(0.0, 1.0, 10, vec![])],
+            ),
+        ];
+        assert!(aggregate(&honest).unwrap().metrics[0].flags.is_empty());
     }
 
     /// A statistic of the samples, as the io workload reports its response
