@@ -878,6 +878,14 @@ pub struct ScaleOut {
     pub spread: Vec<Spread>,
     pub hosts: Vec<HostPart>,
     pub per_rank: Vec<RankPart>,
+    /// How closely the ranks' common clock agrees: the least spread of
+    /// their readings as they left the same barriers, seconds (None from
+    /// a version before it was checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_spread_s: Option<f64>,
+    /// How far apart the hosts' wall clocks are, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_clock_skew_s: Option<f64>,
 }
 
 /// The timing of one metric's phase across ranks (IOR/mdtest's view).
@@ -895,6 +903,29 @@ pub struct Spread {
     /// The fastest and slowest rank's own elapsed time.
     pub fastest_s: f64,
     pub slowest_s: f64,
+    /// What coordinating the ranks cost the phase: how far apart they
+    /// started it (inside the aggregate's span) and the agreements around
+    /// it (outside), seconds.
+    #[serde(default)]
+    pub start_skew_s: f64,
+    #[serde(default)]
+    pub barrier_s: f64,
+    /// The host (or, on one host, the rank) that ended well after all the
+    /// others, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub straggler: Option<Straggler>,
+}
+
+/// A part of the job the others waited for at the end of a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Straggler {
+    /// The host's name, or "rank N" when the job ran on one host.
+    pub name: String,
+    pub ranks: Vec<u32>,
+    /// How long after the others it ended, and that as a share of the
+    /// aggregate's span (latest end - earliest start).
+    pub lag_s: f64,
+    pub share: f64,
 }
 
 /// One host's ranks and their work, aggregated like the whole job.

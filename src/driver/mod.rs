@@ -425,7 +425,7 @@ fn run_repetition(
                 drop(watch);
                 // A rank's failure is agreed on here, before any rank
                 // removes its scratch directories.
-                let combined = scale::combine(ran)?;
+                let combined = scale::combine(ran, env.as_ref())?;
                 progress.end_step();
                 if let Some(mut result) = combined {
                     name_result(&mut result, part.label.as_deref(), steps, repetition);

@@ -80,6 +80,7 @@ fn spread_rows(result: &WorkloadResult, scale: &ScaleOut) -> Vec<Vec<String>> {
             "first done s",
             "last done s",
             "slowest/fastest",
+            "coord ms",
         ]
         .map(String::from)
         .to_vec(),
@@ -97,6 +98,9 @@ fn spread_rows(result: &WorkloadResult, scale: &ScaleOut) -> Vec<Vec<String>> {
             format!("{:.3}", spread.first_done_s),
             format!("{:.3}", spread.last_done_s),
             tail,
+            // What coordinating the ranks cost: their start skew (inside
+            // the aggregate's span) and the agreements around the phase.
+            format!("{:.2}", (spread.start_skew_s + spread.barrier_s) * 1e3),
         ]);
     }
     rows
@@ -162,7 +166,12 @@ mod tests {
                     stonewall_value: 30_000.0,
                     fastest_s: 0.05,
                     slowest_s: 0.1,
+                    start_skew_s: 0.001,
+                    barrier_s: 0.0005,
+                    straggler: None,
                 }],
+                clock_spread_s: None,
+                wall_clock_skew_s: None,
                 hosts: Vec::new(),
                 per_rank: [11_000.0, 9_000.0]
                     .iter()
@@ -178,7 +187,7 @@ mod tests {
         };
         let text = render(&result).unwrap();
         for needle in [
-            "2 ranks", "20000", "30000", "2.00", "rank 1", "11000", "9000",
+            "2 ranks", "20000", "30000", "2.00", "1.50", "rank 1", "11000", "9000",
         ] {
             assert!(text.contains(needle), "{needle} missing in\n{text}");
         }

@@ -4,15 +4,16 @@
 //! finished; latency histograms are added, not averaged.
 use serde::{Deserialize, Serialize};
 
+use super::clock::{self, Readings};
 use super::log::{Latency, Span};
 use crate::measure::LatencyRecorder;
 use crate::measure::devices::Delta;
 use crate::measure::phase::Measured;
 use crate::result::{
     AcrossRanks, DeviceEvidence, Figure, Flag, HostPart, LatencySummary, Metric, RankPart,
-    ScaleOut, Spread, WorkloadResult,
+    ScaleOut, Spread, Straggler, WorkloadResult,
 };
-use crate::storage::env::HostEnv;
+use crate::storage::env::{HostEnv, TargetEnv};
 
 /// One rank's contribution, as it travels to rank 0.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,6 +26,31 @@ pub struct RankReport {
     /// Each metric's ids, in the order of `result.metrics`: the result's
     /// JSON leaves them out, so they travel beside it.
     metric_ids: Vec<MetricIds>,
+    /// The rank's clock readings at start-up (`scale::clock`).
+    #[serde(default)]
+    pub clock: Readings,
+    #[serde(default)]
+    pub setup: Setup,
+}
+
+/// What, besides the host, must be the same on every host for the job's
+/// figures to be one system's: fsbench itself, and how the host sees the
+/// target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub fsbench: String,
+    pub fs_type: String,
+    pub mount_options: String,
+}
+
+impl Setup {
+    pub fn of(target: Option<&TargetEnv>) -> Setup {
+        Setup {
+            fsbench: env!("CARGO_PKG_VERSION").to_string(),
+            fs_type: target.map(|t| t.fs_type.clone()).unwrap_or_default(),
+            mount_options: target.map(|t| t.mount_options.clone()).unwrap_or_default(),
+        }
+    }
 }
 
 /// What ties a metric to its span and to the histogram of its latency.
@@ -50,6 +76,8 @@ impl RankReport {
             spans,
             latencies,
             metric_ids,
+            clock: Readings::default(),
+            setup: Setup::default(),
         }
     }
 }
@@ -112,13 +140,27 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
         reports.len(),
         hosts.len()
     ));
+    result.notes.extend(differences(reports));
+    let readings: Vec<&Readings> = reports.iter().map(|r| &r.clock).collect();
+    let clock_spread_s = clock::spread(&readings);
+    let spreads: Vec<Spread> = all_parts
+        .iter()
+        .map(|parts| spread(parts, origin))
+        .collect();
+    result.notes.extend(clock_notes(
+        &spreads,
+        clock_spread_s,
+        clock::wall_skew(&readings),
+    ));
+    result
+        .notes
+        .extend(spreads.iter().filter_map(straggler_note));
     result.scale = Some(ScaleOut {
         ranks: reports.len() as u32,
         clock: CLOCK.into(),
-        spread: all_parts
-            .iter()
-            .map(|parts| spread(parts, origin))
-            .collect(),
+        clock_spread_s,
+        wall_clock_skew_s: clock::wall_skew(&readings),
+        spread: spreads,
         hosts: hosts
             .iter()
             .map(|&host| host_part(host, reports, &all_parts, origin))
@@ -392,6 +434,16 @@ fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
         .iter()
         .map(|p| p.span.end_s - p.span.start_s)
         .collect();
+    let least = |wait: fn(&Span) -> f64| {
+        parts
+            .iter()
+            .map(|p| wait(p.span))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let latest_start = parts
+        .iter()
+        .map(|p| p.span.start_s)
+        .fold(f64::NEG_INFINITY, f64::max);
     Spread {
         name: model.name.clone(),
         first_done_s: first_done - origin,
@@ -402,7 +454,135 @@ fn spread(parts: &[Part<'_>], origin: f64) -> Spread {
         stonewall_value: combined_value(&refs, stonewall_samples, first_done - start),
         fastest_s: own.iter().copied().fold(f64::INFINITY, f64::min),
         slowest_s: own.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        start_skew_s: latest_start - start,
+        barrier_s: least(|s| s.start_wait_s) + least(|s| s.end_wait_s),
+        straggler: straggler(parts),
     }
+}
+
+/// A lag under this share of the phase's span is the ranks' usual spread.
+const STRAGGLER_SHARE: f64 = 0.1;
+
+/// The host whose ranks ended last, when it ended `STRAGGLER_SHARE` of
+/// the span or more after every other host; on one host, the rank.
+fn straggler(parts: &[Part<'_>]) -> Option<Straggler> {
+    let hosts: Vec<&str> = parts
+        .iter()
+        .map(|p| p.report.host.hostname.as_str())
+        .collect();
+    let one_host = hosts.iter().all(|h| *h == hosts[0]);
+    let group = |p: &Part<'_>| match one_host {
+        true => format!("rank {}", p.report.rank),
+        false => p.report.host.hostname.clone(),
+    };
+    let last = parts
+        .iter()
+        .max_by(|a, b| a.span.end_s.total_cmp(&b.span.end_s))?;
+    let name = group(last);
+    let others_end = parts
+        .iter()
+        .filter(|p| group(p) != name)
+        .map(|p| p.span.end_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let refs: Vec<&Part<'_>> = parts.iter().collect();
+    let span = latest_end(&refs) - earliest_start(&refs);
+    let lag_s = last.span.end_s - others_end;
+    (lag_s.is_finite() && span > 0.0 && lag_s >= STRAGGLER_SHARE * span).then(|| Straggler {
+        ranks: parts
+            .iter()
+            .filter(|p| group(p) == name)
+            .map(|p| p.report.rank)
+            .collect(),
+        name,
+        lag_s,
+        share: lag_s / span,
+    })
+}
+
+/// "seq_read: h2 (ranks 1,3) ended 4.210 s after the others, 38 % of the
+/// phase's span: the others waited for it; the stonewall rate leaves its
+/// tail out".
+fn straggler_note(spread: &Spread) -> Option<String> {
+    let s = spread.straggler.as_ref()?;
+    let ranks: Vec<String> = s.ranks.iter().map(u32::to_string).collect();
+    let who = match s.name.starts_with("rank ") {
+        true => s.name.clone(),
+        false => format!("{} (ranks {})", s.name, ranks.join(",")),
+    };
+    Some(format!(
+        "straggler in {}: {who} ended {:.3} s after the others, {:.0} % of the phase's span: \
+         the others waited for it; the stonewall rate leaves its tail out",
+        spread.name,
+        s.lag_s,
+        s.share * 100.0
+    ))
+}
+
+/// A common clock that agrees less closely than this share of a phase's
+/// span makes that phase's rate uncertain by as much.
+const CLOCK_SHARE: f64 = 0.01;
+
+/// Hosts whose wall clocks differ by more than this have results whose
+/// timestamps disagree (the figures use the common clock).
+const WALL_SKEW_S: f64 = 1.0;
+
+/// Warnings on the clocks: phases too short for how closely the common
+/// clock agrees, and wall clocks apart.
+fn clock_notes(spreads: &[Spread], spread_s: Option<f64>, skew_s: Option<f64>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(spread_s) = spread_s {
+        let short: Vec<&str> = spreads
+            .iter()
+            // The slowest rank's own time: the phase's length, at least.
+            .filter(|s| spread_s > CLOCK_SHARE * s.slowest_s)
+            .map(|s| s.name.as_str())
+            .collect();
+        if !short.is_empty() {
+            notes.push(format!(
+                "the ranks' clocks agree within {:.3} ms, over 1 % of the span of {}: \
+                 their rates are that uncertain (run longer phases)",
+                spread_s * 1e3,
+                short.join(", ")
+            ));
+        }
+    }
+    if let Some(skew_s) = skew_s.filter(|&s| s > WALL_SKEW_S) {
+        notes.push(format!(
+            "the hosts' wall clocks differ by {skew_s:.1} s: their logs' times disagree \
+             (the figures use the common clock)"
+        ));
+    }
+    notes
+}
+
+/// One warning per thing the hosts differ in (kernel, file system, mount
+/// options, fsbench version), naming what each host has.
+fn differences(reports: &[RankReport]) -> Vec<String> {
+    type Facet = fn(&RankReport) -> String;
+    let facets: [(&str, Facet); 4] = [
+        ("kernel", |r| r.host.kernel.clone()),
+        ("file system", |r| r.setup.fs_type.clone()),
+        ("mount options", |r| r.setup.mount_options.clone()),
+        ("fsbench version", |r| r.setup.fsbench.clone()),
+    ];
+    let mut notes = Vec::new();
+    for (what, facet) in facets {
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for report in reports {
+            let host = &report.host.hostname;
+            if !seen.iter().any(|(h, _)| h == host) {
+                seen.push((host.clone(), facet(report)));
+            }
+        }
+        if seen.iter().any(|(_, value)| *value != seen[0].1) {
+            let each: Vec<String> = seen.iter().map(|(h, v)| format!("{h}: {v}")).collect();
+            notes.push(format!(
+                "hosts differ in {what} ({}): the job's figures mix them",
+                each.join("; ")
+            ));
+        }
+    }
+    notes
 }
 
 /// The value of a host's or a rank's part (of the `job`'s parts), without
@@ -527,6 +707,8 @@ mod tests {
             end_s: start_s + seconds,
             ops,
             checkpoints,
+            start_wait_s: 0.0,
+            end_wait_s: 0.0,
         }
     }
 
@@ -802,6 +984,84 @@ mod tests {
         let mut partial = reports;
         partial[2].result.metrics[0].device = None;
         assert!(aggregate(&partial).unwrap().metrics[0].device.is_none());
+    }
+
+    fn ending(rank_no: u32, on: &str, start: f64, end: f64) -> RankReport {
+        rank(
+            rank_no,
+            on,
+            vec![rate("read", "MiB/s", 1.0, 100, end - start)],
+            vec![span(start, end - start, 10, vec![])],
+        )
+    }
+
+    /// h2's one rank, behind a slow link, ends 4 s after h1's two: it is
+    /// named with its lag; ranks a few percent apart are no stragglers.
+    #[test]
+    fn the_host_the_others_waited_for_is_named_with_its_lag() {
+        let reports = vec![
+            ending(0, "h1", 0.0, 1.0),
+            ending(1, "h2", 0.0, 5.0),
+            ending(2, "h1", 0.0, 0.98),
+        ];
+        let result = aggregate(&reports).unwrap();
+        let spread = &result.scale.as_ref().unwrap().spread[0];
+        let straggler = spread.straggler.as_ref().expect("h2 is the straggler");
+        assert_eq!(
+            (straggler.name.as_str(), &straggler.ranks[..]),
+            ("h2", &[1][..])
+        );
+        assert!((straggler.lag_s - 4.0).abs() < 1e-9);
+        assert!((straggler.share - 0.8).abs() < 1e-9);
+        assert!(
+            result.notes.iter().any(|n| n.starts_with(
+                "straggler in read: h2 (ranks 1) ended 4.000 s after the others, 80 %"
+            )),
+            "{:?}",
+            result.notes
+        );
+        let even = vec![ending(0, "h1", 0.0, 1.0), ending(1, "h2", 0.0, 1.05)];
+        let spread = &aggregate(&even).unwrap().scale.unwrap().spread[0];
+        assert_eq!(spread.straggler, None);
+        // On one host, the rank.
+        let one = vec![ending(0, "h", 0.0, 1.0), ending(1, "h", 0.0, 2.0)];
+        let spread = &aggregate(&one).unwrap().scale.unwrap().spread[0];
+        assert_eq!(spread.straggler.as_ref().unwrap().name, "rank 1");
+    }
+
+    /// The last rank into an agreement waits only for the messages: the
+    /// least wait on each side is the coordination's cost; the ranks'
+    /// start skew is inside the span.
+    #[test]
+    fn coordination_is_the_least_wait_and_the_start_skew() {
+        let mut reports = vec![ending(0, "h1", 0.0, 1.0), ending(1, "h2", 0.001, 1.0)];
+        for (report, (start, end)) in reports.iter_mut().zip([(0.002, 0.0003), (0.0001, 0.004)]) {
+            report.spans[0].start_wait_s = start;
+            report.spans[0].end_wait_s = end;
+        }
+        let spread = &aggregate(&reports).unwrap().scale.unwrap().spread[0];
+        assert!(
+            (spread.barrier_s - 0.0004).abs() < 1e-12,
+            "{}",
+            spread.barrier_s
+        );
+        assert!((spread.start_skew_s - 0.001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hosts_that_differ_are_told_what_in() {
+        let mut reports = vec![ending(0, "h1", 0.0, 1.0), ending(1, "h2", 0.0, 1.0)];
+        assert!(differences(&reports).is_empty());
+        reports[1].host.kernel = "6.6".into();
+        reports[1].setup.mount_options = "rw,noatime".into();
+        let notes = differences(&reports);
+        assert_eq!(
+            notes,
+            [
+                "hosts differ in kernel (h1: 6.1; h2: 6.6): the job's figures mix them",
+                "hosts differ in mount options (h1: ; h2: rw,noatime): the job's figures mix them",
+            ]
+        );
     }
 
     /// The issue's lab run: two client hosts on links shaped to 1 GbE, each

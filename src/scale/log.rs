@@ -18,6 +18,14 @@ pub struct Span {
     /// none for a phase made of other phases (PostMark's total).
     pub ops: u64,
     pub checkpoints: Vec<(f64, u64)>,
+    /// How long this rank waited in the agreements before and after the
+    /// phase (outside its timing): the rank that arrives last waits only
+    /// for the messages, so the least of the ranks' waits is what the
+    /// coordination itself costs.
+    #[serde(default)]
+    pub start_wait_s: f64,
+    #[serde(default)]
+    pub end_wait_s: f64,
 }
 
 impl Span {

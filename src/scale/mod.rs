@@ -9,6 +9,7 @@
 //! team has one rank and every call here is a no-op: fsbench runs exactly
 //! as it does alone.
 pub mod aggregate;
+mod clock;
 mod log;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -21,13 +22,14 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use aggregate::RankReport;
+use aggregate::{RankReport, Setup};
 pub use log::{Latency, Span};
 use team::Team;
 pub use team::{RankFailed, exit_code_of};
 
 use crate::measure::{PhaseTiming, checkpoint};
 use crate::result::WorkloadResult;
+use crate::storage::env::TargetEnv;
 
 thread_local! {
     /// MPI is used from the main thread only: the team lives there.
@@ -46,6 +48,9 @@ static SIZE: AtomicU32 = AtomicU32::new(1);
 /// (4 ranks on 2 cores) from 4 µs to 10 ms. Across hosts it
 /// also includes network latency (not measured).
 static EPOCH: OnceLock<Instant> = OnceLock::new();
+/// This rank's clock readings at start-up (`clock`), sent with each of
+/// its results.
+static CLOCK: OnceLock<clock::Readings> = OnceLock::new();
 
 /// Joins the job the launcher started (if any); call once, first thing.
 pub fn init() -> anyhow::Result<()> {
@@ -61,6 +66,9 @@ pub fn init() -> anyhow::Result<()> {
     }
     team.barrier();
     let _ = EPOCH.set(Instant::now());
+    if team.size() > 1 {
+        let _ = CLOCK.set(clock::read(&team, common_seconds));
+    }
     TEAM.with(|t| *t.borrow_mut() = Some(team));
     Ok(())
 }
@@ -169,18 +177,29 @@ pub fn phase<T>(
     if !multi_rank() {
         return body();
     }
+    let waiting = Instant::now();
     agree(Ok(()))?;
+    let start_wait_s = waiting.elapsed().as_secs_f64();
     checkpoint::restart();
     let outcome = hooks::before_phase().and_then(|()| body());
-    if let Ok(value) = &outcome {
-        let (ops, points) = checkpoint::take();
+    let measured = outcome
+        .as_ref()
+        .ok()
+        .map(|value| (timing(value), checkpoint::take()));
+    let waiting = Instant::now();
+    let outcome = agree(outcome);
+    if let Some((timing, (ops, points))) = measured.filter(|_| outcome.is_ok()) {
         let checkpoints = points
             .into_iter()
             .map(|(at, count)| (common_seconds(at), count))
             .collect();
-        log::add_span(span_of(&timing(value), ops, checkpoints));
+        log::add_span(Span {
+            start_wait_s,
+            end_wait_s: waiting.elapsed().as_secs_f64(),
+            ..span_of(&timing, ops, checkpoints)
+        });
     }
-    agree(outcome)
+    outcome
 }
 
 /// Records a timing made of several phases (e.g. PostMark's total), so
@@ -204,25 +223,34 @@ fn span_of(timing: &PhaseTiming, ops: u64, checkpoints: Vec<(f64, u64)>) -> Span
         end_s: start_s + timing.elapsed.as_secs_f64(),
         ops,
         checkpoints,
+        start_wait_s: 0.0,
+        end_wait_s: 0.0,
     }
 }
 
 /// One repetition's result of this rank → the job's result on rank 0
 /// (aggregated over all ranks), None on the others; or the failure of any
 /// rank, on every rank. Alone: `result` as is.
-pub fn combine(result: anyhow::Result<WorkloadResult>) -> anyhow::Result<Option<WorkloadResult>> {
+/// `target`: this rank's view of the target, to tell hosts that see it
+/// differently.
+pub fn combine(
+    result: anyhow::Result<WorkloadResult>,
+    target: Option<&TargetEnv>,
+) -> anyhow::Result<Option<WorkloadResult>> {
     if !multi_rank() {
         return result.map(Some);
     }
     let (spans, latencies) = log::take();
     let bytes = result.and_then(|result| {
-        let report = RankReport::new(
+        let mut report = RankReport::new(
             rank(),
             crate::storage::env::probe_host(),
             result,
             spans,
             latencies,
         );
+        report.clock = CLOCK.get().cloned().unwrap_or_default();
+        report.setup = Setup::of(target);
         Ok(serde_json::to_vec(&report)?)
     });
     let Some(all) = with_team(|team| team.gather(bytes))? else {
