@@ -212,17 +212,12 @@ impl NetLab {
         remove_stale_labs();
         let started = Instant::now();
         let name = next_name();
-        let dir = Path::new(ROOT).join(&name);
-        std::fs::create_dir(&dir).expect("cannot create the lab's directory");
-        must(
-            Command::new("mount")
-                .args(["-t", "tmpfs", "-o", LAB_TMPFS, "netlab"])
-                .arg(&dir),
-        );
+        // The lab exists before anything is made: a step that fails is
+        // undone by its drop.
         let mut lab = NetLab {
             subnet: claim_subnet(&name),
+            dir: Path::new(ROOT).join(&name),
             name,
-            dir,
             rates_mbit: spec.rates_mbit,
             daemons: Vec::new(),
             glusterd: None,
@@ -230,6 +225,7 @@ impl NetLab {
             timings: Vec::new(),
             torn_down: false,
         };
+        lab.make_dir();
         lab.build_network();
         lab.timings.push(("network".into(), started.elapsed()));
         lab
@@ -634,6 +630,14 @@ impl Trace {
 // Hosts and links.
 
 impl NetLab {
+    /// The lab's directory, a tmpfs of its own.
+    fn make_dir(&self) {
+        std::fs::create_dir(&self.dir).expect("cannot create the lab's directory");
+        let mut mount = Command::new("mount");
+        mount.args(["-t", "tmpfs", "-o", LAB_TMPFS, "netlab"]);
+        must(mount.arg(&self.dir));
+    }
+
     /// The server's bridge and, per client, a veth pair from the bridge to
     /// the client's `eth0`, shaped at both ends.
     fn build_network(&self) {
@@ -914,6 +918,7 @@ impl NetLab {
         let pid = self.spawn_daemon(
             "sshd",
             &[],
+            // sshd re-executes itself for each connection: by full path.
             &[
                 "/usr/sbin/sshd",
                 "-D",
