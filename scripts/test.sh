@@ -18,8 +18,12 @@ cd "$(dirname "$0")/.."
 # (mpicc and bindgen) and mpirun for the scale-out tests.
 # man-db: man renders fsbench's man page and finds the installed one.
 # fdisk: sfdisk partitions a loop device for the --wipe refusal tests.
+# glusterfs-server, glusterfs-client, sshfs, openssh-server, samba, smbnetfs,
+# iproute2: the network lab (tests/common/netlab.rs) serves GlusterFS, sshfs
+# and SMB from a server namespace to client namespaces over shaped links.
 packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
-  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk)
+  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk
+  glusterfs-server glusterfs-client sshfs openssh-server samba smbnetfs iproute2)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do

@@ -7,6 +7,8 @@
 //! root: without it those tests print `skipping: not root` and return.
 #![allow(dead_code)]
 
+pub mod netlab;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
