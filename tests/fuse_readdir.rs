@@ -73,6 +73,11 @@ struct SkipFs {
 
 impl SkipFs {
     fn mount() -> SkipFs {
+        Self::mount_with(&[])
+    }
+
+    /// Mounted with the fixture's `env` settings (SKIPFS_NO_LINKS...).
+    fn mount_with(env: &[(&str, &str)]) -> SkipFs {
         // Not named fsbench-*: `fsbench clean /tmp` must never see it.
         let dir = tempfile::Builder::new()
             .prefix("fsb-fuse-")
@@ -88,6 +93,7 @@ impl SkipFs {
             .arg(FIXTURE)
             .arg(&mnt)
             .env("SKIPFS_TRACE", "1")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone().unwrap())
             .stderr(log_file)
@@ -309,4 +315,48 @@ fn fsbench_deletes_everything_where_readdir_skips() {
         ["SENTINEL", "sentinel-dir"],
         "fsbench left something on skipfs"
     );
+}
+
+/// A file system without links and user attributes (skipfs refusing
+/// them, as SMB without its Unix extensions does): `fsbench meta` skips
+/// those operations, says why, and counts the rest.
+#[test]
+fn meta_skips_what_the_file_system_refuses_and_says_so() {
+    if !fuse_ready() {
+        return;
+    }
+    let fs = SkipFs::mount_with(&[("SKIPFS_NO_LINKS", "1")]);
+    let sentinel = Sentinel::plant(fs.path());
+    let json = fs.outside("meta.json");
+    let out = Running::spawn(&[
+        "meta",
+        &fs.arg(),
+        "-n",
+        "40",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ])
+    .wait_for(RUN_TIMEOUT);
+    out.assert_success();
+    let result = common::read_json(&json);
+    let workload = &result["targets"][0]["workloads"][0];
+    let names = common::metric_names(workload);
+    for skipped in ["symlink", "link", "setxattr", "getxattr"] {
+        assert!(
+            !names.contains(&format!("{skipped}_ops_s").as_str()),
+            "{names:?}"
+        );
+    }
+    assert!(names.contains(&"create_ops_s") && names.contains(&"unlink_ops_s"));
+    let notes = workload["notes"].to_string();
+    for note in [
+        "symlink skipped: fuse.skipfs does not support symbolic links",
+        "link skipped: fuse.skipfs does not support hard links",
+        "setxattr/getxattr skipped: fuse.skipfs does not support user extended attributes",
+    ] {
+        assert!(notes.contains(note), "{note} missing in {notes}");
+    }
+    sentinel.assert_intact();
+    common::assert_no_scratch_left(fs.path());
 }

@@ -153,28 +153,32 @@ fn write_synced(path: &Path, bytes: usize) {
 
 #[test]
 fn glusterfs_serves_every_workload() {
-    every_workload_on(Fs::Gluster);
+    workloads_on(Fs::Gluster, &[]);
 }
 
 #[test]
 fn sshfs_serves_every_workload() {
-    every_workload_on(Fs::Sshfs);
+    workloads_on(Fs::Sshfs, &[]);
 }
 
-/// Every workload fails on smbnetfs before it starts: see
-/// `smbnetfs_takes_a_scratch_directory`.
+/// Every workload but PostMark, meta and tree. smbnetfs answers EIO to
+/// PostMark's creates after deletes, to meta's truncates after renames and
+/// to the tree copy's listxattr, and from then on to everything on the
+/// mount (even a listing of the share): a client fault, which fsbench
+/// reports in one line, but which leaves it nothing to clean up with.
+/// Samba through the kernel's cifs client is the path users take; this
+/// kernel has no cifs.
 #[test]
-#[ignore = "fsbench cannot mark a scratch directory on smbnetfs (renaming the open marker: EBUSY)"]
-fn smbnetfs_serves_every_workload() {
-    every_workload_on(Fs::Smb);
+fn smbnetfs_serves_every_workload_it_can() {
+    workloads_on(Fs::Smb, &["postmark", "meta", "tree"]);
 }
 
 /// The smallest run on smbnetfs: fsbench makes its scratch directory,
-/// writes its marker as `.fsbench-scratch.new` and renames it while it is
-/// open; smbnetfs (SMB: no renaming a file open without delete sharing)
-/// answers EBUSY, after EINVAL for RENAME_NOREPLACE.
+/// writes its marker as `.fsbench-scratch.new` and renames it; smbnetfs
+/// (SMB: no renaming a file open without delete sharing) refuses that
+/// while the marker is open (EBUSY, after EINVAL for RENAME_NOREPLACE),
+/// so fsbench closes it, renames it and opens it again.
 #[test]
-#[ignore = "fsbench cannot mark a scratch directory on smbnetfs (renaming the open marker: EBUSY)"]
 fn smbnetfs_takes_a_scratch_directory() {
     let Some(mut lab) = lab_for(&[Fs::Smb], false) else {
         return;
@@ -184,16 +188,28 @@ fn smbnetfs_takes_a_scratch_directory() {
     fsbench_on(
         &lab,
         0,
-        &["meta", &target.display().to_string(), "-n", "10"],
+        &[
+            "io",
+            &target.display().to_string(),
+            "-s",
+            "1m",
+            "--duration",
+            "0.2s",
+            "--interval",
+            "0.1s",
+            "--warmup",
+            "0",
+        ],
     )
     .assert_success();
     assert_no_scratch_left(target);
     close_and_check(lab);
 }
 
-/// One lab serving `fs`: every workload runs through client 0 beside a
-/// sentinel, which client 1 then sees intact; the lab goes without a trace.
-fn every_workload_on(fs: Fs) {
+/// One lab serving `fs`: every workload but `left_out` runs through
+/// client 0 beside a sentinel, which client 1 then sees intact; the lab
+/// goes without a trace.
+fn workloads_on(fs: Fs, left_out: &[&str]) {
     let Some(mut lab) = lab_for(&[fs], false) else {
         return;
     };
@@ -202,7 +218,8 @@ fn every_workload_on(fs: Fs) {
     let sentinel = Sentinel::plant(target);
     let outside = lab.dir().join("results");
     std::fs::create_dir_all(&outside).unwrap();
-    for (kind, args) in workloads(&target.display().to_string(), &outside) {
+    let all = workloads(&target.display().to_string(), &outside);
+    for (kind, args) in all.into_iter().filter(|(kind, _)| !left_out.contains(kind)) {
         let started = Instant::now();
         runs_with_sane_figures(&lab, kind, &args, &outside.join(format!("{kind}.json")));
         eprintln!("{}: {kind} {:.2?}", fs.name(), started.elapsed());
@@ -394,7 +411,6 @@ fn each_file_system_crosses_clients_and_env_names_it() {
 /// not among the network file systems (src/storage/devices.rs NETWORK_FS),
 /// so its traffic is not counted and its figures get no network evidence.
 #[test]
-#[ignore = "fsbench does not know fuse.smbnetfs as a network file system: no counters"]
 fn env_counts_smbnetfs_traffic_on_the_network() {
     let Some(mut lab) = lab_for(&[Fs::Smb], false) else {
         return;

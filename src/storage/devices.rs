@@ -97,6 +97,7 @@ const NETWORK_FS: &[&str] = &[
     "glusterfs",
     "fuse.glusterfs",
     "fuse.sshfs",
+    "fuse.smbnetfs",
     "fuse.s3fs",
     "fuse.ceph",
 ];

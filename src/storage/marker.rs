@@ -60,12 +60,35 @@ pub fn write_locked(dir: BorrowedFd<'_>, marker: &Marker) -> anyhow::Result<Owne
     )
     .context("cannot create the marker")?;
     let written = fill(fd.as_fd(), marker)
-        .and_then(|()| put_in_place(dir))
-        .and_then(|()| settle(fd.as_fd(), dir));
-    if let Err(e) = written {
+        .and_then(|()| place(fd, dir))
+        .and_then(|fd| settle(fd.as_fd(), dir).map(|()| fd));
+    if written.is_err() {
         let _ = rustix::fs::unlinkat(dir, MARKER_NEW_C, AtFlags::empty());
-        return Err(e);
     }
+    written
+}
+
+/// Puts the open marker `fd` in place. A file system that will not rename
+/// an open file (smbnetfs: EBUSY) gets it closed, renamed and opened
+/// again, its lock taken again: for that moment the marker is unlocked
+/// and not held open, and a `clean` at that instant could take the
+/// brand-new, empty scratch directory for a dead run's.
+fn place(fd: OwnedFd, dir: BorrowedFd<'_>) -> anyhow::Result<OwnedFd> {
+    match put_in_place(dir) {
+        Err(Errno::BUSY) => {}
+        Ok(()) => return Ok(fd),
+        Err(e) => return Err(anyhow::Error::from(e).context("cannot put the marker in place")),
+    }
+    drop(fd);
+    put_in_place(dir).context("cannot put the marker in place")?;
+    let fd = rustix::fs::openat(
+        dir,
+        MARKER_C,
+        OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .context("cannot open the marker again")?;
+    hold_lock(fd.as_fd())?;
     Ok(fd)
 }
 
@@ -90,7 +113,7 @@ pub fn sync(fd: BorrowedFd<'_>) -> rustix::io::Result<()> {
 /// Renames the written marker to its name, refusing to replace anything
 /// there. A file system without RENAME_NOREPLACE gets a plain rename: the
 /// directory is the one fsbench just made, mode 0700.
-fn put_in_place(dir: BorrowedFd<'_>) -> anyhow::Result<()> {
+fn put_in_place(dir: BorrowedFd<'_>) -> rustix::io::Result<()> {
     let renamed = rustix::fs::renameat_with(
         dir,
         MARKER_NEW_C,
@@ -102,7 +125,6 @@ fn put_in_place(dir: BorrowedFd<'_>) -> anyhow::Result<()> {
         Err(Errno::INVAL | Errno::NOSYS) => rustix::fs::renameat(dir, MARKER_NEW_C, dir, MARKER_C),
         other => other,
     }
-    .context("cannot put the marker in place")
 }
 
 /// Locks the new marker and writes what it says.

@@ -179,9 +179,9 @@ impl MetaConfig {
         self.ops.contains(&op)
     }
 
-    fn role(&self, op: MetaOp, xattrs: bool) -> Role {
+    fn role(&self, op: MetaOp, refused: &[MetaOp]) -> Role {
         match op {
-            _ if op.is_xattr() && !xattrs => Role::Skipped,
+            _ if refused.contains(&op) => Role::Skipped,
             _ if self.selected(op) => Role::Timed,
             MetaOp::Create => Role::Untimed("every other operation needs the files"),
             MetaOp::Unlink => Role::Untimed("the files are always removed at the end"),
@@ -217,7 +217,7 @@ impl Meta {
         &self,
         ctx: &RunContext<'_>,
         rep: &mut Repetition<'_>,
-        xattrs: bool,
+        refused: &[MetaOp],
         notes: &mut Vec<String>,
     ) -> anyhow::Result<Vec<Metric>> {
         let mut metrics = Vec::new();
@@ -230,7 +230,7 @@ impl Meta {
                     );
                 }
             }
-            match self.config.role(op, xattrs) {
+            match self.config.role(op, refused) {
                 Role::Skipped => continue,
                 Role::Untimed(why) => {
                     notes.push(format!("{} was not timed: it ran because {why}", op.name()));
@@ -300,14 +300,9 @@ impl Workload for Meta {
                 config.dirs
             ));
         }
-        let xattrs = !config.ops.iter().any(|op| op.is_xattr()) || rep.xattrs_supported()?;
-        if !xattrs {
-            notes.push(format!(
-                "setxattr/getxattr skipped: {} does not support user extended attributes",
-                fs_name(ctx)
-            ));
-        }
-        let metrics = self.run_ops(ctx, &mut rep, xattrs, &mut notes)?;
+        let refused = rep.refused(&config.ops)?;
+        notes.extend(refusal_notes(&refused, &fs_name(ctx)));
+        let metrics = self.run_ops(ctx, &mut rep, &refused, &mut notes)?;
         notes.extend(rep.remove()?.unusual());
         Ok(WorkloadResult {
             workload: self.kind().into(),
@@ -318,6 +313,25 @@ impl Workload for Meta {
             ..Default::default()
         })
     }
+}
+
+/// One note per kind of operation the file system refused (and fsbench
+/// skipped).
+fn refusal_notes(refused: &[MetaOp], fs: &str) -> Vec<String> {
+    let kinds = [
+        (
+            MetaOp::Setxattr,
+            "setxattr/getxattr",
+            "user extended attributes",
+        ),
+        (MetaOp::Symlink, "symlink", "symbolic links"),
+        (MetaOp::Link, "link", "hard links"),
+    ];
+    kinds
+        .iter()
+        .filter(|(op, _, _)| refused.contains(op))
+        .map(|(_, ops, what)| format!("{ops} skipped: {fs} does not support {what}"))
+        .collect()
 }
 
 /// The target's file system type, for notes ("this file system" when it

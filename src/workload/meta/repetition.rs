@@ -181,21 +181,26 @@ impl<'a> Repetition<'a> {
         })
     }
 
-    /// Whether the file system takes `user.` attributes: tried (and
-    /// undone) on the repetition's directory.
-    pub(super) fn xattrs_supported(&self) -> anyhow::Result<bool> {
-        let path = self
+    /// Which of `ops` the file system refuses outright, each tried (and
+    /// undone) in the repetition's directory: `user.` attributes (setxattr
+    /// stands for getxattr too), symbolic links, hard links (SMB without
+    /// its Unix extensions has neither link).
+    pub(super) fn refused(&self, ops: &[MetaOp]) -> anyhow::Result<Vec<MetaOp>> {
+        let dir = self
             .scratch
             .path()
             .join(self.name.to_string_lossy().as_ref());
-        let set = rustix::fs::lsetxattr(&path, XATTR_NAME, &XATTR_VALUE, XattrFlags::empty());
-        match set {
-            Err(Errno::NOTSUP) => Ok(false),
-            Err(e) => Err(e).with_context(|| format!("setxattr {} failed", path.display())),
-            Ok(()) => rustix::fs::lremovexattr(&path, XATTR_NAME)
-                .map(|()| true)
-                .with_context(|| format!("removexattr {} failed", path.display())),
+        let mut refused = Vec::new();
+        if ops.iter().any(|op| op.is_xattr()) && !supported(try_xattr(&dir))? {
+            refused.extend([MetaOp::Setxattr, MetaOp::Getxattr]);
         }
+        if ops.contains(&MetaOp::Symlink) && !supported(try_symlink(&dir))? {
+            refused.push(MetaOp::Symlink);
+        }
+        if ops.contains(&MetaOp::Link) && !supported(try_link(&dir))? {
+            refused.push(MetaOp::Link);
+        }
+        Ok(refused)
     }
 
     /// Runs `op` as a timed phase (in step with other MPI ranks) and
@@ -497,4 +502,55 @@ fn shuffle(numbers: &mut [u32], random: &mut impl Random) {
         let j = random.below(i as u64 + 1) as usize;
         numbers.swap(i, j);
     }
+}
+
+/// Errors that mean "this file system does not do that".
+fn is_refusal(e: Errno) -> bool {
+    matches!(e, Errno::NOTSUP | Errno::NOSYS | Errno::PERM)
+}
+
+/// Whether a tried operation worked; a refusal is `false`, any other
+/// failure an error.
+fn supported(tried: anyhow::Result<rustix::io::Result<()>>) -> anyhow::Result<bool> {
+    match tried? {
+        Ok(()) => Ok(true),
+        Err(e) if is_refusal(e) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Sets and removes a `user.` attribute on `dir`.
+fn try_xattr(dir: &Path) -> anyhow::Result<rustix::io::Result<()>> {
+    match rustix::fs::lsetxattr(dir, XATTR_NAME, &XATTR_VALUE, XattrFlags::empty()) {
+        Ok(()) => rustix::fs::lremovexattr(dir, XATTR_NAME)
+            .map(Ok)
+            .with_context(|| format!("removexattr {} failed", dir.display())),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// Makes and removes a symbolic link in `dir`.
+fn try_symlink(dir: &Path) -> anyhow::Result<rustix::io::Result<()>> {
+    let link = dir.join(".fsbench-probe-symlink");
+    match rustix::fs::symlink("probe", &link) {
+        Ok(()) => std::fs::remove_file(&link)
+            .map(Ok)
+            .with_context(|| format!("cannot remove {}", link.display())),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// Makes a file in `dir`, a hard link to it, and removes both.
+fn try_link(dir: &Path) -> anyhow::Result<rustix::io::Result<()>> {
+    let (file, link) = (
+        dir.join(".fsbench-probe-file"),
+        dir.join(".fsbench-probe-link"),
+    );
+    std::fs::File::create(&file).with_context(|| format!("cannot create {}", file.display()))?;
+    let linked = rustix::fs::link(&file, &link);
+    if linked.is_ok() {
+        std::fs::remove_file(&link).with_context(|| format!("cannot remove {}", link.display()))?;
+    }
+    std::fs::remove_file(&file).with_context(|| format!("cannot remove {}", file.display()))?;
+    Ok(linked)
 }
