@@ -482,3 +482,84 @@ fn fsbench_runs_one_mpi_job_over_two_hosts() {
     assert_no_scratch_left(&share.clients[0]);
     close_and_check(lab);
 }
+
+/// `fsbench io` over two hosts, the same path on each, 1 MiB sequential
+/// reads of a file per rank: run as `mpirun ... fsbench io ARGS --json`,
+/// the job's read-rate metric.
+#[cfg(feature = "mpi")]
+fn mpi_io(lab: &NetLab, target: &str, extra: &[&str], name: &str) -> (serde_json::Value, Output) {
+    let json = lab.dir().join(format!("{name}.json"));
+    let mut args = vec![
+        "io", target, "-s", "160m", "-b", "1m", "--read", "100", "--seek", "0", "--duration",
+        "1s", "--interval", "0.5s", "--warmup", "0", "-q",
+    ];
+    args.extend(extra);
+    let mut command = lab.mpirun(1);
+    command.arg(FSBENCH).args(&args).arg("--json").arg(&json);
+    let out = Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" ")))
+        .wait();
+    out.assert_success().assert_no_panic();
+    let result = read_json(&json)["targets"][0]["workloads"][0].clone();
+    (result, out)
+}
+
+#[cfg(feature = "mpi")]
+fn flag_names(metric: &serde_json::Value) -> Vec<String> {
+    metric["flags"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// The lab run, both ways. Each rank reading the file it laid out
+/// is flagged served from cache exactly when its host's link carried under
+/// half the bytes it read. With `--cross-host` each rank reads the other
+/// host's file: the links carry what was read, nothing is flagged, and the
+/// rate stays within the two 1 GbE links.
+#[cfg(feature = "mpi")]
+#[test]
+fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
+    let Some(mut lab) = lab_for(&[Fs::Gluster], true) else {
+        return;
+    };
+    let share = start(&mut lab, Fs::Gluster);
+    let target = lab.same_path(&share.clients).display().to_string();
+    let rate_of = |result: &serde_json::Value| {
+        let metrics = result["metrics"].as_array().unwrap();
+        metrics.iter().find(|m| m["name"] == "mib_per_s").unwrap().clone()
+    };
+
+    let (own, out) = mpi_io(&lab, &target, &[], "own");
+    let metric = rate_of(&own);
+    let device = &metric["device"];
+    let ratio = device["read_ratio"].as_f64().expect("the links' bytes");
+    let flags = flag_names(&metric);
+    assert_eq!(
+        flags.contains(&"served_from_cache".to_string()),
+        ratio < 0.5,
+        "read ratio {ratio}, flags {flags:?}\n{out}"
+    );
+    assert_eq!(device["link_bytes_per_s"], 250_000_000, "two shaped links\n{out}");
+    eprintln!("own files: {} MiB/s, read ratio {ratio:.2}, {flags:?}", metric["value"]);
+
+    let (crossed, out) = mpi_io(&lab, &target, &["--cross-host"], "crossed");
+    let metric = rate_of(&crossed);
+    let ratio = metric["device"]["read_ratio"].as_f64().unwrap();
+    assert!(ratio >= 0.8, "the links carried only {ratio} of the reads\n{out}");
+    let flags = flag_names(&metric);
+    assert!(
+        !flags.contains(&"served_from_cache".to_string())
+            && !flags.contains(&"exceeds_device".to_string()),
+        "{flags:?}\n{out}"
+    );
+    let mib_per_s = metric["value"].as_f64().unwrap();
+    eprintln!("cross-host: {mib_per_s:.1} MiB/s, read ratio {ratio:.2}, {flags:?}\n{out}");
+    assert!(mib_per_s * 1048576.0 <= 250e6 * 1.05, "{mib_per_s} MiB/s through 2 GbE\n{out}");
+    assert!(
+        crossed["notes"].to_string().contains("rank 0 on rank 1's"),
+        "{}",
+        crossed["notes"]
+    );
+    assert_no_scratch_left(&share.clients[0]);
+    close_and_check(lab);
+}

@@ -140,12 +140,74 @@ pub fn scratch_id(run_id: &str) -> anyhow::Result<String> {
 /// where the ranks of a `--shared-dir` run meet, inside a directory
 /// fsbench marked as its own. Alone: `own` itself.
 pub fn root_scratch(own: &Path) -> PathBuf {
+    rank_scratch(own, 0)
+}
+
+/// Rank `other`'s scratch directory, given this rank's: its sibling.
+/// Alone: `own` itself.
+pub fn rank_scratch(own: &Path, other: u32) -> PathBuf {
     let suffix = format!("-r{}", rank());
     let name = own.file_name().map(|n| n.to_string_lossy().into_owned());
     match name.as_deref().and_then(|n| n.strip_suffix(&suffix)) {
-        Some(stem) if multi_rank() => own.with_file_name(format!("{stem}-r0")),
+        Some(stem) if multi_rank() => own.with_file_name(format!("{stem}-r{other}")),
         _ => own.to_path_buf(),
     }
+}
+
+/// The rank on the next host whose files this rank reads instead of its
+/// own (IOR's `-C`, IO500's shifted reads): so that no host reads what it
+/// wrote, from its own cache. Every rank calls it at the same point.
+pub fn next_host_peer() -> anyhow::Result<u32> {
+    let host = crate::storage::env::host_name().into_bytes();
+    let names = with_team(|team| team.gather(Ok(host)))?;
+    let plan = match names {
+        Some(all) => {
+            let hosts: Vec<String> = all
+                .iter()
+                .map(|name| String::from_utf8_lossy(name).into_owned())
+                .collect();
+            peers_on_next_host(&hosts).and_then(|peers| Ok(serde_json::to_vec(&peers)?))
+        }
+        None => Ok(Vec::new()),
+    };
+    let shared = with_team(|team| team.share_from_root(plan))?;
+    let peers: Vec<u32> = serde_json::from_slice(&shared)?;
+    Ok(peers[rank() as usize])
+}
+
+/// For the ranks on `hosts` (rank i on hosts[i]), the rank each reads
+/// from: the one in its place among the ranks of the next host (hosts in
+/// the order of their first rank, the last followed by the first).
+fn peers_on_next_host(hosts: &[String]) -> anyhow::Result<Vec<u32>> {
+    let mut order: Vec<&str> = Vec::new();
+    for host in hosts {
+        if !order.contains(&host.as_str()) {
+            order.push(host);
+        }
+    }
+    let ranks_on = |host: &str| -> Vec<u32> {
+        (0..hosts.len() as u32).filter(|&r| hosts[r as usize] == host).collect()
+    };
+    if order.len() < 2 {
+        return crate::error::usage(format!(
+            "--cross-host needs ranks on two hosts or more: all {} ranks are on {}",
+            hosts.len(),
+            order.first().copied().unwrap_or("?")
+        ));
+    }
+    let counts: Vec<usize> = order.iter().map(|h| ranks_on(h).len()).collect();
+    if counts.iter().any(|&c| c != counts[0]) {
+        return crate::error::usage(
+            "--cross-host needs as many ranks on every host (each reads one other rank's files)",
+        );
+    }
+    Ok((0..hosts.len())
+        .map(|r| {
+            let host = order.iter().position(|h| *h == hosts[r]).expect("listed");
+            let place = ranks_on(&hosts[r]).iter().position(|&x| x == r as u32).expect("listed");
+            ranks_on(order[(host + 1) % order.len()])[place]
+        })
+        .collect())
 }
 
 /// Refuses a command that does not run under MPI yet.
@@ -261,6 +323,35 @@ pub fn combine(
         .map(|bytes| serde_json::from_slice::<RankReport>(bytes))
         .collect::<Result<Vec<_>, _>>()?;
     aggregate::aggregate(&reports).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    /// Ranks placed by slot (0,2 on a; 1,3 on b) or by block (0,1 on a;
+    /// 2,3 on b): each reads the rank in its place on the other host.
+    #[test]
+    fn each_rank_reads_its_counterpart_on_the_next_host() {
+        let by_slot = peers_on_next_host(&hosts(&["a", "b", "a", "b"])).unwrap();
+        assert_eq!(by_slot, [1, 0, 3, 2]);
+        let by_block = peers_on_next_host(&hosts(&["a", "a", "b", "b"])).unwrap();
+        assert_eq!(by_block, [2, 3, 0, 1]);
+        let three = peers_on_next_host(&hosts(&["a", "b", "c"])).unwrap();
+        assert_eq!(three, [1, 2, 0], "the last host reads the first's");
+    }
+
+    #[test]
+    fn cross_host_reads_need_two_hosts_with_as_many_ranks() {
+        let one = peers_on_next_host(&hosts(&["a", "a"])).unwrap_err();
+        assert!(one.to_string().contains("two hosts or more"), "{one}");
+        let uneven = peers_on_next_host(&hosts(&["a", "a", "b"])).unwrap_err();
+        assert!(uneven.to_string().contains("as many ranks"), "{uneven}");
+    }
 }
 
 /// Hidden hooks for the integration tests, read only in multi-rank runs

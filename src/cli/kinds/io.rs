@@ -129,6 +129,11 @@ pub struct IoArgs {
     /// data_errors); all of them are reported [default: 50].
     #[arg(long, value_name = "N", requires = "verify")]
     verify_errors: Option<u32>,
+    /// Under MPI: each rank runs its jobs on the file a rank on the next
+    /// host laid out (IOR's -C), so no host reads what it wrote from its
+    /// own cache.
+    #[arg(long, conflicts_with_all = ["vdbench", "fio", "verify"])]
+    cross_host: bool,
     #[command(flatten)]
     run: RunFlags,
 }
@@ -495,14 +500,23 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
         true => io.flag_plan()?,
         false => io.fio_jobs(input.host.ram_bytes)?.plan,
     };
-    Ok(Box::new(IoWorkload::new(
-        plan,
-        warnings_sink(),
-        input.host.ram_bytes,
-    )?))
+    let workload = IoWorkload::new(plan, warnings_sink(), input.host.ram_bytes)?;
+    Ok(Box::new(io.placed(workload)?))
 }
 
 impl IoArgs {
+    /// The workload, reading across hosts if asked (refused before
+    /// anything runs where there is no other host).
+    fn placed(&self, workload: IoWorkload) -> anyhow::Result<IoWorkload> {
+        match (self.cross_host, crate::scale::size()) {
+            (false, _) => Ok(workload),
+            (true, 1) => usage(
+                "--cross-host reads another host's files: run under mpirun with ranks on two hosts or more",
+            ),
+            (true, _) => Ok(workload.across_hosts()),
+        }
+    }
+
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
         if self.lint {
             return self.lint();
@@ -515,7 +529,7 @@ impl IoArgs {
         let jobs_per_pass = plan.jobs.len();
         let sink = report_sink(report_to, self.run.quiet, averages.clone());
         let record = new_record();
-        let mut workload = IoWorkload::new(plan, sink, record.host.ram_bytes)?;
+        let mut workload = self.placed(IoWorkload::new(plan, sink, record.host.ram_bytes)?)?;
         run_single(record, target, &mut workload, how, json, |_| Ok(()))?;
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {

@@ -21,6 +21,8 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
+use anyhow::Context;
+use rustix::fs::{Mode, OFlags};
 use serde_json::json;
 
 pub use access::Decisions;
@@ -153,6 +155,9 @@ pub struct IoWorkload {
     /// Results of jobs that ran at once with an earlier step's job (a
     /// fio group), by step.
     ran_at_once: BTreeMap<usize, WorkloadResult>,
+    /// Under MPI: each rank runs its jobs on the files of a rank on the
+    /// next host (`scale::next_host_peer`).
+    cross_host: bool,
 }
 
 impl IoWorkload {
@@ -166,7 +171,15 @@ impl IoWorkload {
             sink,
             ram_bytes,
             ran_at_once: BTreeMap::new(),
+            cross_host: false,
         })
+    }
+
+    /// Each rank's jobs run on the files a rank on the next host laid out
+    /// (IOR's `-C`): no host reads what it wrote from its own cache.
+    pub fn across_hosts(mut self) -> IoWorkload {
+        self.cross_host = true;
+        self
     }
 
     fn lay_out(&mut self, ctx: &RunContext<'_>, index: usize) -> anyhow::Result<()> {
@@ -248,13 +261,25 @@ impl Workload for IoWorkload {
         let mut notes = Vec::new();
         let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?;
         ctx.progress.show(&format!("Running {}", job.label()));
+        let peer = match self.cross_host {
+            true => Some(peer_directory(ctx)?),
+            false => None,
+        };
+        if let Some((rank, _)) = &peer {
+            notes.push(format!(
+                "cross-host (IOR -C): each rank ran on the file a rank on the next host laid out; \
+                 rank 0 on rank {rank}'s"
+            ));
+        }
+        let dir = peer.as_ref().map_or(ctx.scratch.dir(), |(_, fd)| fd.as_fd());
         let sink = &mut self.sink;
-        // Under MPI the ranks run the job together, each on its own file;
-        // the phase is the measured part (after the warm-up).
+        // Under MPI the ranks run the job together, each on its own file
+        // (or its peer's); the phase is the measured part (after the
+        // warm-up).
         let (outcome, average, timing) = crate::scale::phase(
             |(_, _, timing)| *timing,
             || {
-                let (outcome, average) = measure(ctx.scratch.dir(), &job, file, keys, sink)?;
+                let (outcome, average) = measure(dir, &job, file, keys, sink)?;
                 let timing = measured(&outcome, &average);
                 Ok((outcome, average, timing))
             },
@@ -268,6 +293,18 @@ impl Workload for IoWorkload {
         };
         result(ran, notes, self.ram_bytes, ctx, &mut self.sink)
     }
+}
+
+/// The scratch directory of this rank's peer on the next host, opened,
+/// with the peer's rank. Every rank laid out its files before the phase's
+/// start, which every rank reaches only when all have.
+fn peer_directory(ctx: &RunContext<'_>) -> anyhow::Result<(u32, OwnedFd)> {
+    let peer = crate::scale::next_host_peer()?;
+    let path = crate::scale::rank_scratch(ctx.scratch.path(), peer);
+    let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(&path, flags, Mode::empty())
+        .with_context(|| format!("cannot open rank {peer}'s directory {}", path.display()))?;
+    Ok((peer, fd))
 }
 
 /// What one job measured, for its result.
