@@ -488,16 +488,41 @@ fn fsbench_runs_one_mpi_job_over_two_hosts() {
 /// the job's read-rate metric.
 #[cfg(feature = "mpi")]
 fn mpi_io(lab: &NetLab, target: &str, extra: &[&str], name: &str) -> (serde_json::Value, Output) {
+    let mut args = vec!["-s", "160m", "--duration", "1s"];
+    args.extend(extra);
+    mpi_io_with(lab, target, &args, name)
+}
+
+/// `mpi_io` with only the reading flags fixed: `args` give the size and
+/// the end.
+#[cfg(feature = "mpi")]
+fn mpi_io_with(
+    lab: &NetLab,
+    target: &str,
+    extra: &[&str],
+    name: &str,
+) -> (serde_json::Value, Output) {
     let json = lab.dir().join(format!("{name}.json"));
     let mut args = vec![
-        "io", target, "-s", "160m", "-b", "1m", "--read", "100", "--seek", "0", "--duration",
-        "1s", "--interval", "0.5s", "--warmup", "0", "-q",
+        "io",
+        target,
+        "-b",
+        "1m",
+        "--read",
+        "100",
+        "--seek",
+        "0",
+        "--interval",
+        "0.5s",
+        "--warmup",
+        "0",
+        "-q",
     ];
     args.extend(extra);
     let mut command = lab.mpirun(1);
     command.arg(FSBENCH).args(&args).arg("--json").arg(&json);
-    let out = Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" ")))
-        .wait();
+    let out =
+        Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" "))).wait();
     out.assert_success().assert_no_panic();
     let result = read_json(&json)["targets"][0]["workloads"][0].clone();
     (result, out)
@@ -507,7 +532,11 @@ fn mpi_io(lab: &NetLab, target: &str, extra: &[&str], name: &str) -> (serde_json
 fn flag_names(metric: &serde_json::Value) -> Vec<String> {
     metric["flags"]
         .as_array()
-        .map(|f| f.iter().filter_map(|f| f.as_str().map(String::from)).collect())
+        .map(|f| {
+            f.iter()
+                .filter_map(|f| f.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -526,7 +555,11 @@ fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
     let target = lab.same_path(&share.clients).display().to_string();
     let rate_of = |result: &serde_json::Value| {
         let metrics = result["metrics"].as_array().unwrap();
-        metrics.iter().find(|m| m["name"] == "mib_per_s").unwrap().clone()
+        metrics
+            .iter()
+            .find(|m| m["name"] == "mib_per_s")
+            .unwrap()
+            .clone()
     };
 
     let (own, out) = mpi_io(&lab, &target, &[], "own");
@@ -539,13 +572,22 @@ fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
         ratio < 0.5,
         "read ratio {ratio}, flags {flags:?}\n{out}"
     );
-    assert_eq!(device["link_bytes_per_s"], 250_000_000, "two shaped links\n{out}");
-    eprintln!("own files: {} MiB/s, read ratio {ratio:.2}, {flags:?}", metric["value"]);
+    assert_eq!(
+        device["link_bytes_per_s"], 250_000_000,
+        "two shaped links\n{out}"
+    );
+    eprintln!(
+        "own files: {} MiB/s, read ratio {ratio:.2}, {flags:?}",
+        metric["value"]
+    );
 
     let (crossed, out) = mpi_io(&lab, &target, &["--cross-host"], "crossed");
     let metric = rate_of(&crossed);
     let ratio = metric["device"]["read_ratio"].as_f64().unwrap();
-    assert!(ratio >= 0.8, "the links carried only {ratio} of the reads\n{out}");
+    assert!(
+        ratio >= 0.8,
+        "the links carried only {ratio} of the reads\n{out}"
+    );
     let flags = flag_names(&metric);
     assert!(
         !flags.contains(&"served_from_cache".to_string())
@@ -554,12 +596,67 @@ fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
     );
     let mib_per_s = metric["value"].as_f64().unwrap();
     eprintln!("cross-host: {mib_per_s:.1} MiB/s, read ratio {ratio:.2}, {flags:?}\n{out}");
-    assert!(mib_per_s * 1048576.0 <= 250e6 * 1.05, "{mib_per_s} MiB/s through 2 GbE\n{out}");
+    assert!(
+        mib_per_s * 1048576.0 <= 250e6 * 1.05,
+        "{mib_per_s} MiB/s through 2 GbE\n{out}"
+    );
     assert!(
         crossed["notes"].to_string().contains("rank 0 on rank 1's"),
         "{}",
         crossed["notes"]
     );
+    assert_no_scratch_left(&share.clients[0]);
+    close_and_check(lab);
+}
+
+/// Client 1 behind a 100 Mbit/s link, each rank reading 24 MiB of the
+/// other host's file: client 1's host is named the straggler with its
+/// lag, and the stonewall rate and the fast host's own figure are not
+/// dragged down to the job's.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_host_behind_a_slow_link_is_named_the_straggler() {
+    if !netlab::available(&[Fs::Gluster], true) {
+        return;
+    }
+    let mut lab = NetLab::new(LabSpec::default().rate(1, 100));
+    let share = start(&mut lab, Fs::Gluster);
+    let target = lab.same_path(&share.clients).display().to_string();
+    let args = ["-s", "32m", "--amount", "24m", "--cross-host"];
+    let (result, out) = mpi_io_with(&lab, &target, &args, "straggler");
+    let index = result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["name"] == "mib_per_s")
+        .unwrap();
+    let scale = &result["scale"];
+    let spread = &scale["spread"][index];
+    let slow = lab.namespace(Host::Client(1));
+    assert_eq!(spread["straggler"]["name"], slow.as_str(), "{out}");
+    let share_of_span = spread["straggler"]["share"].as_f64().unwrap();
+    assert!(
+        share_of_span > 0.5,
+        "lag {share_of_span} of the span\n{out}"
+    );
+    assert!(
+        result["notes"]
+            .to_string()
+            .contains(&format!("straggler in mib_per_s: {slow}")),
+        "{}",
+        result["notes"]
+    );
+    let job = result["metrics"][index]["value"].as_f64().unwrap();
+    let stonewall = spread["stonewall_value"].as_f64().unwrap();
+    let per_host: Vec<f64> = scale["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["metrics"][index]["value"].as_f64().unwrap())
+        .collect();
+    eprintln!("job {job:.1} MiB/s, stonewall {stonewall:.1}, per host {per_host:?}\n{out}");
+    assert!(stonewall > 3.0 * job, "{out}");
+    assert!(per_host[0] > 5.0 * per_host[1], "{per_host:?}\n{out}");
     assert_no_scratch_left(&share.clients[0]);
     close_and_check(lab);
 }
