@@ -399,17 +399,22 @@ fn each_file_system_crosses_clients_and_env_names_it() {
         for (client, dir) in share.clients.iter().enumerate() {
             let env = env_on(&lab, client, dir);
             assert_eq!(env["fs_type"], fs.mount_type(), "{env:#}");
-            if fs != Fs::Smb {
-                assert_eq!(env["network"]["counters"], "interfaces", "{env:#}");
-            }
+            assert_eq!(env["network"]["counters"], "interfaces", "{env:#}");
+            // The client's eth0 is a veth, whose 10 Gb/s is no speed: the
+            // tbf shaping it to 1 GbE is.
+            assert_eq!(env["network"]["link_bytes_per_s"], 125_000_000, "{env:#}");
+            assert_eq!(
+                env["network"]["link_source"],
+                "eth0, shaped by tbf to 1000 Mbit/s",
+                "{env:#}"
+            );
         }
     }
     close_and_check(lab);
 }
 
-/// `fsbench env` on smbnetfs says `counters of: no device`: fuse.smbnetfs is
-/// not among the network file systems (src/storage/devices.rs NETWORK_FS),
-/// so its traffic is not counted and its figures get no network evidence.
+/// `fsbench env` on smbnetfs counts the client's interfaces: fuse.smbnetfs
+/// is a network file system (src/storage/devices.rs NETWORK_FS).
 #[test]
 fn env_counts_smbnetfs_traffic_on_the_network() {
     let Some(mut lab) = lab_for(&[Fs::Smb], false) else {
