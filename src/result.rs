@@ -733,8 +733,8 @@ impl Metric {
             ),
             Flag::ExceedsDevice => device.map(|d| match d.link_bytes_per_s {
                 Some(link) => format!(
-                    "exceeds the device: {} moved in {:.1} s, more than the network's fastest \
-                     link of {}/s carries (the client's cache served it)",
+                    "exceeds the device: {} moved in {:.1} s, more than the network's \
+                     links carry at {}/s (a client's cache served it)",
                     format_bytes(
                         d.workload_read_bytes.unwrap_or(0) + d.workload_written_bytes.unwrap_or(0)
                     ),

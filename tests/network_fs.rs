@@ -404,8 +404,7 @@ fn each_file_system_crosses_clients_and_env_names_it() {
             // tbf shaping it to 1 GbE is.
             assert_eq!(env["network"]["link_bytes_per_s"], 125_000_000, "{env:#}");
             assert_eq!(
-                env["network"]["link_source"],
-                "eth0, shaped by tbf to 1000 Mbit/s",
+                env["network"]["link_source"], "eth0, shaped by tbf to 1000 Mbit/s",
                 "{env:#}"
             );
         }
@@ -662,6 +661,97 @@ fn a_host_behind_a_slow_link_is_named_the_straggler() {
     eprintln!("job {job:.1} MiB/s, stonewall {stonewall:.1}, per host {per_host:?}\n{out}");
     assert!(stonewall > 3.0 * job, "{out}");
     assert!(per_host[0] > 5.0 * per_host[1], "{per_host:?}\n{out}");
+    assert_no_scratch_left(&share.clients[0]);
+    close_and_check(lab);
+}
+
+/// The issue's combined run: `fsbench run` with io (cross-host reads),
+/// meta and tree over two client hosts on GlusterFS through 1 GbE links,
+/// one saved result whose every workload has both hosts in its per-host
+/// table and sums its ranks' work.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_suite_runs_over_two_hosts_as_one_result() {
+    let Some(mut lab) = lab_for(&[Fs::Gluster], true) else {
+        return;
+    };
+    let share = start(&mut lab, Fs::Gluster);
+    let target = lab.same_path(&share.clients).display().to_string();
+    let suite = lab.dir().join("two-hosts.toml");
+    std::fs::write(
+        &suite,
+        r#"description = "io, meta and tree over two hosts"
+repeat = 1
+
+[[workload]]
+kind = "io"
+label = "seq-read-1m"
+args = "-s 96m -b 1m --read 100 --seek 0 --duration 1s --interval 0.5s --warmup 0 --cross-host"
+
+[[workload]]
+kind = "meta"
+args = "-n 200 --dirs 2"
+
+[[workload]]
+kind = "tree"
+args = "--dataset photos --scale 0.001 --ops copy,find,read,delete"
+"#,
+    )
+    .unwrap();
+    let saved = lab.dir().join("saved");
+    let args = [
+        "run",
+        "--suite",
+        suite.to_str().unwrap(),
+        "-t",
+        &format!("gluster={target}"),
+        "--save-dir",
+        saved.to_str().unwrap(),
+    ];
+    let mut command = lab.mpirun(1);
+    command.arg(FSBENCH).args(args);
+    let out =
+        Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" "))).wait();
+    out.assert_success().assert_no_panic();
+    eprintln!("{out}");
+    let file = std::fs::read_dir(&saved)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record = read_json(&file);
+    let hosts: Vec<String> = lab.client_hosts().map(|h| lab.namespace(h)).collect();
+    let workloads = record["targets"][0]["workloads"].as_array().unwrap();
+    let kinds: Vec<&str> = workloads
+        .iter()
+        .filter_map(|w| w["workload"].as_str())
+        .collect();
+    assert_eq!(kinds, ["io", "meta", "tree"]);
+    for workload in workloads {
+        let scale = &workload["scale"];
+        let names: Vec<&str> = scale["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|h| h["host"].as_str())
+            .collect();
+        assert_eq!(names, hosts, "{}", workload["workload"]);
+        for (index, metric) in workload["metrics"].as_array().unwrap().iter().enumerate() {
+            let by_rank: u64 = scale["per_rank"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["metrics"][index]["samples"].as_u64().unwrap())
+                .sum();
+            assert_eq!(metric["samples"].as_u64(), Some(by_rank), "{metric}");
+        }
+    }
+    assert!(
+        workloads[0]["notes"]
+            .to_string()
+            .contains("cross-host (IOR -C)")
+    );
     assert_no_scratch_left(&share.clients[0]);
     close_and_check(lab);
 }

@@ -10,8 +10,8 @@ use crate::measure::LatencyRecorder;
 use crate::measure::devices::Delta;
 use crate::measure::phase::Measured;
 use crate::result::{
-    AcrossRanks, DeviceEvidence, Figure, Flag, HostPart, LatencySummary, Metric, RankPart,
-    ScaleOut, Spread, Straggler, WorkloadResult,
+    AcrossRanks, DeviceEvidence, Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS,
+    Metric, RankPart, ScaleOut, Spread, Straggler, WorkloadResult,
 };
 use crate::storage::env::{HostEnv, TargetEnv};
 
@@ -152,9 +152,7 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
         clock_spread_s,
         clock::wall_skew(&readings),
     ));
-    result
-        .notes
-        .extend(spreads.iter().filter_map(straggler_note));
+    result.notes.extend(straggler_notes(&spreads));
     result.scale = Some(ScaleOut {
         ranks: reports.len() as u32,
         clock: CLOCK.into(),
@@ -487,7 +485,9 @@ fn straggler(parts: &[Part<'_>]) -> Option<Straggler> {
     let refs: Vec<&Part<'_>> = parts.iter().collect();
     let span = latest_end(&refs) - earliest_start(&refs);
     let lag_s = last.span.end_s - others_end;
-    (lag_s.is_finite() && span > 0.0 && lag_s >= STRAGGLER_SHARE * span).then(|| Straggler {
+    // A phase too short to time precisely has no telling lag either.
+    let judged = span >= MIN_PRECISE_SECONDS && lag_s.is_finite();
+    (judged && lag_s >= STRAGGLER_SHARE * span).then(|| Straggler {
         ranks: parts
             .iter()
             .filter(|p| group(p) == name)
@@ -499,23 +499,38 @@ fn straggler(parts: &[Part<'_>]) -> Option<Straggler> {
     })
 }
 
-/// "seq_read: h2 (ranks 1,3) ended 4.210 s after the others, 38 % of the
-/// phase's span: the others waited for it; the stonewall rate leaves its
-/// tail out".
-fn straggler_note(spread: &Spread) -> Option<String> {
-    let s = spread.straggler.as_ref()?;
-    let ranks: Vec<String> = s.ranks.iter().map(u32::to_string).collect();
-    let who = match s.name.starts_with("rank ") {
-        true => s.name.clone(),
-        false => format!("{} (ranks {})", s.name, ranks.join(",")),
-    };
-    Some(format!(
-        "straggler in {}: {who} ended {:.3} s after the others, {:.0} % of the phase's span: \
-         the others waited for it; the stonewall rate leaves its tail out",
-        spread.name,
-        s.lag_s,
-        s.share * 100.0
-    ))
+/// One note per straggler, naming every metric of its phase: "straggler
+/// in seq_read: h2 (ranks 1,3) ended 4.210 s after the others, 38 % of
+/// the phase's span: ...".
+fn straggler_notes(spreads: &[Spread]) -> Vec<String> {
+    let mut found: Vec<(&Straggler, Vec<&str>)> = Vec::new();
+    for spread in spreads {
+        let Some(s) = spread.straggler.as_ref() else {
+            continue;
+        };
+        // The metrics of one phase share its straggler exactly.
+        match found.iter_mut().find(|(seen, _)| *seen == s) {
+            Some((_, names)) => names.push(&spread.name),
+            None => found.push((s, vec![&spread.name])),
+        }
+    }
+    found
+        .into_iter()
+        .map(|(s, names)| {
+            let ranks: Vec<String> = s.ranks.iter().map(u32::to_string).collect();
+            let who = match s.name.starts_with("rank ") {
+                true => s.name.clone(),
+                false => format!("{} (ranks {})", s.name, ranks.join(",")),
+            };
+            format!(
+                "straggler in {}: {who} ended {:.3} s after the others, {:.0} % of the phase's \
+                 span: the others waited for it; the stonewall rate leaves its tail out",
+                names.join(", "),
+                s.lag_s,
+                s.share * 100.0
+            )
+        })
+        .collect()
 }
 
 /// A common clock that agrees less closely than this share of a phase's
@@ -1027,6 +1042,10 @@ mod tests {
         let one = vec![ending(0, "h", 0.0, 1.0), ending(1, "h", 0.0, 2.0)];
         let spread = &aggregate(&one).unwrap().scale.unwrap().spread[0];
         assert_eq!(spread.straggler.as_ref().unwrap().name, "rank 1");
+        // A phase under half a second has no telling lag.
+        let short = vec![ending(0, "h1", 0.0, 0.05), ending(1, "h2", 0.0, 0.2)];
+        let spread = &aggregate(&short).unwrap().scale.unwrap().spread[0];
+        assert_eq!(spread.straggler, None);
     }
 
     /// The last rank into an agreement waits only for the messages: the

@@ -186,7 +186,9 @@ fn peers_on_next_host(hosts: &[String]) -> anyhow::Result<Vec<u32>> {
         }
     }
     let ranks_on = |host: &str| -> Vec<u32> {
-        (0..hosts.len() as u32).filter(|&r| hosts[r as usize] == host).collect()
+        (0..hosts.len() as u32)
+            .filter(|&r| hosts[r as usize] == host)
+            .collect()
     };
     if order.len() < 2 {
         return crate::error::usage(format!(
@@ -204,7 +206,10 @@ fn peers_on_next_host(hosts: &[String]) -> anyhow::Result<Vec<u32>> {
     Ok((0..hosts.len())
         .map(|r| {
             let host = order.iter().position(|h| *h == hosts[r]).expect("listed");
-            let place = ranks_on(&hosts[r]).iter().position(|&x| x == r as u32).expect("listed");
+            let place = ranks_on(&hosts[r])
+                .iter()
+                .position(|&x| x == r as u32)
+                .expect("listed");
             ranks_on(order[(host + 1) % order.len()])[place]
         })
         .collect())

@@ -271,7 +271,9 @@ impl Workload for IoWorkload {
                  rank 0 on rank {rank}'s"
             ));
         }
-        let dir = peer.as_ref().map_or(ctx.scratch.dir(), |(_, fd)| fd.as_fd());
+        let dir = peer
+            .as_ref()
+            .map_or(ctx.scratch.dir(), |(_, fd)| fd.as_fd());
         let sink = &mut self.sink;
         // Under MPI the ranks run the job together, each on its own file
         // (or its peer's); the phase is the measured part (after the
