@@ -18,8 +18,10 @@ cd "$(dirname "$0")/.."
 # (mpicc and bindgen) and mpirun for the scale-out tests.
 # man-db: man renders fsbench's man page and finds the installed one.
 # fdisk: sfdisk partitions a loop device for the --wipe refusal tests.
+# fio: the real fio's JSON, whose every key --fio-json must write alike.
+# python3-venv: a virtual environment for fio-plot (PyPI), below.
 packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
-  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk)
+  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk fio python3-venv)
 if [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${packages[@]}"; do
@@ -39,6 +41,11 @@ fi
 # MPI, which also runs alone without mpirun.
 ./scripts/build-static.sh
 cargo build --release --locked --features mpi
+# fio-plot, a real reader of fio's JSON, must draw --fio-json's (tests/io_fio.rs).
+if [ ! -x target/fio-plot/bin/fio-plot ]; then
+  python3 -m venv target/fio-plot && target/fio-plot/bin/pip install -q fio-plot
+fi
+export FSBENCH_FIO_PLOT=$PWD/target/fio-plot/bin/fio-plot
 cargo test --release --locked --features mpi
 
 # What users install: the static binary and the .deb, each running a suite.

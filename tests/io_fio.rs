@@ -2,9 +2,12 @@
 //! test mounts (files in `directory=` or the target), with fio's numbers
 //! of jobs and bytes; `--lint` prints what the linter finds and runs
 //! nothing; bad files get one line naming file:line and key, exit 2, and
-//! write nothing; the sentinel survives and SIGINT cleans up.
+//! write nothing; the sentinel survives and SIGINT cleans up; `--fio-json`
+//! writes every key the real fio writes for the same file, and fio-plot
+//! draws it.
 mod common;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{
@@ -241,5 +244,320 @@ fn sigint_mid_job_file_cleans_up() {
     out.assert_code(130).assert_no_panic();
     assert!(out.stderr.contains("scratch data removed"), "{out}");
     sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Four jobs one after another: size-bound sequential writes and random
+/// reads, a time-based 70/30 mix, io_uring at depth 8.
+const FOUR_JOBS: &str = "\
+[global]
+directory=MNT
+size=8m
+bs=4k
+stonewall
+[w]
+rw=write
+[r]
+rw=randread
+[m]
+rw=randrw
+rwmixread=70
+time_based
+runtime=2
+[u]
+ioengine=io_uring
+iodepth=8
+rw=randread
+time_based
+runtime=1
+";
+
+/// Every key path of `value` (`jobs.2.read.clat_ns.percentile.99.000000`)
+/// with its JSON type, fio's integers told from its decimals.
+fn shape(value: &serde_json::Value, path: &str, into: &mut BTreeMap<String, &'static str>) {
+    use serde_json::Value::*;
+    let kind = match value {
+        Null => "null",
+        Bool(_) => "bool",
+        Number(n) if n.is_f64() => "float",
+        Number(_) => "integer",
+        String(_) => "string",
+        Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                shape(item, &format!("{path}{index}."), into);
+            }
+            "array"
+        }
+        Object(map) => {
+            for (key, item) in map {
+                shape(item, &format!("{path}{key}."), into);
+            }
+            "object"
+        }
+    };
+    into.insert(path.trim_end_matches('.').to_string(), kind);
+}
+
+fn shape_of(value: &serde_json::Value) -> BTreeMap<String, &'static str> {
+    let mut paths = BTreeMap::new();
+    shape(value, "", &mut paths);
+    paths
+}
+
+/// fio's JSON of `jobs` (run by the real fio on the mount), its files
+/// removed after it.
+fn real_fio(mnt: &TmpfsMount, jobs: &tempfile::NamedTempFile) -> serde_json::Value {
+    let out = mnt.join("fio.json");
+    let status = std::process::Command::new(common::require_tool("fio"))
+        .args(["--output-format=json", "--output"])
+        .arg(&out)
+        .arg(jobs.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "fio failed: {status}");
+    let json = read_json(&out);
+    for entry in std::fs::read_dir(mnt.path()).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    json
+}
+
+fn close(a: f64, b: f64, within: f64) -> bool {
+    (a - b).abs() <= within * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The figures of one read or write block agree with each other as fio's
+/// do: bw_bytes = io_bytes / runtime, bw in KiB/s, iops × bs = bw_bytes,
+/// N = total_ios, percentiles rising from min.
+fn assert_consistent(block: &serde_json::Value, bs: f64, what: &str) {
+    let f = |key: &str| {
+        block[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what}.{key}"))
+    };
+    let ios = f("total_ios");
+    if ios == 0.0 {
+        assert_eq!(block["clat_ns"]["N"], 0, "{what}");
+        return;
+    }
+    let seconds = f("runtime") / 1000.0;
+    assert!(
+        close(f("bw_bytes"), f("io_bytes") / seconds, 0.01),
+        "{what}: {block}"
+    );
+    assert!(
+        (f("bw") - f("bw_bytes") / 1024.0).abs() <= 1.0,
+        "{what}: {block}"
+    );
+    assert!(
+        close(f("iops") * bs, f("bw_bytes"), 0.01),
+        "{what}: {block}"
+    );
+    assert_eq!(f("io_kbytes"), (f("io_bytes") / 1024.0).floor(), "{what}");
+    assert_eq!(f("io_bytes"), ios * bs, "{what}");
+    for latency in ["clat_ns", "lat_ns"] {
+        assert_eq!(block[latency]["N"].as_f64(), Some(ios), "{what}.{latency}");
+        let l = |key: &str| block[latency][key].as_f64().unwrap();
+        assert!(
+            l("min") <= l("mean") && l("mean") <= l("max"),
+            "{what}: {block}"
+        );
+    }
+    let mut percentiles: Vec<(f64, f64)> = block["clat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(p, ns)| (p.parse().unwrap(), ns.as_f64().unwrap()))
+        .collect();
+    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let values: Vec<f64> = percentiles.iter().map(|&(_, ns)| ns).collect();
+    assert!(
+        values.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: {values:?}"
+    );
+    assert!(
+        block["clat_ns"]["min"].as_f64().unwrap() <= values[0],
+        "{what}"
+    );
+    assert!(
+        f("bw_min") <= f("bw_mean") + 1.0 && f("bw_mean") <= f("bw_max") + 1.0,
+        "{what}"
+    );
+}
+
+/// `--fio-json` writes every key fio writes for the same job file, with
+/// the same JSON type, the same jobs, groups and options, the same bytes
+/// for size-bound jobs and the same read share for a mix; its figures
+/// agree with each other as fio's do.
+#[test]
+fn fio_json_has_fio_s_keys_types_and_consistent_figures() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let jobs = jobfile(&mnt, FOUR_JOBS);
+    let fio = real_fio(&mnt, &jobs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("fsbench-fio.json");
+    let out = run(&[
+        "io",
+        "--fio",
+        arg(&jobs),
+        "--fio-json",
+        json.to_str().unwrap(),
+    ]);
+    out.assert_success().assert_no_panic();
+    let ours = read_json(&json);
+
+    let (theirs, mine) = (shape_of(&fio), shape_of(&ours));
+    let missing: Vec<String> = theirs
+        .iter()
+        .filter(|(path, kind)| mine.get(*path) != Some(kind))
+        .map(|(path, kind)| format!("{path}: fio {kind}, fsbench {:?}", mine.get(path)))
+        .collect();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    assert!(
+        ours["fio version"]
+            .as_str()
+            .unwrap()
+            .starts_with("fsbench-")
+    );
+    assert_eq!(ours["global options"], fio["global options"]);
+
+    let (fio_jobs, our_jobs) = (
+        fio["jobs"].as_array().unwrap(),
+        ours["jobs"].as_array().unwrap(),
+    );
+    assert_eq!(our_jobs.len(), 4);
+    for (theirs, mine) in fio_jobs.iter().zip(our_jobs) {
+        let name = mine["jobname"].as_str().unwrap();
+        for key in ["jobname", "groupid", "job options"] {
+            assert_eq!(mine[key], theirs[key], "{name}.{key}");
+        }
+        for dir in ["read", "write"] {
+            assert_consistent(&mine[dir], 4096.0, &format!("fsbench {name}.{dir}"));
+            assert_consistent(&theirs[dir], 4096.0, &format!("fio {name}.{dir}"));
+        }
+    }
+    let bytes = |jobs: &[serde_json::Value], job: usize, dir: &str| {
+        jobs[job][dir]["io_bytes"].as_f64().unwrap()
+    };
+    for (job, dir) in [(0, "write"), (1, "read")] {
+        assert_eq!(
+            bytes(our_jobs, job, dir),
+            bytes(fio_jobs, job, dir),
+            "job {job}"
+        );
+    }
+    let read_share = |jobs: &[serde_json::Value]| {
+        bytes(jobs, 2, "read") / (bytes(jobs, 2, "read") + bytes(jobs, 2, "write"))
+    };
+    assert!(
+        close(read_share(our_jobs), 0.7, 0.03),
+        "{}",
+        read_share(our_jobs)
+    );
+    assert!(
+        close(read_share(fio_jobs), 0.7, 0.03),
+        "{}",
+        read_share(fio_jobs)
+    );
+    let runtime = our_jobs[2]["read"]["runtime"].as_f64().unwrap();
+    assert!(close(runtime, 2000.0, 0.1), "{runtime}");
+    assert!(
+        ours.get("disk_util").is_none(),
+        "tmpfs has no devices, as in fio"
+    );
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn fio_json_refuses_what_it_cannot_write_in_one_line() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let jobs = jobfile(&mnt, "[j]\nsize=1m\n");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["io", "/tmp", "--fio-json", "x.json"],
+            "give --fio JOBFILE",
+        ),
+        (
+            &[
+                "io",
+                "--fio",
+                arg(&jobs),
+                "--fio-json",
+                "/nonexistent/x.json",
+            ],
+            "cannot write in /nonexistent",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "/tmp"],
+            "is a directory",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "x.json", "--lint"],
+            "--lint runs nothing",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "x.json", "-r", "2"],
+            "leave out --repeat",
+        ),
+    ];
+    for (args, needle) in cases {
+        run(args).assert_error(2, &["--fio-json", needle]);
+    }
+    assert_eq!(std::fs::read_dir(mnt.path()).unwrap().count(), 0);
+}
+
+/// fio-plot (PyPI), a real reader of fio's JSON, draws fsbench's: its
+/// IOPS/latency bars and its latency histogram. scripts/test.sh installs
+/// it and names it in FSBENCH_FIO_PLOT; without it the test says so and
+/// skips.
+#[test]
+fn fio_plot_draws_fsbench_s_json() {
+    let fio_plot = std::env::var_os("FSBENCH_FIO_PLOT").map(std::path::PathBuf::from);
+    let Some(fio_plot) = fio_plot.filter(|p| p.is_file()) else {
+        eprintln!("skipped: FSBENCH_FIO_PLOT does not name fio-plot (scripts/test.sh installs it)");
+        return;
+    };
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    // fio-plot reads files whose options give rw, iodepth and numjobs.
+    let jobs = jobfile(
+        &mnt,
+        "[global]\ndirectory=MNT\nsize=8m\nbs=4k\niodepth=1\nnumjobs=1\n\
+         [randread]\nrw=randread\ntime_based\nruntime=1\n",
+    );
+    let results = tempfile::tempdir().unwrap();
+    let json = results.path().join("fsbench.json");
+    run(&[
+        "io",
+        "--fio",
+        arg(&jobs),
+        "-q",
+        "--fio-json",
+        json.to_str().unwrap(),
+    ])
+    .assert_success();
+    for graph in ["-l", "-H"] {
+        let png = results.path().join(format!("graph{graph}.png"));
+        let out = std::process::Command::new(&fio_plot)
+            .arg("-i")
+            .arg(results.path())
+            .args([
+                "-T", "fsbench", "-r", "randread", "-d", "1", "-n", "1", graph, "-o",
+            ])
+            .arg(&png)
+            .env("MPLBACKEND", "Agg")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "fio-plot {graph}: {said}");
+        let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 10_000, "fio-plot {graph} drew {size} bytes: {said}");
+    }
     assert_no_scratch_left(mnt.path());
 }

@@ -5,6 +5,7 @@ pub mod jobfile;
 mod lexer;
 pub mod lint;
 pub mod plan;
+pub mod report;
 mod values;
 
 use std::path::Path;
@@ -15,11 +16,13 @@ use lint::Finding;
 pub use plan::Overrides;
 
 /// The job files' plan (files in order, each job named as in its file),
-/// the directory their `directory=` gives, and the linter's findings.
+/// the directory their `directory=` gives, the linter's findings, and what
+/// fio's reports say of the jobs.
 pub struct Loaded {
     pub plan: Plan,
     pub directory: Option<String>,
     pub findings: Vec<Finding>,
+    pub described: report::Described,
 }
 
 /// Reads `paths` in order into one plan; each job carries its own
@@ -32,13 +35,23 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         },
         directory: None,
         findings: Vec::new(),
+        described: report::Described::default(),
     };
     for path in paths {
         let jobs = jobfile::read(path.as_ref())?;
         let findings = lint::lint(&jobs, ram_bytes);
         let (mut plan, directory) = plan::plan(&jobs, o)?;
+        // Groups count on across files, as fio's groupid does across a
+        // run: the next file's first group never runs with this one's last.
+        let groups_before = all
+            .plan
+            .jobs
+            .last()
+            .and_then(|j| j.group)
+            .map_or(0, |g| g + 1);
         for job in &mut plan.jobs {
             job.file += all.plan.files.len();
+            job.group = job.group.map(|g| g + groups_before);
             let own = findings.iter().filter(|f| f.job == job.name);
             job.notes.extend(own.map(|f| format!("fio lint: {f}")));
         }
@@ -57,6 +70,7 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         all.plan.files.extend(plan.files);
         all.plan.jobs.extend(plan.jobs);
         all.findings.extend(findings);
+        all.described.add(&jobs);
     }
     Ok(all)
 }

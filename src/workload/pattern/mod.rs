@@ -131,6 +131,25 @@ pub enum Event<'a> {
     Average(&'a Row),
     /// `--verify` found a bad block (all are told after the job).
     BadBlock(&'a BadBlock),
+    /// The job ended and was measured: what fio's reports need, which the
+    /// result's summaries leave out (the whole latency histograms, the
+    /// process's usage).
+    Finished(Finished<'a>),
+}
+
+/// What a job measured, as it ended (`Event::Finished`).
+pub struct Finished<'a> {
+    pub job: &'a Job,
+    /// Every interval, the warm-up included (marked).
+    pub rows: &'a [Row],
+    /// The measured part (warm-up left out).
+    pub average: &'a Row,
+    /// Response times of the measured part, per direction.
+    pub read_latency: &'a LatencyRecorder,
+    pub write_latency: &'a LatencyRecorder,
+    pub usage: &'a crate::measure::ProcessUsage,
+    /// What the devices under the target did over the measured part.
+    pub device: Option<&'a devices::Delta>,
 }
 
 pub type Sink = Box<dyn FnMut(Event<'_>) -> anyhow::Result<()>>;
@@ -294,6 +313,15 @@ fn result(
         average,
         timing,
     } = ran;
+    sink(Event::Finished(Finished {
+        job,
+        rows: &outcome.rows,
+        average: &average,
+        read_latency: &outcome.read_latency,
+        write_latency: &outcome.write_latency,
+        usage: &outcome.usage,
+        device: outcome.device.as_ref(),
+    }))?;
     let measured = job_phase(job, file, (&outcome, &average), timing, ram_bytes, ctx);
     let steady = steadiness(job, &outcome);
     notes.extend(job_notes(job, &steady));
