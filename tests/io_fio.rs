@@ -117,18 +117,63 @@ fn bytes_moved(job: &serde_json::Value) -> u64 {
     mib_per_s["samples"].as_u64().unwrap()
 }
 
+/// Size-bound jobs, `numjobs` clones on their own files or a shared one,
+/// and `group_reporting`.
+const CLONES: &str = "\
+[global]
+directory=MNT
+stonewall
+size=4m
+[w]
+rw=write
+bs=64k
+fdatasync=8
+loops=2
+[r]
+rw=read
+bs=64k
+numjobs=2
+filename=w.0.0
+group_reporting
+[c]
+rw=randwrite
+bs=64k
+numjobs=2
+[mix]
+rw=randrw
+bssplit=4k/50:64k/
+rwmixread=70
+norandommap
+";
+
+/// The jobs of fio's JSON: name, group, bytes read and written.
+fn fio_jobs(json: &serde_json::Value) -> Vec<(String, u64, u64, u64)> {
+    let jobs = json["jobs"].as_array().unwrap();
+    let bytes = |job: &serde_json::Value, dir: &str| job[dir]["io_bytes"].as_u64().unwrap();
+    let entry = |job: &serde_json::Value| {
+        let name = job["jobname"].as_str().unwrap().to_string();
+        let group = job["groupid"].as_u64().unwrap();
+        (name, group, bytes(job, "read"), bytes(job, "write"))
+    };
+    jobs.iter().map(entry).collect()
+}
+
+/// fio's numbers of jobs and bytes: size × loops per clone; numjobs
+/// clones, each on its own file (`c.0.0`, `c.1.0`) unless filename= names
+/// one, each its own result unless group_reporting adds them up into one;
+/// the --fio-json entries are fio's own for the same file.
 #[test]
-fn size_bound_jobs_move_what_fio_moves() {
+fn size_bound_jobs_and_clones_move_what_fio_moves() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
-    let jobs = jobfile(
-        &mnt,
-        "[global]\nstonewall\nsize=4m\n[w]\nrw=write\nbs=64k\nfdatasync=8\nloops=2\n\
-         [r]\nrw=read\nbs=64k\nnumjobs=2\nfilename=w.0.0\n\
-         [mix]\nrw=randrw\nbssplit=4k/50:64k/\nrwmixread=70\nnorandommap\n",
+    let jobs = jobfile(&mnt, CLONES);
+    let fio = real_fio(&mnt, &jobs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let (json, fio_json) = (
+        out_dir.path().join("r.json"),
+        out_dir.path().join("fio.json"),
     );
-    let json = mnt.join("r.json");
     let out = run(&[
         "io",
         "--fio",
@@ -136,24 +181,52 @@ fn size_bound_jobs_move_what_fio_moves() {
         mnt.path().to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--fio-json",
+        fio_json.to_str().unwrap(),
     ]);
     out.assert_success().assert_no_panic();
     let result = read_json(&json);
     let jobs = result["targets"][0]["workloads"].as_array().unwrap();
-    assert_eq!(jobs.len(), 3);
-    assert_eq!(jobs[0]["params"]["job"]["stop"]["amount"], 8u64 << 20);
-    assert_eq!(jobs[1]["params"]["job"]["threads"], 2);
-    assert_eq!(jobs[1]["params"]["file"]["name"], "w.0.0");
-    assert_eq!(jobs[1]["params"]["job"]["stop"]["amount"], 8u64 << 20);
-    assert_eq!(jobs[2]["params"]["file"]["name"], "mix.2.0");
-    for (job, bytes) in jobs.iter().zip([8u64 << 20, 8 << 20, 4 << 20]) {
+    let labels: Vec<&str> = jobs.iter().map(|j| j["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["w", "r", "c clone=0", "c clone=1", "mix"]);
+    let param = |job: usize, key: &str| jobs[job]["params"]["job"][key].clone();
+    let file = |job: usize| jobs[job]["params"]["file"]["name"].clone();
+    assert_eq!(param(0, "stop")["amount"], 8u64 << 20);
+    assert_eq!(
+        param(1, "clone_files"),
+        serde_json::json!([0, 0]),
+        "both on w.0.0"
+    );
+    assert_eq!((param(1, "threads"), file(1)), (1.into(), "w.0.0".into()));
+    assert_eq!(param(1, "stop")["amount"], 4u64 << 20, "per clone");
+    assert_eq!(
+        (file(2), file(3), file(4)),
+        ("c.0.0".into(), "c.1.0".into(), "mix.0.0".into())
+    );
+    let moved = [8u64 << 20, 8 << 20, 4 << 20, 4 << 20, 4 << 20];
+    for (job, bytes) in jobs.iter().zip(moved) {
         let moved = bytes_moved(job);
         assert!(
             moved.abs_diff(bytes) <= bytes / 100,
             "{moved} != {bytes}: {job}"
         );
     }
-    std::fs::remove_file(json).unwrap();
+    assert!(out.stdout.contains("r: (groupid=1, jobs=2)"), "{out}");
+    assert_eq!(
+        out.stdout.matches("c: (groupid=2, jobs=1)").count(),
+        2,
+        "{out}"
+    );
+    let (ours, theirs) = (fio_jobs(&read_json(&fio_json)), fio_jobs(&fio));
+    assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{theirs:?}");
+    for (mine, fio) in ours.iter().zip(&theirs) {
+        assert_eq!((&mine.0, mine.1), (&fio.0, fio.1), "{ours:?}\n{theirs:?}");
+        // Size-bound: the same bytes; fio's bssplit mix ends past size by
+        // its last blocks.
+        let (a, b) = (mine.2 + mine.3, fio.2 + fio.3);
+        let slack = if mine.0 == "mix" { b / 50 } else { 0 };
+        assert!(a.abs_diff(b) <= slack, "{ours:?}\n{theirs:?}");
+    }
     assert_no_scratch_left(mnt.path());
 }
 
@@ -172,7 +245,13 @@ fn the_examples_lint_and_the_include_set_runs() {
         "4m",
     );
     out.assert_success().assert_no_panic();
-    assert_eq!(out.stdout.matches("Starting RD=").count(), 2, "{out}");
+    // fio's report: seq-write, then rand-read's numjobs=4 clones.
+    assert_eq!(out.stdout.matches("(groupid=").count(), 5, "{out}");
+    assert_eq!(
+        out.stdout.matches("rand-read: (groupid=1, jobs=1)").count(),
+        4,
+        "{out}"
+    );
     let unset = run(&["io", "--fio", &example("include-set.fio"), "--lint"]);
     unset.assert_error(2, &["common.fio:5: ${FIO_SIZE} is not set"]);
     assert_no_scratch_left(mnt.path());
@@ -467,6 +546,24 @@ fn fio_json_has_fio_s_keys_types_and_consistent_figures() {
         ours.get("disk_util").is_none(),
         "tmpfs has no devices, as in fio"
     );
+    // The terminal report is fio's, with the JSON's figures.
+    for (name, group) in [("w", 0), ("r", 1), ("m", 2), ("u", 3)] {
+        let header = format!("{name}: (groupid={group}, jobs=1): err= 0: pid=");
+        assert!(out.stdout.contains(&header), "{header}\n{out}");
+        let status = format!("Run status group {group} (all jobs):");
+        assert!(out.stdout.contains(&status), "{status}\n{out}");
+    }
+    let runtime = &our_jobs[0]["write"]["runtime"];
+    let write_status = format!("io=8192KiB (8389kB), run={runtime}-{runtime}msec");
+    assert!(out.stdout.contains(&write_status), "{write_status}\n{out}");
+    for line in [
+        "  write: IOPS=",
+        "  read: IOPS=",
+        "    clat percentiles (",
+        "  cpu          : usr=",
+    ] {
+        assert!(out.stdout.contains(line), "{line}\n{out}");
+    }
     assert_no_scratch_left(mnt.path());
 }
 

@@ -52,7 +52,8 @@ Examples:
   fsbench io /mnt/test -d 4s --job 'w:-b 1m --read 0 --seek 0' --job 'r:-b 4k'   two jobs, one file
 
 Output: vdbench's interval lines (one per --interval) and the avg_F-L line,
-which leaves out the warm-up (by default the first interval, as in vdbench).";
+which leaves out the warm-up (by default the first interval, as in vdbench);
+for --fio, fio's report at the end (per job, Run status group, Disk stats).";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SuiteName {
@@ -96,7 +97,8 @@ pub struct IoArgs {
     #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate"])]
     vdbench: Option<PathBuf>,
     /// Run a fio job file; repeat for several, run in order ([global],
-    /// [jobs], numjobs as threads; files go in directory= or the target).
+    /// [jobs], numjobs clones; files go in directory= or the target);
+    /// prints fio's report.
     #[arg(long, value_name = "JOBFILE", conflicts_with_all = ["vdbench", "suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate", "duration", "warmup", "interval"])]
     fio: Vec<PathBuf>,
     /// With --fio: print what the linter finds in the job files and run
@@ -308,6 +310,29 @@ impl IoArgs {
         Ok((self.flag_plan()?, Target::parse(target)?, None))
     }
 
+    /// A job file's run as fio reports it: its terminal report (one per
+    /// repetition), and `--fio-json`'s file.
+    fn fio_report(
+        &self,
+        to: Stream,
+        reports: &[fio::report::JobReport],
+        described: &fio::report::Described,
+        target: &Path,
+    ) -> anyhow::Result<()> {
+        let disks = fio::report::disks(target);
+        let now = chrono::Local::now();
+        for pass in reports.chunk_by(|a, b| a.repetition == b.repetition) {
+            let document = fio::report::document(pass, described, &disks, now);
+            let jobs: Vec<u32> = pass.iter().map(fio::report::JobReport::jobs).collect();
+            let text = fio::printout::text(&document, &jobs, std::process::id());
+            emit(to, &format!("\n{text}"))?;
+            if let Some(path) = &self.fio_json {
+                fio::report::write(path, &document)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `--fio-json FILE`: only with a job file's one run, into a file that
     /// can be written (checked before the run, whose results it holds).
     fn check_fio_json(&self) -> anyhow::Result<()> {
@@ -468,6 +493,7 @@ impl IoArgs {
             verify_errors: self.verify_errors.unwrap_or(DEFAULT_VERIFY_ERRORS),
             notes: Vec::new(),
             group: None,
+            clone_files: Vec::new(),
         })
     }
 
@@ -547,18 +573,22 @@ impl IoArgs {
         let report_to = tables_stream(json);
         let averages = Rc::new(RefCell::new(Vec::new()));
         let jobs_per_pass = plan.jobs.len();
-        let mut sink = report_sink(report_to, self.run.quiet, averages.clone());
         let fio_reports = Rc::new(RefCell::new(Vec::new()));
-        let fio_json = self.fio_json.as_deref().zip(described);
-        if let Some((_, described)) = &fio_json {
-            sink = fio::report::collecting(sink, described.clone(), fio_reports.clone());
-        }
+        // A job file's run reports as fio does, at the end; the other
+        // runs as vdbench does, as they go.
+        let sink = match &described {
+            Some(described) => {
+                fio::report::collecting(warnings_sink(), described.clone(), fio_reports.clone())
+            }
+            None => report_sink(report_to, self.run.quiet, averages.clone()),
+        };
         let record = new_record();
         let target_path = target.path.clone();
         let mut workload = IoWorkload::new(plan, sink, record.host.ram_bytes)?;
         run_single(record, target, &mut workload, how, json, |_| Ok(()))?;
-        if let Some((path, described)) = &fio_json {
-            fio::report::write(path, &fio_reports.borrow(), described, &target_path)?;
+        if let Some(described) = &described {
+            let reports = fio_reports.borrow();
+            self.fio_report(report_to, &reports, described, &target_path)?;
         }
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {

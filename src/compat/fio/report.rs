@@ -50,9 +50,10 @@ pub struct JobOptions {
 }
 
 impl Described {
-    /// Adds one job file's jobs.
-    pub(super) fn add(&mut self, jobs: &[FioJob]) {
-        for job in jobs {
+    /// Adds one job file's jobs; `origins`: per planned job, the index of
+    /// its fio job.
+    pub(super) fn add(&mut self, jobs: &[FioJob], origins: &[usize]) {
+        for job in origins.iter().map(|&index| &jobs[index]) {
             self.jobs.push(JobOptions {
                 options: job.options.clone(),
                 group_reporting: job.group_reporting,
@@ -318,6 +319,11 @@ fn distribution(buckets: &[(u64, u64)]) -> [Map<String, Value>; 3] {
 pub struct JobReport {
     pub name: String,
     pub group: u32,
+    /// Which repetition of the run (`--repeat`) it belongs to.
+    pub repetition: u32,
+    /// How many jobs it adds up (fio's `jobs=`): a job's clones, and the
+    /// jobs of its group under group_reporting.
+    jobs: u32,
     options: Vec<(String, String)>,
     group_reporting: bool,
     queue_depth: u32,
@@ -331,11 +337,13 @@ pub struct JobReport {
 }
 
 impl JobReport {
-    fn new(finished: &Finished<'_>, described: &JobOptions) -> JobReport {
+    fn new(finished: &Finished<'_>, described: &JobOptions, repetition: u32) -> JobReport {
         let rows = finished.rows;
         JobReport {
             name: finished.job.name.clone(),
             group: finished.job.group.unwrap_or(0),
+            repetition,
+            jobs: finished.job.clone_files.len().max(1) as u32,
             options: described.options.clone(),
             group_reporting: described.group_reporting,
             queue_depth: finished.job.queue_depth,
@@ -348,16 +356,23 @@ impl JobReport {
         }
     }
 
+    /// How many jobs it adds up.
+    pub fn jobs(&self) -> u32 {
+        self.jobs
+    }
+
     /// Whether fio reports `next` inside this one: both ask for
-    /// group_reporting in the same group.
+    /// group_reporting in the same group (of the same repetition).
     fn takes(&self, next: &JobReport) -> bool {
-        self.group_reporting && next.group_reporting && self.group == next.group
+        let same = self.group == next.group && self.repetition == next.repetition;
+        self.group_reporting && next.group_reporting && same
     }
 
     /// Merges a job of the same group (group_reporting). The jobs ran at
     /// once, so the process's usage and the devices' counters over their
     /// time are this job's already.
     fn absorb(&mut self, other: JobReport) {
+        self.jobs += other.jobs;
         self.read.absorb(&other.read);
         self.write.absorb(&other.write);
         self.measured_s = self.measured_s.max(other.measured_s);
@@ -439,7 +454,8 @@ impl GroupRates {
 
 /// The sink of a job file's run: passes every event on to `inner`, and
 /// keeps each job's report as it ends, in the plan's order (`described`'s
-/// order), a group under group_reporting merged into its first job's.
+/// order, once per repetition), a group under group_reporting merged into
+/// its first job's.
 pub fn collecting(
     mut inner: Sink,
     described: Described,
@@ -448,10 +464,12 @@ pub fn collecting(
     let mut ended = 0;
     Box::new(move |event| {
         if let Event::Finished(finished) = &event
-            && let Some(options) = described.jobs.get(ended)
+            && !described.jobs.is_empty()
         {
+            let options = &described.jobs[ended % described.jobs.len()];
+            let repetition = (ended / described.jobs.len()) as u32;
             ended += 1;
-            let report = JobReport::new(finished, options);
+            let report = JobReport::new(finished, options, repetition);
             let mut kept = reports.borrow_mut();
             match kept.last_mut() {
                 Some(last) if last.takes(&report) => last.absorb(report),
@@ -531,21 +549,15 @@ fn disk_util(reports: &[JobReport], disks: &[String]) -> Option<Value> {
     }))
 }
 
-/// Writes the run's fio JSON to `path` (`--fio-json`), with `disk_util`
-/// for the devices under `target`.
-pub fn write(
-    path: &Path,
-    reports: &[JobReport],
-    described: &Described,
-    target: &Path,
-) -> anyhow::Result<()> {
-    let disks: Vec<String> = crate::storage::devices::resolve(target)
-        .into_iter()
-        .filter(|d| d.counted)
-        .map(|d| d.name)
-        .collect();
-    let document = document(reports, described, &disks, chrono::Local::now());
-    let text = serde_json::to_string_pretty(&document)? + "\n";
+/// The devices whose counters are the target's (`disk_util`'s name).
+pub fn disks(target: &Path) -> Vec<String> {
+    let devices = crate::storage::devices::resolve(target).into_iter();
+    devices.filter(|d| d.counted).map(|d| d.name).collect()
+}
+
+/// Writes a run's fio JSON `document` to `path` (`--fio-json`).
+pub fn write(path: &Path, document: &Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(document)? + "\n";
     std::fs::write(path, text)
         .map_err(|e| anyhow::anyhow!("--fio-json {}: cannot write: {e}", path.display()))
 }

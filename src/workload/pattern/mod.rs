@@ -67,7 +67,12 @@ impl Plan {
                 .map_err(|e| crate::error::UsageError(format!("{}: {e}", file.name)))?;
         }
         for job in &self.jobs {
-            let Some(file) = self.files.get(job.file) else {
+            let known = |index: &usize| *index < self.files.len();
+            let Some(file) = self
+                .files
+                .get(job.file)
+                .filter(|_| job.clone_files.iter().all(known))
+            else {
                 return usage(format!("job {} names a file that does not exist", job.name));
             };
             job.check(file.size)
@@ -257,7 +262,7 @@ impl Workload for IoWorkload {
             return Ok(result);
         }
         let group = self.plan.group_of(step);
-        if group.len() > 1 {
+        if group.len() > 1 || !self.plan.jobs[step].clone_files.is_empty() {
             return self.run_group(ctx, group);
         }
         let index = self.plan.jobs[step].file;
