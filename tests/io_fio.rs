@@ -658,3 +658,20 @@ fn fio_plot_draws_fsbench_s_json() {
     }
     assert_no_scratch_left(mnt.path());
 }
+
+/// `verify` with clones under group_reporting: every clone's file is laid
+/// out with its stamps and checked.
+#[test]
+fn verified_clones_check_their_own_files() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let jobs = jobfile(
+        &mnt,
+        "[w]\nsize=2m\nbs=4k\nrw=randrw\nverify=crc32c\nnumjobs=3\ngroup_reporting\n",
+    );
+    let out = run(&["io", "--fio", arg(&jobs), &mnt.arg()]);
+    out.assert_success().assert_no_panic();
+    assert!(out.stdout.contains("w: (groupid=0, jobs=3)"), "{out}");
+    assert_no_scratch_left(mnt.path());
+}

@@ -314,6 +314,11 @@ impl Job {
         std::iter::once(self.name.clone()).chain(loops).collect()
     }
 
+    /// Whether it (or one of its clones) works on file `index`.
+    pub fn uses_file(&self, index: usize) -> bool {
+        self.file == index || self.clone_files.contains(&index)
+    }
+
     /// What runs of it: one copy per clone, each on its own file, or the
     /// job itself.
     pub fn copies(&self) -> Vec<Job> {

@@ -79,7 +79,7 @@ impl Plan {
                 .map_err(|e| crate::error::UsageError(format!("{}: {e}", job.name)))?;
         }
         for (index, file) in self.files.iter().enumerate() {
-            let jobs: Vec<&Job> = self.jobs.iter().filter(|j| j.file == index).collect();
+            let jobs: Vec<&Job> = self.jobs.iter().filter(|j| j.uses_file(index)).collect();
             if jobs.iter().any(|j| j.verify) && !jobs.iter().all(|j| j.verify) {
                 return usage(format!(
                     "{}: verification must be on for every job on the file or for none",
@@ -118,7 +118,7 @@ impl Plan {
     fn key_block(&self, index: usize) -> Option<u64> {
         self.jobs
             .iter()
-            .filter(|j| j.file == index && j.verify)
+            .filter(|j| j.uses_file(index) && j.verify)
             .map(|j| j.xfer.smallest())
             .min()
     }
