@@ -21,8 +21,10 @@ cd "$(dirname "$0")/.."
 # glusterfs-server, glusterfs-client, sshfs, openssh-server, samba, smbnetfs,
 # iproute2: the network lab (tests/common/netlab.rs) serves GlusterFS, sshfs
 # and SMB from a server namespace to client namespaces over shaped links.
+# fio: the real fio's JSON, whose every key --fio-json must write alike.
+# python3-venv: a virtual environment for fio-plot (PyPI), below.
 packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
-  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk
+  strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk fio python3-venv
   glusterfs-server glusterfs-client sshfs openssh-server samba smbnetfs iproute2)
 if [ "$(id -u)" = 0 ]; then
   missing=()
@@ -43,6 +45,11 @@ fi
 # MPI, which also runs alone without mpirun.
 ./scripts/build-static.sh
 cargo build --release --locked --features mpi
+# fio-plot, a real reader of fio's JSON, must draw --fio-json's (tests/io_fio.rs).
+if [ ! -x target/fio-plot/bin/fio-plot ]; then
+  python3 -m venv target/fio-plot && target/fio-plot/bin/pip install -q fio-plot
+fi
+export FSBENCH_FIO_PLOT=$PWD/target/fio-plot/bin/fio-plot
 cargo test --release --locked --features mpi
 
 # What users install: the static binary and the .deb, each running a suite.

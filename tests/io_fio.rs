@@ -2,9 +2,12 @@
 //! test mounts (files in `directory=` or the target), with fio's numbers
 //! of jobs and bytes; `--lint` prints what the linter finds and runs
 //! nothing; bad files get one line naming file:line and key, exit 2, and
-//! write nothing; the sentinel survives and SIGINT cleans up.
+//! write nothing; the sentinel survives and SIGINT cleans up; `--fio-json`
+//! writes every key the real fio writes for the same file, and fio-plot
+//! draws it.
 mod common;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{
@@ -114,18 +117,63 @@ fn bytes_moved(job: &serde_json::Value) -> u64 {
     mib_per_s["samples"].as_u64().unwrap()
 }
 
+/// Size-bound jobs, `numjobs` clones on their own files or a shared one,
+/// and `group_reporting`.
+const CLONES: &str = "\
+[global]
+directory=MNT
+stonewall
+size=4m
+[w]
+rw=write
+bs=64k
+fdatasync=8
+loops=2
+[r]
+rw=read
+bs=64k
+numjobs=2
+filename=w.0.0
+group_reporting
+[c]
+rw=randwrite
+bs=64k
+numjobs=2
+[mix]
+rw=randrw
+bssplit=4k/50:64k/
+rwmixread=70
+norandommap
+";
+
+/// The jobs of fio's JSON: name, group, bytes read and written.
+fn fio_jobs(json: &serde_json::Value) -> Vec<(String, u64, u64, u64)> {
+    let jobs = json["jobs"].as_array().unwrap();
+    let bytes = |job: &serde_json::Value, dir: &str| job[dir]["io_bytes"].as_u64().unwrap();
+    let entry = |job: &serde_json::Value| {
+        let name = job["jobname"].as_str().unwrap().to_string();
+        let group = job["groupid"].as_u64().unwrap();
+        (name, group, bytes(job, "read"), bytes(job, "write"))
+    };
+    jobs.iter().map(entry).collect()
+}
+
+/// fio's numbers of jobs and bytes: size × loops per clone; numjobs
+/// clones, each on its own file (`c.0.0`, `c.1.0`) unless filename= names
+/// one, each its own result unless group_reporting adds them up into one;
+/// the --fio-json entries are fio's own for the same file.
 #[test]
-fn size_bound_jobs_move_what_fio_moves() {
+fn size_bound_jobs_and_clones_move_what_fio_moves() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
-    let jobs = jobfile(
-        &mnt,
-        "[global]\nstonewall\nsize=4m\n[w]\nrw=write\nbs=64k\nfdatasync=8\nloops=2\n\
-         [r]\nrw=read\nbs=64k\nnumjobs=2\nfilename=w.0.0\n\
-         [mix]\nrw=randrw\nbssplit=4k/50:64k/\nrwmixread=70\nnorandommap\n",
+    let jobs = jobfile(&mnt, CLONES);
+    let fio = real_fio(&mnt, &jobs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let (json, fio_json) = (
+        out_dir.path().join("r.json"),
+        out_dir.path().join("fio.json"),
     );
-    let json = mnt.join("r.json");
     let out = run(&[
         "io",
         "--fio",
@@ -133,24 +181,52 @@ fn size_bound_jobs_move_what_fio_moves() {
         mnt.path().to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--fio-json",
+        fio_json.to_str().unwrap(),
     ]);
     out.assert_success().assert_no_panic();
     let result = read_json(&json);
     let jobs = result["targets"][0]["workloads"].as_array().unwrap();
-    assert_eq!(jobs.len(), 3);
-    assert_eq!(jobs[0]["params"]["job"]["stop"]["amount"], 8u64 << 20);
-    assert_eq!(jobs[1]["params"]["job"]["threads"], 2);
-    assert_eq!(jobs[1]["params"]["file"]["name"], "w.0.0");
-    assert_eq!(jobs[1]["params"]["job"]["stop"]["amount"], 8u64 << 20);
-    assert_eq!(jobs[2]["params"]["file"]["name"], "mix.2.0");
-    for (job, bytes) in jobs.iter().zip([8u64 << 20, 8 << 20, 4 << 20]) {
+    let labels: Vec<&str> = jobs.iter().map(|j| j["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["w", "r", "c clone=0", "c clone=1", "mix"]);
+    let param = |job: usize, key: &str| jobs[job]["params"]["job"][key].clone();
+    let file = |job: usize| jobs[job]["params"]["file"]["name"].clone();
+    assert_eq!(param(0, "stop")["amount"], 8u64 << 20);
+    assert_eq!(
+        param(1, "clone_files"),
+        serde_json::json!([0, 0]),
+        "both on w.0.0"
+    );
+    assert_eq!((param(1, "threads"), file(1)), (1.into(), "w.0.0".into()));
+    assert_eq!(param(1, "stop")["amount"], 4u64 << 20, "per clone");
+    assert_eq!(
+        (file(2), file(3), file(4)),
+        ("c.0.0".into(), "c.1.0".into(), "mix.0.0".into())
+    );
+    let moved = [8u64 << 20, 8 << 20, 4 << 20, 4 << 20, 4 << 20];
+    for (job, bytes) in jobs.iter().zip(moved) {
         let moved = bytes_moved(job);
         assert!(
             moved.abs_diff(bytes) <= bytes / 100,
             "{moved} != {bytes}: {job}"
         );
     }
-    std::fs::remove_file(json).unwrap();
+    assert!(out.stdout.contains("r: (groupid=1, jobs=2)"), "{out}");
+    assert_eq!(
+        out.stdout.matches("c: (groupid=2, jobs=1)").count(),
+        2,
+        "{out}"
+    );
+    let (ours, theirs) = (fio_jobs(&read_json(&fio_json)), fio_jobs(&fio));
+    assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{theirs:?}");
+    for (mine, fio) in ours.iter().zip(&theirs) {
+        assert_eq!((&mine.0, mine.1), (&fio.0, fio.1), "{ours:?}\n{theirs:?}");
+        // Size-bound: the same bytes; fio's bssplit mix ends past size by
+        // its last blocks.
+        let (a, b) = (mine.2 + mine.3, fio.2 + fio.3);
+        let slack = if mine.0 == "mix" { b / 50 } else { 0 };
+        assert!(a.abs_diff(b) <= slack, "{ours:?}\n{theirs:?}");
+    }
     assert_no_scratch_left(mnt.path());
 }
 
@@ -169,7 +245,13 @@ fn the_examples_lint_and_the_include_set_runs() {
         "4m",
     );
     out.assert_success().assert_no_panic();
-    assert_eq!(out.stdout.matches("Starting RD=").count(), 2, "{out}");
+    // fio's report: seq-write, then rand-read's numjobs=4 clones.
+    assert_eq!(out.stdout.matches("(groupid=").count(), 5, "{out}");
+    assert_eq!(
+        out.stdout.matches("rand-read: (groupid=1, jobs=1)").count(),
+        4,
+        "{out}"
+    );
     let unset = run(&["io", "--fio", &example("include-set.fio"), "--lint"]);
     unset.assert_error(2, &["common.fio:5: ${FIO_SIZE} is not set"]);
     assert_no_scratch_left(mnt.path());
@@ -241,5 +323,355 @@ fn sigint_mid_job_file_cleans_up() {
     out.assert_code(130).assert_no_panic();
     assert!(out.stderr.contains("scratch data removed"), "{out}");
     sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Four jobs one after another: size-bound sequential writes and random
+/// reads, a time-based 70/30 mix, io_uring at depth 8.
+const FOUR_JOBS: &str = "\
+[global]
+directory=MNT
+size=8m
+bs=4k
+stonewall
+[w]
+rw=write
+[r]
+rw=randread
+[m]
+rw=randrw
+rwmixread=70
+time_based
+runtime=2
+[u]
+ioengine=io_uring
+iodepth=8
+rw=randread
+time_based
+runtime=1
+";
+
+/// Every key path of `value` (`jobs.2.read.clat_ns.percentile.99.000000`)
+/// with its JSON type, fio's integers told from its decimals.
+fn shape(value: &serde_json::Value, path: &str, into: &mut BTreeMap<String, &'static str>) {
+    use serde_json::Value::*;
+    let kind = match value {
+        Null => "null",
+        Bool(_) => "bool",
+        Number(n) if n.is_f64() => "float",
+        Number(_) => "integer",
+        String(_) => "string",
+        Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                shape(item, &format!("{path}{index}."), into);
+            }
+            "array"
+        }
+        Object(map) => {
+            for (key, item) in map {
+                shape(item, &format!("{path}{key}."), into);
+            }
+            "object"
+        }
+    };
+    into.insert(path.trim_end_matches('.').to_string(), kind);
+}
+
+fn shape_of(value: &serde_json::Value) -> BTreeMap<String, &'static str> {
+    let mut paths = BTreeMap::new();
+    shape(value, "", &mut paths);
+    paths
+}
+
+/// fio's JSON of `jobs` (run by the real fio on the mount), its files
+/// removed after it.
+fn real_fio(mnt: &TmpfsMount, jobs: &tempfile::NamedTempFile) -> serde_json::Value {
+    let out = mnt.join("fio.json");
+    let status = std::process::Command::new(common::require_tool("fio"))
+        .args(["--output-format=json", "--output"])
+        .arg(&out)
+        .arg(jobs.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "fio failed: {status}");
+    let json = read_json(&out);
+    for entry in std::fs::read_dir(mnt.path()).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    json
+}
+
+fn close(a: f64, b: f64, within: f64) -> bool {
+    (a - b).abs() <= within * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The figures of one read or write block agree with each other as fio's
+/// do: bw_bytes = io_bytes / runtime, bw in KiB/s, iops × bs = bw_bytes,
+/// N = total_ios, percentiles rising from min.
+fn assert_consistent(block: &serde_json::Value, bs: f64, what: &str) {
+    let f = |key: &str| {
+        block[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what}.{key}"))
+    };
+    let ios = f("total_ios");
+    if ios == 0.0 {
+        assert_eq!(block["clat_ns"]["N"], 0, "{what}");
+        return;
+    }
+    let seconds = f("runtime") / 1000.0;
+    assert!(
+        close(f("bw_bytes"), f("io_bytes") / seconds, 0.01),
+        "{what}: {block}"
+    );
+    assert!(
+        (f("bw") - f("bw_bytes") / 1024.0).abs() <= 1.0,
+        "{what}: {block}"
+    );
+    assert!(
+        close(f("iops") * bs, f("bw_bytes"), 0.01),
+        "{what}: {block}"
+    );
+    assert_eq!(f("io_kbytes"), (f("io_bytes") / 1024.0).floor(), "{what}");
+    assert_eq!(f("io_bytes"), ios * bs, "{what}");
+    for latency in ["clat_ns", "lat_ns"] {
+        assert_eq!(block[latency]["N"].as_f64(), Some(ios), "{what}.{latency}");
+        let l = |key: &str| block[latency][key].as_f64().unwrap();
+        assert!(
+            l("min") <= l("mean") && l("mean") <= l("max"),
+            "{what}: {block}"
+        );
+    }
+    let mut percentiles: Vec<(f64, f64)> = block["clat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(p, ns)| (p.parse().unwrap(), ns.as_f64().unwrap()))
+        .collect();
+    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let values: Vec<f64> = percentiles.iter().map(|&(_, ns)| ns).collect();
+    assert!(
+        values.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: {values:?}"
+    );
+    assert!(
+        block["clat_ns"]["min"].as_f64().unwrap() <= values[0],
+        "{what}"
+    );
+    assert!(
+        f("bw_min") <= f("bw_mean") + 1.0 && f("bw_mean") <= f("bw_max") + 1.0,
+        "{what}"
+    );
+}
+
+/// `--fio-json` writes every key fio writes for the same job file, with
+/// the same JSON type, the same jobs, groups and options, the same bytes
+/// for size-bound jobs and the same read share for a mix; its figures
+/// agree with each other as fio's do.
+#[test]
+fn fio_json_has_fio_s_keys_types_and_consistent_figures() {
+    let Some(mnt) = TmpfsMount::new("128m") else {
+        return;
+    };
+    let jobs = jobfile(&mnt, FOUR_JOBS);
+    let fio = real_fio(&mnt, &jobs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("fsbench-fio.json");
+    let out = run(&[
+        "io",
+        "--fio",
+        arg(&jobs),
+        "--fio-json",
+        json.to_str().unwrap(),
+    ]);
+    out.assert_success().assert_no_panic();
+    let ours = read_json(&json);
+
+    let (theirs, mine) = (shape_of(&fio), shape_of(&ours));
+    let missing: Vec<String> = theirs
+        .iter()
+        .filter(|(path, kind)| mine.get(*path) != Some(kind))
+        .map(|(path, kind)| format!("{path}: fio {kind}, fsbench {:?}", mine.get(path)))
+        .collect();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    assert!(
+        ours["fio version"]
+            .as_str()
+            .unwrap()
+            .starts_with("fsbench-")
+    );
+    assert_eq!(ours["global options"], fio["global options"]);
+
+    let (fio_jobs, our_jobs) = (
+        fio["jobs"].as_array().unwrap(),
+        ours["jobs"].as_array().unwrap(),
+    );
+    assert_eq!(our_jobs.len(), 4);
+    for (theirs, mine) in fio_jobs.iter().zip(our_jobs) {
+        let name = mine["jobname"].as_str().unwrap();
+        for key in ["jobname", "groupid", "job options"] {
+            assert_eq!(mine[key], theirs[key], "{name}.{key}");
+        }
+        for dir in ["read", "write"] {
+            assert_consistent(&mine[dir], 4096.0, &format!("fsbench {name}.{dir}"));
+            assert_consistent(&theirs[dir], 4096.0, &format!("fio {name}.{dir}"));
+        }
+    }
+    let bytes = |jobs: &[serde_json::Value], job: usize, dir: &str| {
+        jobs[job][dir]["io_bytes"].as_f64().unwrap()
+    };
+    for (job, dir) in [(0, "write"), (1, "read")] {
+        assert_eq!(
+            bytes(our_jobs, job, dir),
+            bytes(fio_jobs, job, dir),
+            "job {job}"
+        );
+    }
+    let read_share = |jobs: &[serde_json::Value]| {
+        bytes(jobs, 2, "read") / (bytes(jobs, 2, "read") + bytes(jobs, 2, "write"))
+    };
+    assert!(
+        close(read_share(our_jobs), 0.7, 0.03),
+        "{}",
+        read_share(our_jobs)
+    );
+    assert!(
+        close(read_share(fio_jobs), 0.7, 0.03),
+        "{}",
+        read_share(fio_jobs)
+    );
+    let runtime = our_jobs[2]["read"]["runtime"].as_f64().unwrap();
+    assert!(close(runtime, 2000.0, 0.1), "{runtime}");
+    assert!(
+        ours.get("disk_util").is_none(),
+        "tmpfs has no devices, as in fio"
+    );
+    // The terminal report is fio's, with the JSON's figures.
+    for (name, group) in [("w", 0), ("r", 1), ("m", 2), ("u", 3)] {
+        let header = format!("{name}: (groupid={group}, jobs=1): err= 0: pid=");
+        assert!(out.stdout.contains(&header), "{header}\n{out}");
+        let status = format!("Run status group {group} (all jobs):");
+        assert!(out.stdout.contains(&status), "{status}\n{out}");
+    }
+    let runtime = &our_jobs[0]["write"]["runtime"];
+    let write_status = format!("io=8192KiB (8389kB), run={runtime}-{runtime}msec");
+    assert!(out.stdout.contains(&write_status), "{write_status}\n{out}");
+    for line in [
+        "  write: IOPS=",
+        "  read: IOPS=",
+        "    clat percentiles (",
+        "  cpu          : usr=",
+    ] {
+        assert!(out.stdout.contains(line), "{line}\n{out}");
+    }
+    assert_no_scratch_left(mnt.path());
+}
+
+#[test]
+fn fio_json_refuses_what_it_cannot_write_in_one_line() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let jobs = jobfile(&mnt, "[j]\nsize=1m\n");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["io", "/tmp", "--fio-json", "x.json"],
+            "give --fio JOBFILE",
+        ),
+        (
+            &[
+                "io",
+                "--fio",
+                arg(&jobs),
+                "--fio-json",
+                "/nonexistent/x.json",
+            ],
+            "cannot write in /nonexistent",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "/tmp"],
+            "is a directory",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "x.json", "--lint"],
+            "--lint runs nothing",
+        ),
+        (
+            &["io", "--fio", arg(&jobs), "--fio-json", "x.json", "-r", "2"],
+            "leave out --repeat",
+        ),
+    ];
+    for (args, needle) in cases {
+        run(args).assert_error(2, &["--fio-json", needle]);
+    }
+    assert_eq!(std::fs::read_dir(mnt.path()).unwrap().count(), 0);
+}
+
+/// fio-plot (PyPI), a real reader of fio's JSON, draws fsbench's: its
+/// IOPS/latency bars and its latency histogram. scripts/test.sh installs
+/// it and names it in FSBENCH_FIO_PLOT; without it the test says so and
+/// skips.
+#[test]
+fn fio_plot_draws_fsbench_s_json() {
+    let fio_plot = std::env::var_os("FSBENCH_FIO_PLOT").map(std::path::PathBuf::from);
+    let Some(fio_plot) = fio_plot.filter(|p| p.is_file()) else {
+        eprintln!("skipped: FSBENCH_FIO_PLOT does not name fio-plot (scripts/test.sh installs it)");
+        return;
+    };
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    // fio-plot reads files whose options give rw, iodepth and numjobs.
+    let jobs = jobfile(
+        &mnt,
+        "[global]\ndirectory=MNT\nsize=8m\nbs=4k\niodepth=1\nnumjobs=1\n\
+         [randread]\nrw=randread\ntime_based\nruntime=1\n",
+    );
+    let results = tempfile::tempdir().unwrap();
+    let json = results.path().join("fsbench.json");
+    run(&[
+        "io",
+        "--fio",
+        arg(&jobs),
+        "-q",
+        "--fio-json",
+        json.to_str().unwrap(),
+    ])
+    .assert_success();
+    for graph in ["-l", "-H"] {
+        let png = results.path().join(format!("graph{graph}.png"));
+        let out = std::process::Command::new(&fio_plot)
+            .arg("-i")
+            .arg(results.path())
+            .args([
+                "-T", "fsbench", "-r", "randread", "-d", "1", "-n", "1", graph, "-o",
+            ])
+            .arg(&png)
+            .env("MPLBACKEND", "Agg")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "fio-plot {graph}: {said}");
+        let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 10_000, "fio-plot {graph} drew {size} bytes: {said}");
+    }
+    assert_no_scratch_left(mnt.path());
+}
+
+/// `verify` with clones under group_reporting: every clone's file is laid
+/// out with its stamps and checked.
+#[test]
+fn verified_clones_check_their_own_files() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let jobs = jobfile(
+        &mnt,
+        "[w]\nsize=2m\nbs=4k\nrw=randrw\nverify=crc32c\nnumjobs=3\ngroup_reporting\n",
+    );
+    let out = run(&["io", "--fio", arg(&jobs), &mnt.arg()]);
+    out.assert_success().assert_no_panic();
+    assert!(out.stdout.contains("w: (groupid=0, jobs=3)"), "{out}");
     assert_no_scratch_left(mnt.path());
 }

@@ -30,11 +30,17 @@ pub fn tables_stream(json: Option<&Path>) -> Stream {
 /// Refuses a `--json` path that cannot be written, before a long run whose
 /// result would then be lost.
 pub fn check_json_path(json: Option<&Path>) -> anyhow::Result<()> {
-    let Some(path) = json.filter(|p| !json_to_stdout(Some(p))) else {
-        return Ok(());
-    };
+    match json.filter(|p| !json_to_stdout(Some(p))) {
+        Some(path) => check_output_path("--json", path),
+        None => Ok(()),
+    }
+}
+
+/// Refuses an output file (`flag`'s `path`) that cannot be written: a
+/// directory, or one in a directory we may not write in.
+pub fn check_output_path(flag: &str, path: &Path) -> anyhow::Result<()> {
     if path.is_dir() {
-        return usage(format!("--json {}: is a directory", path.display()));
+        return usage(format!("{flag} {}: is a directory", path.display()));
     }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -42,7 +48,7 @@ pub fn check_json_path(json: Option<&Path>) -> anyhow::Result<()> {
     };
     if rustix::fs::access(parent, rustix::fs::Access::WRITE_OK).is_err() {
         return usage(format!(
-            "--json {}: cannot write in {}",
+            "{flag} {}: cannot write in {}",
             path.display(),
             parent.display()
         ));

@@ -158,6 +158,54 @@ pub fn each_timed_reporting<T>(
     Ok(())
 }
 
+/// What the whole process used, split as getrusage counts it: fio's
+/// usr_cpu, sys_cpu, ctx, majf and minf of a job come from the change of
+/// these over its measured part.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessUsage {
+    pub user: Duration,
+    pub system: Duration,
+    /// Voluntary and involuntary context switches.
+    pub context_switches: u64,
+    pub major_faults: u64,
+    pub minor_faults: u64,
+}
+
+impl ProcessUsage {
+    pub fn now() -> ProcessUsage {
+        // SAFETY: getrusage only writes into the zeroed struct we own.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let time = |t: libc::timeval| {
+            Duration::new(t.tv_sec as u64, (t.tv_usec as u32).saturating_mul(1000))
+        };
+        let count = |n: libc::c_long| n.max(0) as u64;
+        ProcessUsage {
+            user: time(usage.ru_utime),
+            system: time(usage.ru_stime),
+            context_switches: count(usage.ru_nvcsw) + count(usage.ru_nivcsw),
+            major_faults: count(usage.ru_majflt),
+            minor_faults: count(usage.ru_minflt),
+        }
+    }
+
+    /// What was used from `earlier` to this reading.
+    pub fn since(&self, earlier: &ProcessUsage) -> ProcessUsage {
+        ProcessUsage {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+            context_switches: self
+                .context_switches
+                .saturating_sub(earlier.context_switches),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+        }
+    }
+}
+
 /// User + system CPU time of the whole process (all threads).
 pub fn process_cpu_time() -> Duration {
     // SAFETY: getrusage only writes into the zeroed struct we own.

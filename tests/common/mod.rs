@@ -596,7 +596,7 @@ pub fn require_tool(name: &str) -> PathBuf {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
         .unwrap_or_else(|| {
-            panic!("{name} not found: install Debian's bonnie++ package (apt-get install bonnie++)")
+            panic!("{name} not found: install its Debian package (scripts/test.sh lists them)")
         })
 }
 

@@ -10,7 +10,7 @@ use clap::{Args, FromArgMatches, ValueEnum};
 
 use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{OneTarget, RunFlags, parse_flags, refuse_in_suite};
-use crate::cli::output::{check_json_path, tables_stream};
+use crate::cli::output::{check_json_path, check_output_path, tables_stream};
 use crate::compat::fio;
 use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
@@ -47,11 +47,13 @@ Examples:
   fsbench io --vdbench parmfile.txt                a vdbench parameter file (sd/wd/rd subset)
   fsbench io --fio jobs.fio                        a fio job file (files in its directory= or here)
   fsbench io --fio jobs.fio --lint                 what the job file really measures; runs nothing
+  fsbench io --fio jobs.fio --fio-json out.json    and its results as fio's --output-format=json
   fsbench io /mnt/test -b 4k --read 50 --verify    check every block read: offset and write generation
   fsbench io /mnt/test -d 4s --job 'w:-b 1m --read 0 --seek 0' --job 'r:-b 4k'   two jobs, one file
 
 Output: vdbench's interval lines (one per --interval) and the avg_F-L line,
-which leaves out the warm-up (by default the first interval, as in vdbench).";
+which leaves out the warm-up (by default the first interval, as in vdbench);
+for --fio, fio's report at the end (per job, Run status group, Disk stats).";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SuiteName {
@@ -95,13 +97,18 @@ pub struct IoArgs {
     #[arg(long, value_name = "PARMFILE", conflicts_with_all = ["suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate"])]
     vdbench: Option<PathBuf>,
     /// Run a fio job file; repeat for several, run in order ([global],
-    /// [jobs], numjobs as threads; files go in directory= or the target).
+    /// [jobs], numjobs clones; files go in directory= or the target);
+    /// prints fio's report.
     #[arg(long, value_name = "JOBFILE", conflicts_with_all = ["vdbench", "suite", "jobs", "size", "xfersize", "read", "seek", "threads", "engine", "iodepth", "direct", "sync", "fdatasync_every", "end_fsync", "no_end_sync", "until_steady", "amount", "rate", "duration", "warmup", "interval"])]
     fio: Vec<PathBuf>,
     /// With --fio: print what the linter finds in the job files and run
     /// nothing.
     #[arg(long, requires = "fio")]
     lint: bool,
+    /// With --fio: also write the results in fio's --output-format=json
+    /// shape to FILE, for the tools that read fio's JSON.
+    #[arg(long, value_name = "FILE")]
+    fio_json: Option<PathBuf>,
     /// Run a built-in suite.
     #[arg(long, value_enum, conflicts_with_all = ["jobs", "read", "seek", "direct", "amount"])]
     suite: Option<SuiteName>,
@@ -282,10 +289,12 @@ const SUITE_DURATION: Duration = Duration::from_secs(5);
 const SUITE_THREADS: u32 = 8;
 
 impl IoArgs {
-    /// The plan and the directory to run it in.
-    fn plan(&self) -> anyhow::Result<(Plan, Target)> {
+    /// The plan, the directory to run it in and, for job files, what
+    /// fio's reports say of their jobs.
+    fn plan(&self) -> anyhow::Result<(Plan, Target, Option<fio::report::Described>)> {
         if let Some(path) = &self.vdbench {
-            return self.vdbench_plan(path);
+            let (plan, target) = self.vdbench_plan(path)?;
+            return Ok((plan, target, None));
         }
         if !self.fio.is_empty() {
             let loaded = self.fio_jobs(crate::storage::env::probe_host().ram_bytes)?;
@@ -298,12 +307,56 @@ impl IoArgs {
                 (None, Some(directory)) => directory.clone(),
                 (None, None) => ".".into(),
             };
-            return Ok((loaded.plan, Target::parse(&target)?));
+            return Ok((loaded.plan, Target::parse(&target)?, Some(loaded.described)));
         }
         let Some(target) = self.target.spec() else {
             return usage("give the directory to test (fsbench io DIR ...)");
         };
-        Ok((self.flag_plan()?, Target::parse(target)?))
+        Ok((self.flag_plan()?, Target::parse(target)?, None))
+    }
+
+    /// A job file's run as fio reports it: its terminal report (one per
+    /// repetition), and `--fio-json`'s file.
+    fn fio_report(
+        &self,
+        to: Stream,
+        reports: &[fio::report::JobReport],
+        described: &fio::report::Described,
+        target: &Path,
+    ) -> anyhow::Result<()> {
+        let disks = fio::report::disks(target);
+        let now = chrono::Local::now();
+        for pass in reports.chunk_by(|a, b| a.repetition == b.repetition) {
+            let document = fio::report::document(pass, described, &disks, now);
+            let jobs: Vec<u32> = pass.iter().map(fio::report::JobReport::jobs).collect();
+            let text = fio::printout::text(&document, &jobs, std::process::id());
+            emit(to, &format!("\n{text}"))?;
+            if let Some(path) = &self.fio_json {
+                fio::report::write(path, &document)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `--fio-json FILE`: only with a job file's one run, into a file that
+    /// can be written (checked before the run, whose results it holds).
+    fn check_fio_json(&self) -> anyhow::Result<()> {
+        let Some(path) = &self.fio_json else {
+            return Ok(());
+        };
+        if self.fio.is_empty() {
+            return usage("--fio-json FILE writes a fio job file's results: give --fio JOBFILE");
+        }
+        if self.lint {
+            return usage("--fio-json with --lint: --lint runs nothing, so there is nothing to write");
+        }
+        if self.run.repeat != 1 {
+            return usage("--fio-json writes one run, as fio does: leave out --repeat");
+        }
+        if crate::scale::size() > 1 {
+            return usage("--fio-json writes one process's run: run it without mpirun");
+        }
+        check_output_path("--fio-json", path)
     }
 
     /// The plan of the flags (and `--suite` or `--job`s): one data file
@@ -445,6 +498,7 @@ impl IoArgs {
             verify_errors: self.verify_errors.unwrap_or(DEFAULT_VERIFY_ERRORS),
             notes: Vec::new(),
             group: None,
+            clone_files: Vec::new(),
         })
     }
 
@@ -494,6 +548,11 @@ fn suite_workload(input: &EntryInput<'_>) -> anyhow::Result<Box<dyn Workload>> {
     )?;
     refuse_in_suite("--vdbench", io.vdbench.is_some(), "give the flags instead")?;
     refuse_in_suite("--lint", io.lint, "run fsbench io --fio FILE --lint")?;
+    refuse_in_suite(
+        "--fio-json",
+        io.fio_json.is_some(),
+        "run fsbench io --fio FILE --fio-json OUT",
+    )?;
     io.run.refuse_in_suite()?;
     // A job file's directory= gives way to the run's targets.
     let plan = match io.fio.is_empty() {
@@ -518,19 +577,33 @@ impl IoArgs {
     }
 
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
+        self.check_fio_json()?;
         if self.lint {
             return self.lint();
         }
         let how = self.run.single()?;
-        let (plan, target) = self.plan()?;
+        let (plan, target, described) = self.plan()?;
         check_json_path(json)?;
         let report_to = tables_stream(json);
         let averages = Rc::new(RefCell::new(Vec::new()));
         let jobs_per_pass = plan.jobs.len();
-        let sink = report_sink(report_to, self.run.quiet, averages.clone());
+        let fio_reports = Rc::new(RefCell::new(Vec::new()));
+        // A job file's run reports as fio does, at the end; the other
+        // runs as vdbench does, as they go.
+        let sink = match &described {
+            Some(described) => {
+                fio::report::collecting(warnings_sink(), described.clone(), fio_reports.clone())
+            }
+            None => report_sink(report_to, self.run.quiet, averages.clone()),
+        };
         let record = new_record();
+        let target_path = target.path.clone();
         let mut workload = self.placed(IoWorkload::new(plan, sink, record.host.ram_bytes)?)?;
         run_single(record, target, &mut workload, how, json, |_| Ok(()))?;
+        if let Some(described) = &described {
+            let reports = fio_reports.borrow();
+            self.fio_report(report_to, &reports, described, &target_path)?;
+        }
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {
                 let rows = pass.iter().map(|(name, f)| (name.as_str(), f));

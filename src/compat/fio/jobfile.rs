@@ -59,6 +59,12 @@ pub struct FioJob {
     pub group_reporting: bool,
     pub gtod_reduce: bool,
     pub disable_lat: bool,
+    /// The `key=value` options of its own section and of the `[global]`s
+    /// before it, as written (`${VAR}` substituted): fio's JSON shows them
+    /// as "job options" and "global options" (bare flags left out, as fio
+    /// leaves them out).
+    pub options: Vec<(String, String)>,
+    pub global_options: Vec<(String, String)>,
     kb_base: u64,
 }
 
@@ -103,6 +109,8 @@ impl FioJob {
             group_reporting: false,
             gtod_reduce: false,
             disable_lat: false,
+            options: valued(&section.options),
+            global_options: Vec::new(),
             kb_base: 1024,
         }
     }
@@ -142,6 +150,7 @@ pub(super) fn jobs(sections: &[Section]) -> anyhow::Result<Vec<FioJob>> {
             continue;
         }
         let mut job = FioJob::new(section);
+        job.global_options = valued(&global);
         for opt in global.iter().chain(&section.options) {
             apply(&mut job, opt)
                 .map_err(|e| UsageError(format!("{}: {}: {e:#}", opt.at, opt.key)))?;
@@ -152,6 +161,14 @@ pub(super) fn jobs(sections: &[Section]) -> anyhow::Result<Vec<FioJob>> {
         return usage("the job file has no [job] section: nothing to run");
     }
     Ok(jobs)
+}
+
+/// The options that have a value, as (key, value).
+fn valued(options: &[Opt]) -> Vec<(String, String)> {
+    let pairs = options
+        .iter()
+        .filter_map(|o| Some((o.key.clone(), o.value.clone()?)));
+    pairs.collect()
 }
 
 /// Sets what `opt` says on `job`.

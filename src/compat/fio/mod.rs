@@ -5,6 +5,8 @@ pub mod jobfile;
 mod lexer;
 pub mod lint;
 pub mod plan;
+pub mod printout;
+pub mod report;
 mod values;
 
 use std::path::Path;
@@ -15,11 +17,13 @@ use lint::Finding;
 pub use plan::Overrides;
 
 /// The job files' plan (files in order, each job named as in its file),
-/// the directory their `directory=` gives, and the linter's findings.
+/// the directory their `directory=` gives, the linter's findings, and what
+/// fio's reports say of the jobs.
 pub struct Loaded {
     pub plan: Plan,
     pub directory: Option<String>,
     pub findings: Vec<Finding>,
+    pub described: report::Described,
 }
 
 /// Reads `paths` in order into one plan; each job carries its own
@@ -32,13 +36,27 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         },
         directory: None,
         findings: Vec::new(),
+        described: report::Described::default(),
     };
     for path in paths {
         let jobs = jobfile::read(path.as_ref())?;
         let findings = lint::lint(&jobs, ram_bytes);
-        let (mut plan, directory) = plan::plan(&jobs, o)?;
+        let plan::Planned {
+            mut plan,
+            directory,
+            origins,
+        } = plan::plan(&jobs, o)?;
+        // Groups count on across files, as fio's groupid does across a
+        // run: the next file's first group never runs with this one's last.
+        let groups_before = all
+            .plan
+            .jobs
+            .last()
+            .and_then(|j| j.group)
+            .map_or(0, |g| g + 1);
         for job in &mut plan.jobs {
             job.file += all.plan.files.len();
+            job.group = job.group.map(|g| g + groups_before);
             let own = findings.iter().filter(|f| f.job == job.name);
             job.notes.extend(own.map(|f| format!("fio lint: {f}")));
         }
@@ -57,6 +75,7 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         all.plan.files.extend(plan.files);
         all.plan.jobs.extend(plan.jobs);
         all.findings.extend(findings);
+        all.described.add(&jobs, &origins);
     }
     Ok(all)
 }
@@ -200,13 +219,26 @@ runtime=15s
              [r]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/50:64k/\nrandseed=9\nfsync=4\nsync=dsync\n",
         )
         .unwrap();
-        let [w, r] = &loaded.plan.jobs[..] else {
-            panic!()
+        let [w0, w1, r] = &loaded.plan.jobs[..] else {
+            panic!("{:?}", loaded.plan.jobs)
         };
-        assert_eq!(w.stop, Stop::Amount(3 * 2 * (4 << 20)));
-        assert_eq!((w.threads, w.fdatasync_every, w.end_fsync), (2, 1, false));
-        assert_eq!(w.warmup, Warmup::Time(Duration::ZERO));
-        assert_eq!(w.seed, 0xb189_9bed, "randrepeat=1: fio's fixed seed");
+        assert_eq!(w0.stop, Stop::Amount(3 * (4 << 20)), "per clone");
+        assert_eq!(
+            (w0.threads, w0.fdatasync_every, w0.end_fsync),
+            (1, 1, false)
+        );
+        assert_eq!(
+            (w0.label(), w1.label()),
+            ("w clone=0".into(), "w clone=1".into())
+        );
+        assert_eq!(
+            (w0.file, w1.file, w0.group, w1.group),
+            (0, 1, Some(0), Some(0))
+        );
+        let names: Vec<&str> = loaded.plan.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["w.0.0", "w.1.0", "r.0.0"], "$jobnum is the clone's");
+        assert_eq!(w0.warmup, Warmup::Time(Duration::ZERO));
+        assert_eq!(w0.seed, 0xb189_9bed, "randrepeat=1: fio's fixed seed");
         assert_eq!((r.read_pct, r.seed, r.fdatasync_every), (70.0, 9, 4));
         assert_eq!(r.xfer, XferSize::Mix(vec![(4096, 50.0), (65536, 50.0)]));
         assert_eq!(r.sync, SyncFlag::Dsync);
@@ -217,6 +249,49 @@ runtime=15s
                 .iter()
                 .any(|f| f.key == "rw" && f.job == "r")
         );
+        let options: Vec<usize> = loaded
+            .described
+            .jobs
+            .iter()
+            .map(|j| j.options.len())
+            .collect();
+        assert_eq!(options, [4, 4, 6], "each clone has its fio job's options");
+    }
+
+    #[test]
+    fn group_reporting_clones_are_one_job_on_their_files() {
+        let loaded = load_text(
+            "[global]\nsize=1m\nnumjobs=3\ngroup_reporting\n[own]\n[shared]\nstonewall\nfilename=f\n",
+        )
+        .unwrap();
+        let [own, shared] = &loaded.plan.jobs[..] else {
+            panic!("{:?}", loaded.plan.jobs)
+        };
+        assert_eq!((own.clone_files.as_slice(), own.file), (&[0, 1, 2][..], 0));
+        assert_eq!(shared.clone_files, [3, 3, 3]);
+        assert_eq!(
+            own.copies().iter().map(|c| c.file).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert!(own.copies().iter().all(|c| c.clone_files.is_empty()));
+        assert_eq!(loaded.plan.files.len(), 4);
+        assert!(own.notes.iter().any(|n| n.contains("reported as one")));
+    }
+
+    #[test]
+    fn groups_count_on_across_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<_> = ["a", "b"]
+            .iter()
+            .map(|name| {
+                let path = dir.path().join(format!("{name}.fio"));
+                std::fs::write(&path, format!("[{name}1]\nsize=1m\n[{name}2]\nsize=1m\n")).unwrap();
+                path
+            })
+            .collect();
+        let loaded = load(&paths, &Overrides::default(), 8 << 30).unwrap();
+        let groups: Vec<Option<u32>> = loaded.plan.jobs.iter().map(|j| j.group).collect();
+        assert_eq!(groups, [Some(0), Some(0), Some(1), Some(1)]);
     }
 
     #[test]

@@ -1,15 +1,15 @@
-//! fio jobs into fsbench's: one fsbench job per `[job]`, its `numjobs`
-//! clones as threads, `time_based` + `runtime` as a duration, otherwise
-//! `size` × `loops` × `numjobs` bytes, `ramp_time` as the warm-up, and
-//! files named as fio names them (`$jobname.$jobnum.$filenum`, or the
-//! shared `filename=`).
+//! fio jobs into fsbench's: one fsbench job per `[job]` and clone
+//! (`numjobs`: each clone one thread on its own file, or on the shared
+//! `filename=`; under `group_reporting` the clones are one job whose
+//! result adds theirs up), `time_based` + `runtime` as a duration,
+//! otherwise `size` × `loops` bytes per clone, `ramp_time` as the warm-up,
+//! and files named as fio names them (`$jobname.$jobnum.$filenum`, where
+//! `$jobnum` is the clone's number, or the shared `filename=`).
 use std::time::Duration;
 
 use super::jobfile::FioJob;
 use crate::error::{UsageError, usage};
-use crate::workload::pattern::job::{
-    Arrival, DEFAULT_VERIFY_ERRORS, check_whole_sectors, short_size,
-};
+use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, check_whole_sectors};
 use crate::workload::pattern::{Engine, FileSpec, Job, Plan, Stop, Warmup};
 
 /// fio's seed when `randrepeat` is on (its default): the same random
@@ -27,40 +27,77 @@ pub struct Overrides {
     pub verify: bool,
 }
 
-/// The plan of `jobs` and the directory their files go in (`directory=`
-/// of the first job that gives one).
-pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<(Plan, Option<String>)> {
+/// A job file's plan, the directory its files go in (`directory=` of the
+/// first job that gives one), and for each planned job the index of the
+/// fio job it comes from.
+pub struct Planned {
+    pub plan: Plan,
+    pub directory: Option<String>,
+    pub origins: Vec<usize>,
+}
+
+pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<Planned> {
     let mut files: Vec<FileSpec> = Vec::new();
     let mut planned = Vec::new();
+    let mut origins = Vec::new();
     let groups = groups(jobs);
     for (index, job) in jobs.iter().enumerate() {
-        let name = file_name(job, index);
         let size = job
             .filesize
             .or(job.size)
             .ok_or_else(|| UsageError(format!("{}: [{}]: size= is needed (fsbench creates the file; fio would size it from the device)", job.at, job.name)))?;
-        let file = match files.iter().position(|f| f.name == name) {
-            Some(shared) => {
-                files[shared].size = files[shared].size.max(size);
-                shared
-            }
-            None => {
-                files.push(FileSpec { name, size });
-                files.len() - 1
-            }
-        };
-        let mut fsbench = job_of(job, file, groups[index], o)?;
+        let clone_files: Vec<usize> = (0..job.numjobs)
+            .map(|clone| file_of(&mut files, file_name(job, clone), size))
+            .collect();
+        let mut fsbench = job_of(job, clone_files[0], groups[index], o)?;
         fsbench.notes.extend(group_note(jobs, &groups, index));
-        planned.push(fsbench);
+        let clones = match job.group_reporting && job.numjobs > 1 {
+            true => vec![Job {
+                clone_files,
+                ..fsbench
+            }],
+            false => clones(&fsbench, &clone_files),
+        };
+        origins.extend(clones.iter().map(|_| index));
+        planned.extend(clones);
     }
-    let directory = jobs.iter().find_map(|j| j.directory.clone());
-    Ok((
-        Plan {
+    Ok(Planned {
+        plan: Plan {
             files,
             jobs: planned,
         },
-        directory,
-    ))
+        directory: jobs.iter().find_map(|j| j.directory.clone()),
+        origins,
+    })
+}
+
+/// The index of the file `name`, added to `files` unless a job before
+/// named it (a shared file is as large as its largest job needs).
+fn file_of(files: &mut Vec<FileSpec>, name: String, size: u64) -> usize {
+    match files.iter().position(|f| f.name == name) {
+        Some(shared) => {
+            files[shared].size = files[shared].size.max(size);
+            shared
+        }
+        None => {
+            files.push(FileSpec { name, size });
+            files.len() - 1
+        }
+    }
+}
+
+/// A job's clones, each its own job and result, on its file; named
+/// apart in fsbench's reports (`clone=N`), all `job`'s name for fio's.
+fn clones(job: &Job, files: &[usize]) -> Vec<Job> {
+    let clone = |(number, &file): (usize, &usize)| Job {
+        file,
+        loops: match files.len() {
+            1 => Vec::new(),
+            _ => vec![("clone".into(), number.to_string())],
+        },
+        ..job.clone()
+    };
+    files.iter().enumerate().map(clone).collect()
 }
 
 /// Each job's group: a new one starts at every job with stonewall or
@@ -96,14 +133,14 @@ fn group_note(jobs: &[FioJob], groups: &[usize], index: usize) -> Option<String>
     })
 }
 
-/// fio's name for the job's file.
-fn file_name(job: &FioJob, index: usize) -> String {
+/// fio's name for the file of clone `clone` of the job.
+fn file_name(job: &FioJob, clone: u32) -> String {
     match &job.filename {
         Some(name) => name.clone(),
         None => job
             .filename_format
             .replace("$jobname", &job.name)
-            .replace("$jobnum", &index.to_string())
+            .replace("$jobnum", &clone.to_string())
             .replace("$filenum", "0"),
     }
 }
@@ -131,7 +168,8 @@ fn job_of(job: &FioJob, file: usize, group: usize, o: &Overrides) -> anyhow::Res
         xfer: job.xfer.clone(),
         read_pct: job.reads(),
         seek: crate::workload::pattern::Seek::Percent(if job.random { 100.0 } else { 0.0 }),
-        threads: job.numjobs,
+        // A clone is one fio process: one thread.
+        threads: 1,
         engine: job.engine,
         // fio's synchronous engines ignore iodepth (the linter says so).
         queue_depth: match job.engine {
@@ -161,6 +199,7 @@ fn job_of(job: &FioJob, file: usize, group: usize, o: &Overrides) -> anyhow::Res
         verify_errors: DEFAULT_VERIFY_ERRORS,
         notes: reading_notes(job),
         group: Some(group as u32),
+        clone_files: Vec::new(),
     })
 }
 
@@ -178,11 +217,9 @@ fn stop(job: &FioJob) -> anyhow::Result<Stop> {
     }
     let per_clone = job.io_size().unwrap_or(0);
     per_clone
-        .checked_mul(u64::from(job.loops) * u64::from(job.numjobs))
+        .checked_mul(u64::from(job.loops))
         .map(Stop::Amount)
-        .ok_or_else(|| {
-            UsageError(format!("{}: size × loops × numjobs is too large", job.at)).into()
-        })
+        .ok_or_else(|| UsageError(format!("{}: size × loops is too large", job.at)).into())
 }
 
 /// rate_iops, or rate= (bytes/s) over the mean block size.
@@ -217,15 +254,19 @@ fn reading_notes(job: &FioJob) -> Vec<String> {
         ));
     }
     if job.numjobs > 1 {
+        let files = match &job.filename {
+            Some(name) => format!("all on {name}"),
+            None => "each on its own file".into(),
+        };
+        let reported = match job.group_reporting {
+            true => "reported as one (group_reporting)",
+            false => "each its own result (clone=N); group_reporting reports them as one",
+        };
         notes.push(format!(
-            "{}: numjobs={} ran as {} threads on one file{} (figures for the whole group, as with group_reporting)",
+            "{}: numjobs={}: {} clones at once, one thread each, {files}, {reported}",
             job.line_of("numjobs"),
             job.numjobs,
-            job.numjobs,
-            match &job.filename {
-                Some(_) => String::new(),
-                None => format!("; fio gives each clone its own {} file", short_size(job.filesize.or(job.size).unwrap_or(0))),
-            }
+            job.numjobs
         ));
     }
     if !job.startdelay.is_zero() {

@@ -178,6 +178,7 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         verify_errors: o.verify_errors,
         notes: Vec::new(),
         group: None,
+        clone_files: Vec::new(),
     })
 }
 

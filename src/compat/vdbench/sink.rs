@@ -50,7 +50,7 @@ pub fn report_sink(
             text.push_str(&row_line(row));
             emit(to, &text)
         }
-        Event::Interval(_) => Ok(()),
+        Event::Interval(_) | Event::Finished(_) => Ok(()),
         Event::Warning(text) => emit(Stream::Stderr, &format!("fsbench: warning: {text}\n")),
         Event::BadBlock(block) => emit(Stream::Stderr, &format!("fsbench: {block}\n")),
         Event::Average(row) => {

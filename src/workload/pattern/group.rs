@@ -1,9 +1,12 @@
 //! A fio group: jobs that run at once, each on its own threads and file,
-//! started together; each keeps a result of its own.
+//! started together; each keeps a result of its own. A job's clones
+//! reported as one (`Job::clone_files`) run as copies among them and their
+//! outcomes are added up into the job's.
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
+use super::counters::IntervalFigures;
 use super::engine::JobOutcome;
 use super::{
     Event, FileSpec, IoWorkload, Job, LaidOut, Ran, conclude, counters, measured, open_job, result,
@@ -25,22 +28,34 @@ impl IoWorkload {
     ) -> anyhow::Result<WorkloadResult> {
         let mut jobs = Vec::new();
         for step in steps.clone() {
-            self.lay_out(ctx, self.plan.jobs[step].file)?;
+            let job = &self.plan.jobs[step];
+            for file in job.copies().iter().map(|copy| copy.file) {
+                self.lay_out(ctx, file)?;
+            }
             let mut notes = Vec::new();
             let job = usable(&self.plan.jobs[step], &mut self.sink, &mut notes)?.into_owned();
             jobs.push((job, notes));
         }
+        // Every copy (a job, or one clone of it) with the job it adds to.
+        let copies: Vec<(usize, Job)> = (jobs.iter().enumerate())
+            .flat_map(|(index, (job, _))| job.copies().into_iter().map(move |c| (index, c)))
+            .collect();
         ctx.progress
-            .show(&format!("Running {} jobs at once", jobs.len()));
+            .show(&format!("Running {} jobs at once", copies.len()));
         let (files, laid_out) = (&self.plan.files, &self.laid_out);
-        let only: Vec<&Job> = jobs.iter().map(|(job, _)| job).collect();
+        let only: Vec<&Job> = copies.iter().map(|(_, job)| job).collect();
         // Under MPI the phase is the group's first job (all start together).
         let outcomes = crate::scale::phase(
             |outcomes: &Vec<JobOutcome>| started(&outcomes[0]),
             || run_at_once(ctx.scratch.dir(), &only, files, laid_out),
         )?;
+        let mut per_job: Vec<Vec<JobOutcome>> = jobs.iter().map(|_| Vec::new()).collect();
+        for ((index, _), outcome) in copies.iter().zip(outcomes) {
+            per_job[*index].push(outcome);
+        }
         let mut results = Vec::new();
-        for ((job, notes), outcome) in jobs.iter().zip(outcomes) {
+        for ((job, notes), outcomes) in jobs.iter().zip(per_job) {
+            let outcome = added_up(outcomes);
             let file = &self.plan.files[job.file];
             (self.sink)(Event::Start(job, file))?;
             for row in &outcome.rows {
@@ -68,6 +83,41 @@ impl IoWorkload {
         self.ran_at_once.extend(results);
         Ok(first)
     }
+}
+
+/// A job's clones' outcomes as one (group_reporting): counters, histograms
+/// and what the access pattern decided added up, interval lines added by
+/// index (the clones started together, so line i is the same second for
+/// all). CPU, usage and the devices' counters are the process's and the
+/// target's over the same time: the first clone's already count them all.
+fn added_up(outcomes: Vec<JobOutcome>) -> JobOutcome {
+    let mut outcomes = outcomes.into_iter();
+    let mut sum = outcomes.next().expect("a job runs at least one copy");
+    for clone in outcomes {
+        for (index, row) in clone.rows.into_iter().enumerate() {
+            match sum.rows.get_mut(index) {
+                Some(kept) => {
+                    kept.counters.add(&row.counters);
+                    kept.seconds = kept.seconds.max(row.seconds);
+                    kept.figures =
+                        IntervalFigures::new(&kept.counters, kept.seconds, kept.figures.cpu);
+                }
+                None => {
+                    sum.rows.push(row);
+                    sum.interval_devices.push(None);
+                }
+            }
+        }
+        sum.decisions.add(&clone.decisions);
+        sum.read_latency.merge(&clone.read_latency);
+        sum.write_latency.merge(&clone.write_latency);
+        sum.sync_s = match (sum.sync_s, clone.sync_s) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        sum.bad_blocks.extend(clone.bad_blocks);
+    }
+    sum
 }
 
 /// The measured part of an outcome as its phase timing (the group's

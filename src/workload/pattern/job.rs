@@ -71,6 +71,12 @@ pub struct Job {
     /// its own threads and file, started together); None runs alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
+    /// fio's `numjobs` clones reported as one (`group_reporting`): a copy
+    /// of the job (one clone) runs at once on each of these files (the
+    /// same file repeated where they share one), and the job's result is
+    /// theirs added up. Empty: the job runs as itself on `file`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clone_files: Vec<usize>,
 }
 
 /// The name of the job a `fsbench io` command line (not a suite or a
@@ -306,6 +312,25 @@ impl Job {
         }
         let loops = self.loops.iter().map(|(k, v)| format!(" {k}={v}"));
         std::iter::once(self.name.clone()).chain(loops).collect()
+    }
+
+    /// Whether it (or one of its clones) works on file `index`.
+    pub fn uses_file(&self, index: usize) -> bool {
+        self.file == index || self.clone_files.contains(&index)
+    }
+
+    /// What runs of it: one copy per clone, each on its own file, or the
+    /// job itself.
+    pub fn copies(&self) -> Vec<Job> {
+        if self.clone_files.is_empty() {
+            return vec![self.clone()];
+        }
+        let copy = |&file: &usize| Job {
+            file,
+            clone_files: Vec::new(),
+            ..self.clone()
+        };
+        self.clone_files.iter().map(copy).collect()
     }
 
     /// `4k-rand-read`, `1m-seq-write-direct`, `4k-seek50-read70-t8-qd32`.
@@ -553,6 +578,7 @@ pub(crate) mod tests {
             verify_errors: DEFAULT_VERIFY_ERRORS,
             notes: Vec::new(),
             group: None,
+            clone_files: Vec::new(),
         }
     }
 

@@ -69,14 +69,19 @@ impl Plan {
                 .map_err(|e| crate::error::UsageError(format!("{}: {e}", file.name)))?;
         }
         for job in &self.jobs {
-            let Some(file) = self.files.get(job.file) else {
+            let known = |index: &usize| *index < self.files.len();
+            let Some(file) = self
+                .files
+                .get(job.file)
+                .filter(|_| job.clone_files.iter().all(known))
+            else {
                 return usage(format!("job {} names a file that does not exist", job.name));
             };
             job.check(file.size)
                 .map_err(|e| crate::error::UsageError(format!("{}: {e}", job.name)))?;
         }
         for (index, file) in self.files.iter().enumerate() {
-            let jobs: Vec<&Job> = self.jobs.iter().filter(|j| j.file == index).collect();
+            let jobs: Vec<&Job> = self.jobs.iter().filter(|j| j.uses_file(index)).collect();
             if jobs.iter().any(|j| j.verify) && !jobs.iter().all(|j| j.verify) {
                 return usage(format!(
                     "{}: verification must be on for every job on the file or for none",
@@ -115,7 +120,7 @@ impl Plan {
     fn key_block(&self, index: usize) -> Option<u64> {
         self.jobs
             .iter()
-            .filter(|j| j.file == index && j.verify)
+            .filter(|j| j.uses_file(index) && j.verify)
             .map(|j| j.xfer.smallest())
             .min()
     }
@@ -133,6 +138,25 @@ pub enum Event<'a> {
     Average(&'a Row),
     /// `--verify` found a bad block (all are told after the job).
     BadBlock(&'a BadBlock),
+    /// The job ended and was measured: what fio's reports need, which the
+    /// result's summaries leave out (the whole latency histograms, the
+    /// process's usage).
+    Finished(Finished<'a>),
+}
+
+/// What a job measured, as it ended (`Event::Finished`).
+pub struct Finished<'a> {
+    pub job: &'a Job,
+    /// Every interval, the warm-up included (marked).
+    pub rows: &'a [Row],
+    /// The measured part (warm-up left out).
+    pub average: &'a Row,
+    /// Response times of the measured part, per direction.
+    pub read_latency: &'a LatencyRecorder,
+    pub write_latency: &'a LatencyRecorder,
+    pub usage: &'a crate::measure::ProcessUsage,
+    /// What the devices under the target did over the measured part.
+    pub device: Option<&'a devices::Delta>,
 }
 
 pub type Sink = Box<dyn FnMut(Event<'_>) -> anyhow::Result<()>>;
@@ -251,7 +275,7 @@ impl Workload for IoWorkload {
             return Ok(result);
         }
         let group = self.plan.group_of(step);
-        if group.len() > 1 {
+        if group.len() > 1 || !self.plan.jobs[step].clone_files.is_empty() {
             return self.run_group(ctx, group);
         }
         let index = self.plan.jobs[step].file;
@@ -333,6 +357,15 @@ fn result(
         average,
         timing,
     } = ran;
+    sink(Event::Finished(Finished {
+        job,
+        rows: &outcome.rows,
+        average: &average,
+        read_latency: &outcome.read_latency,
+        write_latency: &outcome.write_latency,
+        usage: &outcome.usage,
+        device: outcome.device.as_ref(),
+    }))?;
     let measured = job_phase(job, file, (&outcome, &average), timing, ram_bytes, ctx);
     let steady = steadiness(job, &outcome);
     notes.extend(job_notes(job, &steady));

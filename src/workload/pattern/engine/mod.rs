@@ -26,7 +26,7 @@ use super::data::{Payload, pread_full, pwrite_full};
 use super::job::{Arrival, Engine, Job, Stop};
 use super::verify::{BadBlock, BadBlocks, KeyMap};
 use crate::measure::noise::CpuTime;
-use crate::measure::{LatencyRecorder, devices, process_cpu_time};
+use crate::measure::{LatencyRecorder, ProcessUsage, devices, process_cpu_time};
 use crate::rng::WyRand;
 use crate::workload::threads::{StartLine, spawn_all};
 
@@ -46,6 +46,9 @@ pub struct JobOutcome {
     pub write_latency: LatencyRecorder,
     /// Process CPU time over the measured (non-warm-up) part, in %.
     pub cpu_percent: f64,
+    /// What the process used over the measured part (user and system
+    /// time apart, context switches, faults).
+    pub usage: ProcessUsage,
     /// What the devices under the target did over the measured part.
     pub device: Option<devices::Delta>,
     /// What they did in each interval, in the order of `rows` (None
@@ -145,6 +148,7 @@ pub fn run_job(
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
             cpu_percent: report.cpu_percent,
+            usage: report.usage,
             device: report.device,
             interval_devices: report.interval_devices,
             sync_s: report.sync_s,
@@ -182,6 +186,7 @@ struct Reported {
     interval_devices: Vec<Option<devices::Delta>>,
     /// The process CPU % of the measured part.
     cpu_percent: f64,
+    usage: ProcessUsage,
     /// What the devices did over the measured part.
     device: Option<devices::Delta>,
     sync_s: Option<f64>,
@@ -201,6 +206,7 @@ fn report_intervals(
         rows: Vec::new(),
         interval_devices: Vec::new(),
         cpu_percent: 0.0,
+        usage: ProcessUsage::default(),
         device: None,
         sync_s: None,
     };
@@ -255,6 +261,7 @@ fn report_intervals(
         }
         if collected.done {
             (reported.cpu_percent, reported.device) = measured_from.until(ended, counters_now);
+            reported.usage = ProcessUsage::now().since(&measured_from.usage);
             return Ok(reported);
         }
     }
@@ -266,6 +273,7 @@ fn report_intervals(
 struct Mark {
     at: Instant,
     cpu: Duration,
+    usage: ProcessUsage,
     devices: Option<devices::Counters>,
 }
 
@@ -274,6 +282,7 @@ impl Mark {
         Mark {
             at,
             cpu: process_cpu_time(),
+            usage: ProcessUsage::now(),
             devices,
         }
     }
