@@ -145,14 +145,6 @@ fn fake_leftover(dir: &Path, name: &str, pid: u32, host: &str) -> std::path::Pat
     scratch
 }
 
-/// A pid that belongs to no process (a reaped child's).
-fn dead_pid() -> u32 {
-    let mut child = Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
-
 #[test]
 fn clean_several_targets_removes_only_dead_runs_dirs() {
     let Some((one, sentinel_one)) = tmpfs_with_sentinel("16m") else {
@@ -162,7 +154,7 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
         return;
     };
     let host = hostname();
-    fake_leftover(one.path(), "fsbench-20260101T000000Z-1", dead_pid(), &host);
+    fake_leftover(one.path(), "fsbench-20260101T000000Z-1", common::dead_pid(), &host);
     // pid 1 is alive but not fsbench: its leftover is dead too.
     fake_leftover(one.path(), "fsbench-20260101T000001Z-2", 1, &host);
     // A marker fsbench did not write does not make a directory fsbench's.
@@ -223,7 +215,7 @@ fn clean_removes_a_tree_deeper_than_the_fd_limit() {
     let scratch = fake_leftover(
         mnt.path(),
         "fsbench-20260101T000000Z-3",
-        dead_pid(),
+        common::dead_pid(),
         &hostname(),
     );
     let mut deep = scratch.clone();

@@ -88,14 +88,6 @@ fn a_killed_runs_lab_is_removed_by_the_next_one() {
     close_and_check(lab);
 }
 
-/// The pid of a process that has exited (and been reaped).
-fn dead_pid() -> u32 {
-    let mut child = Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
-}
-
 /// Each client's link is shaped to its own rate at both ends, and a client
 /// at 100 Mbit/s takes the time that rate needs to write a file. (Only the
 /// slow side is timed: on 2 busy cores sshfs's encryption, not the link,
@@ -428,6 +420,31 @@ fn env_counts_smbnetfs_traffic_on_the_network() {
 // ---------------------------------------------------------------------------
 // MPI across the client hosts.
 
+/// A lab of `spec` serving GlusterFS, and the one path at which every
+/// host sees its own client's mount (as MPI ranks need); None where the
+/// lab cannot run here.
+#[cfg(feature = "mpi")]
+fn gluster_on_every_host(spec: LabSpec) -> Option<(NetLab, Share, String)> {
+    if !netlab::available(&[Fs::Gluster], true) {
+        return None;
+    }
+    let mut lab = NetLab::new(spec);
+    let share = start(&mut lab, Fs::Gluster);
+    let target = lab.same_path(&share.clients).display().to_string();
+    Some((lab, share, target))
+}
+
+/// `mpirun fsbench ARGS`, one rank per client host, to a successful end.
+#[cfg(feature = "mpi")]
+fn mpirun_fsbench(lab: &NetLab, args: &[&str]) -> Output {
+    let mut command = lab.mpirun(1);
+    command.arg(FSBENCH).args(args);
+    let out =
+        Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" "))).wait();
+    out.assert_success().assert_no_panic();
+    out
+}
+
 /// `mpirun` over the lab's two client hosts runs one rank in each, under
 /// each host's own name.
 #[test]
@@ -456,19 +473,15 @@ fn mpirun_places_a_rank_on_each_client_host() {
 #[cfg(feature = "mpi")]
 #[test]
 fn fsbench_runs_one_mpi_job_over_two_hosts() {
-    let Some(mut lab) = lab_for(&[Fs::Gluster], true) else {
+    let Some((lab, share, target)) = gluster_on_every_host(LabSpec::default()) else {
         return;
     };
-    let share = start(&mut lab, Fs::Gluster);
-    let target = lab.same_path(&share.clients).display().to_string();
     let json = lab.dir().join("mpi.json");
     let args = ["meta", &target, "-n", "200", "--dirs", "2", "--json"];
     let before: Vec<_> = (0..lab.clients()).map(|c| lab.client_counters(c)).collect();
-    let mut command = lab.mpirun(1);
-    command.arg(FSBENCH).args(args).arg(&json);
-    let line = format!("mpirun fsbench {}", args.join(" "));
-    let out = Running::spawn_command(&mut command, line).wait();
-    out.assert_success().assert_no_panic();
+    let mut with_json = args.to_vec();
+    with_json.push(json.to_str().unwrap());
+    let out = mpirun_fsbench(&lab, &with_json);
     let result = &read_json(&json)["targets"][0]["workloads"][0];
     let hosts = result["scale"]["hosts"]
         .as_array()
@@ -523,11 +536,8 @@ fn mpi_io_with(
         "-q",
     ];
     args.extend(extra);
-    let mut command = lab.mpirun(1);
-    command.arg(FSBENCH).args(&args).arg("--json").arg(&json);
-    let out =
-        Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" "))).wait();
-    out.assert_success().assert_no_panic();
+    args.extend(["--json", json.to_str().unwrap()]);
+    let out = mpirun_fsbench(lab, &args);
     let result = read_json(&json)["targets"][0]["workloads"][0].clone();
     (result, out)
 }
@@ -552,11 +562,9 @@ fn flag_names(metric: &serde_json::Value) -> Vec<String> {
 #[cfg(feature = "mpi")]
 #[test]
 fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
-    let Some(mut lab) = lab_for(&[Fs::Gluster], true) else {
+    let Some((lab, share, target)) = gluster_on_every_host(LabSpec::default()) else {
         return;
     };
-    let share = start(&mut lab, Fs::Gluster);
-    let target = lab.same_path(&share.clients).display().to_string();
     let rate_of = |result: &serde_json::Value| {
         let metrics = result["metrics"].as_array().unwrap();
         metrics
@@ -620,12 +628,9 @@ fn cross_host_reads_cross_the_links_and_own_reads_are_judged_by_them() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_host_behind_a_slow_link_is_named_the_straggler() {
-    if !netlab::available(&[Fs::Gluster], true) {
+    let Some((lab, share, target)) = gluster_on_every_host(LabSpec::default().rate(1, 100)) else {
         return;
-    }
-    let mut lab = NetLab::new(LabSpec::default().rate(1, 100));
-    let share = start(&mut lab, Fs::Gluster);
-    let target = lab.same_path(&share.clients).display().to_string();
+    };
     let args = ["-s", "32m", "--amount", "24m", "--cross-host"];
     let (result, out) = mpi_io_with(&lab, &target, &args, "straggler");
     let index = result["metrics"]
@@ -672,11 +677,9 @@ fn a_host_behind_a_slow_link_is_named_the_straggler() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_suite_runs_over_two_hosts_as_one_result() {
-    let Some(mut lab) = lab_for(&[Fs::Gluster], true) else {
+    let Some((lab, share, target)) = gluster_on_every_host(LabSpec::default()) else {
         return;
     };
-    let share = start(&mut lab, Fs::Gluster);
-    let target = lab.same_path(&share.clients).display().to_string();
     let suite = lab.dir().join("two-hosts.toml");
     std::fs::write(
         &suite,
@@ -708,11 +711,7 @@ args = "--dataset photos --scale 0.001 --ops copy,find,read,delete"
         "--save-dir",
         saved.to_str().unwrap(),
     ];
-    let mut command = lab.mpirun(1);
-    command.arg(FSBENCH).args(args);
-    let out =
-        Running::spawn_command(&mut command, format!("mpirun fsbench {}", args.join(" "))).wait();
-    out.assert_success().assert_no_panic();
+    let out = mpirun_fsbench(&lab, &args);
     eprintln!("{out}");
     let file = std::fs::read_dir(&saved)
         .unwrap()

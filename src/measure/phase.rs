@@ -753,7 +753,7 @@ mod tests {
         assert_eq!(fast.flags, [Flag::ExceedsDevice]);
         assert!(
             fast.flag_text(Flag::ExceedsDevice)
-                .contains("link of 119.2 MiB/s")
+                .contains("links carry at 119.2 MiB/s")
         );
         assert!(over_link(100_000_000).flags.is_empty());
     }

@@ -600,6 +600,14 @@ pub fn require_tool(name: &str) -> PathBuf {
         })
 }
 
+/// A pid that belongs to no process (a reaped child's).
+pub fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
 /// Takes every free block of the file system holding `path` with one
 /// `fallocate`, retried while the running benchmark changes what is free;
 /// returns the size taken.
