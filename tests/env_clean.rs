@@ -154,7 +154,12 @@ fn clean_several_targets_removes_only_dead_runs_dirs() {
         return;
     };
     let host = hostname();
-    fake_leftover(one.path(), "fsbench-20260101T000000Z-1", common::dead_pid(), &host);
+    fake_leftover(
+        one.path(),
+        "fsbench-20260101T000000Z-1",
+        common::dead_pid(),
+        &host,
+    );
     // pid 1 is alive but not fsbench: its leftover is dead too.
     fake_leftover(one.path(), "fsbench-20260101T000001Z-2", 1, &host);
     // A marker fsbench did not write does not make a directory fsbench's.

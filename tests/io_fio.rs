@@ -286,6 +286,10 @@ fn bad_job_files_name_file_line_and_key_and_write_nothing() {
             ":2: ${FSBENCH_SURELY_UNSET} is not set",
         ),
         ("[j]\nsize=1m\nbs=2300\n", ":3: bs: block size 2300"),
+        (
+            "[j]\nsize=1m\nnumjobs=4000000000\n",
+            ":3: numjobs: 4000000000 threads: use 1 to 1024",
+        ),
     ];
     for (body, needle) in cases {
         let jobs = jobfile(&mnt, body);

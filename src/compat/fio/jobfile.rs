@@ -233,7 +233,11 @@ fn apply(job: &mut FioJob, opt: &Opt) -> anyhow::Result<()> {
             "direct"
         }
         "numjobs" => {
-            job.numjobs = values::count(text()?)?.max(1);
+            let clones = values::count(text()?)?.max(1);
+            // Each clone is a thread (and a file): refused here, before
+            // any is planned.
+            crate::workload::threads::check_count(u64::from(clones))?;
+            job.numjobs = clones;
             "numjobs"
         }
         "stonewall" | "wait_for_previous" | "new_group" => {
