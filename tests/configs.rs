@@ -942,9 +942,11 @@ fn kill_9_then_clean_releases_a_recorded_configuration() {
     let mut fsbench = Running::spawn(&setup.args());
     wait_until(Duration::from_secs(60), "the recorded ext4 in use", || {
         assert!(fsbench.is_running(), "the run ended too early");
-        scratch_dirs(setup.mnt.path())
-            .first()
-            .is_some_and(|top| !scratch_dirs(&top.join("mnt/r")).is_empty())
+        // mnt/r appears only once the recorded ext4 is mounted.
+        scratch_dirs(setup.mnt.path()).first().is_some_and(|top| {
+            let ext4 = top.join("mnt/r");
+            ext4.is_dir() && !scratch_dirs(&ext4).is_empty()
+        })
     });
     assert_eq!(
         mounts_under(setup.mnt.path()).len(),
