@@ -419,11 +419,30 @@ pub fn remove_marked(
         );
     }
     drop(marker);
-    rustix::fs::unlinkat(dir, MARKER_C, AtFlags::empty())
-        .with_context(|| format!("cannot remove marker in {shown}"))?;
+    unlink_closed(dir, MARKER_C).with_context(|| format!("cannot remove marker in {shown}"))?;
     rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
         .with_context(|| format!("cannot remove {shown}"))?;
     Ok(())
+}
+
+/// How long an unlink may wait for a file it has just closed to be
+/// closed on the server too.
+const CLOSE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Unlinks `name`, a file just closed. FUSE sends a close on without
+/// waiting for it, and an SMB client (smbnetfs) refuses to delete a file
+/// its server still has open (EBUSY): such a refusal is retried for a
+/// moment.
+fn unlink_closed(dir: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<()> {
+    let deadline = std::time::Instant::now() + CLOSE_SETTLES;
+    loop {
+        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+            Err(Errno::BUSY) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// True if `name` in `parent` is still the directory open as `dir` (not
