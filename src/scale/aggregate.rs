@@ -143,21 +143,20 @@ pub fn aggregate(reports: &[RankReport]) -> anyhow::Result<WorkloadResult> {
     result.notes.extend(differences(reports));
     let readings: Vec<&Readings> = reports.iter().map(|r| &r.clock).collect();
     let clock_spread_s = clock::spread(&readings);
+    let wall_clock_skew_s = clock::wall_skew(&readings);
     let spreads: Vec<Spread> = all_parts
         .iter()
         .map(|parts| spread(parts, origin))
         .collect();
-    result.notes.extend(clock_notes(
-        &spreads,
-        clock_spread_s,
-        clock::wall_skew(&readings),
-    ));
+    result
+        .notes
+        .extend(clock_notes(&spreads, clock_spread_s, wall_clock_skew_s));
     result.notes.extend(straggler_notes(&spreads));
     result.scale = Some(ScaleOut {
         ranks: reports.len() as u32,
         clock: CLOCK.into(),
         clock_spread_s,
-        wall_clock_skew_s: clock::wall_skew(&readings),
+        wall_clock_skew_s,
         spread: spreads,
         hosts: hosts
             .iter()
