@@ -28,6 +28,7 @@ pub mod scale;
 pub mod shell;
 pub mod size;
 pub mod storage;
+pub mod store;
 pub mod suite;
 pub mod units;
 pub mod workload;

@@ -1,8 +1,6 @@
 //! The one result model. Every workload yields named metrics with units and a
 //! direction; every report format is a view of this model, and its JSON form
 //! (versioned) is the source of truth that later commands re-read.
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -14,67 +12,6 @@ use crate::storage::env::{HostEnv, TargetEnv};
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// The results directory relative to the current directory: where
-/// `fsbench run` saves, and `fsbench postmark` writes the report files its
-/// configuration file names, when there is no data home (see [`results_dir`]).
-pub const RESULTS_DIR: &str = "fsbench-results";
-
-/// What [`results_dir`] depends on, passed in so that it can be tested
-/// without touching the process environment.
-#[derive(Debug, Clone, Default)]
-pub struct ResultsEnv {
-    pub xdg_data_home: Option<OsString>,
-    pub home: Option<OsString>,
-    /// The current directory, absolute.
-    pub cwd: PathBuf,
-}
-
-impl ResultsEnv {
-    /// The process's own environment and current directory.
-    pub fn of_process() -> ResultsEnv {
-        ResultsEnv {
-            xdg_data_home: std::env::var_os("XDG_DATA_HOME"),
-            home: std::env::var_os("HOME"),
-            cwd: std::env::current_dir().unwrap_or_default(),
-        }
-    }
-}
-
-/// Where saved results go by default: `$XDG_DATA_HOME/fsbench/results`
-/// (XDG_DATA_HOME defaulting to `$HOME/.local/share`), so a run never
-/// litters the directory it is started from. Without either, the current
-/// directory's `fsbench-results`, unless that is inside one of `measured`
-/// (its files would be written on the file system under test).
-pub fn results_dir(env: &ResultsEnv, measured: &[PathBuf]) -> anyhow::Result<PathBuf> {
-    // The XDG spec: an unset, empty or relative value is ignored.
-    let absolute = |value: &Option<OsString>| {
-        value
-            .as_ref()
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
-    let data_home = absolute(&env.xdg_data_home)
-        .or_else(|| absolute(&env.home).map(|home| home.join(".local/share")));
-    if let Some(data_home) = data_home {
-        return Ok(data_home.join("fsbench").join("results"));
-    }
-    match measured.iter().find(|target| env.cwd.starts_with(target)) {
-        None => Ok(PathBuf::from(RESULTS_DIR)),
-        Some(target) => crate::error::usage(format!(
-            "neither XDG_DATA_HOME nor HOME is set, and the current directory is inside \
-             the target {}: give --save-dir DIR (or set XDG_DATA_HOME) so the \
-             results are not written on the file system being measured",
-            target.display()
-        )),
-    }
-}
-
-/// `path` as [`results_dir`] compares it with the current directory:
-/// absolute, through symbolic links when it exists.
-pub fn comparable(path: &Path, cwd: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| cwd.join(path))
-}
 
 /// A phase shorter than this is reported but flagged as imprecise (the
 /// limit bonnie++ uses to hide results behind "+++++").
@@ -92,7 +29,14 @@ pub struct RunResult {
     /// given; absent for the other commands and older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,
+    /// The suite's TOML as the run read it, so that `fsbench run --resume`
+    /// rebuilds the same plan even if the file changed since; absent for
+    /// the other commands and older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_text: Option<String>,
     pub started: chrono::DateTime<chrono::Utc>,
+    /// When the run ended; None while it runs (`fsbench run` saves as it
+    /// goes) and for a run stopped before its end: an incomplete result.
     pub finished: Option<chrono::DateTime<chrono::Utc>>,
     pub host: HostEnv,
     pub targets: Vec<TargetResult>,
@@ -1046,42 +990,5 @@ mod tests {
         let bare = Metric::test("t", "s", Direction::LowerIsBetter, 1.0);
         assert_eq!(bare.flag_text(Flag::BusyHost), Flag::BusyHost.describe());
         assert_eq!(bare.flag_text(Flag::Disturbed), Flag::Disturbed.describe());
-    }
-
-    fn env(xdg: Option<&str>, home: Option<&str>, cwd: &str) -> ResultsEnv {
-        ResultsEnv {
-            xdg_data_home: xdg.map(OsString::from),
-            home: home.map(OsString::from),
-            cwd: PathBuf::from(cwd),
-        }
-    }
-
-    #[test]
-    fn results_go_to_the_data_home() {
-        let measured = [PathBuf::from("/work")];
-        let dir = |xdg, home| results_dir(&env(xdg, home, "/work"), &measured).unwrap();
-        let xdg = Path::new("/data/fsbench/results");
-        assert_eq!(dir(Some("/data"), Some("/root")), xdg);
-        assert_eq!(dir(Some("/data"), None), xdg);
-        let home = Path::new("/root/.local/share/fsbench/results");
-        assert_eq!(dir(None, Some("/root")), home);
-        // The XDG spec ignores empty and relative values.
-        assert_eq!(dir(Some(""), Some("/root")), home);
-        assert_eq!(dir(Some("data"), Some("/root")), home);
-    }
-
-    #[test]
-    fn without_a_data_home_the_current_directory_serves_unless_it_is_measured() {
-        let measured = [PathBuf::from("/mnt/a"), PathBuf::from("/work")];
-        let here = results_dir(&env(None, None, "/home/u"), &measured).unwrap();
-        assert_eq!(here, Path::new(RESULTS_DIR));
-        let relative_home = results_dir(&env(Some(""), Some("u"), "/srv"), &measured).unwrap();
-        assert_eq!(relative_home, Path::new(RESULTS_DIR));
-        for cwd in ["/work", "/work/sub"] {
-            let e = results_dir(&env(None, None, cwd), &measured).unwrap_err();
-            assert!(e.is::<crate::error::UsageError>());
-            let e = e.to_string();
-            assert!(e.contains("--save-dir DIR") && e.contains("/work"), "{e}");
-        }
     }
 }

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fsbench::report::html::Html;
-use fsbench::report::{Reporter, Summary, load, names};
+use fsbench::report::{Reporter, Summary, names};
 use fsbench::result::{DeviceEvidence, Flag, RunResult};
 use fsbench::storage::env::risk::Risk;
+use fsbench::store::load;
 
 /// A result of real runs: bonnie and io on two tmpfs mounts, three
 /// repetitions (see tests/fixtures/README.md).

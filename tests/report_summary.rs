@@ -9,8 +9,9 @@ use fsbench::measure::stats::{self, Stats};
 use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;
 use fsbench::report::summary::{Class, Level, Summary, classify};
-use fsbench::report::{Reporter, load, markdown::Markdown, terminal::Terminal};
+use fsbench::report::{Reporter, markdown::Markdown, terminal::Terminal};
 use fsbench::result::{Direction, Flag, RunResult};
+use fsbench::store::load;
 
 fn fixture() -> RunResult {
     load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json"))

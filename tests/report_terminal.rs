@@ -4,10 +4,11 @@
 //! with the better direction.
 use std::path::Path;
 
+use fsbench::report::Reporter;
 use fsbench::report::summary::Summary;
 use fsbench::report::terminal::{DEFAULT_WIDTH, Terminal};
-use fsbench::report::{Reporter, load};
 use fsbench::result::RunResult;
+use fsbench::store::load;
 use serde_json::Value;
 
 fn fixture_path() -> std::path::PathBuf {

@@ -8,8 +8,9 @@
 mod common;
 
 use common::{TmpfsMount, read_json, run};
+use fsbench::report::Summary;
 use fsbench::report::placement::{PlacementTable, cell_text, placement_tables};
-use fsbench::report::{Summary, load};
+use fsbench::store::load;
 
 /// The suite's workloads, per kind: (without a log, with the log on the
 /// target, with the log never synced).

@@ -9,9 +9,10 @@ use common::{SMALL_SUITE, Sentinel, TmpfsMount, assert_no_scratch_left, read_jso
 use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
-use fsbench::report::{Reporter, Summary, load};
+use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
 use fsbench::storage::env::risk::Risk;
+use fsbench::store::load;
 
 fn fixture() -> RunResult {
     load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json"))

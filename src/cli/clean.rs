@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::flags::Targets;
 use super::output::check_json_path;
 use crate::configs::made;
-use crate::driver::record::{new_run_id, new_run_result, write_json};
+use crate::driver::record::{new_run_id, new_run_result};
 use crate::report::output::{Stream, emit, stderr_line};
 use crate::result::TargetResult;
 use crate::storage::Target;
@@ -71,7 +71,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
     record.finished = Some(chrono::Utc::now());
     if let Some(path) = json {
-        write_json(&record, path)?;
+        crate::store::save(&record, path)?;
     }
     // Every leftover was tried; the exit code says whether all went.
     stay.verdict()

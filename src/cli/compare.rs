@@ -10,8 +10,9 @@ use crate::error::usage;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
 use crate::report::output::{Stream, emit};
+use crate::report::save;
 use crate::report::terminal::Terminal;
-use crate::report::{load, save};
+use crate::store::load;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

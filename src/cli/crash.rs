@@ -9,7 +9,7 @@ use super::output::check_json_path;
 use crate::configs::place::Place;
 use crate::crash::oracle::Unsynced;
 use crate::crash::{self, Model, Options};
-use crate::driver::record::{new_run_id, new_run_result, write_json};
+use crate::driver::record::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
@@ -109,7 +109,7 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
         &crate::report::durability::text(&judged, width),
     )?;
     if let Some(path) = json {
-        write_json(&record, path)?;
+        crate::store::save(&record, path)?;
     }
     Ok(())
 }

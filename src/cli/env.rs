@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::flags::Targets;
 use super::output::json_to_stdout;
-use crate::driver::record::{new_run_id, new_run_result, write_json};
+use crate::driver::record::{new_run_id, new_run_result};
 use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
 use crate::storage::Target;
@@ -44,7 +44,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
         emit(Stream::Stdout, &render_text(&record.host, &envs))?;
     }
     match json {
-        Some(path) => write_json(&record, path),
+        Some(path) => crate::store::save(&record, path),
         None => Ok(()),
     }
 }

@@ -8,11 +8,11 @@ use clap::{Arg, Args, Command, ValueEnum};
 
 use super::flags::MinEffectFlag;
 use super::output::json_to_stdout;
-use crate::driver::record::write_json;
 use crate::error::usage;
 use crate::report::format::Format;
 use crate::report::output::{Stream, emit};
-use crate::report::{Summary, baseline_of, load, save};
+use crate::report::{Summary, baseline_of, save};
+use crate::store::load;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -125,14 +125,14 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     // The same writer as every command that runs workloads, so a
     // re-written file reads like the original.
     if let Some(path) = json {
-        write_json(&run, path)?;
+        crate::store::save(&run, path)?;
         if json_to_stdout(Some(path)) {
             return Ok(());
         }
     }
     let Some(reporter) = format.reporter(args.repetitions) else {
         // JSON: the result itself, by the writer of --json.
-        return write_json(&run, args.destination().unwrap_or(Path::new("-")));
+        return crate::store::save(&run, args.destination().unwrap_or(Path::new("-")));
     };
     let text = reporter.render(&run, &summary)?;
     match args.destination() {

@@ -5,9 +5,9 @@ use clap::Args;
 
 use super::output::{check_json_path, json_to_stdout};
 use crate::report::output::{Stream, emit};
-use crate::report::saved::Listing;
 use crate::report::terminal::Terminal;
-use crate::result::{ResultsEnv, results_dir};
+use crate::store::listing::Listing;
+use crate::store::{ResultsEnv, results_dir};
 
 const RESULTS_EXAMPLES: &str = "\
 Examples:

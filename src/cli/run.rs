@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clap::Args;
+use clap::{Args, FromArgMatches};
 
 use super::flags::{KeepFlag, MinEffectFlag, Targets, check_repeat};
 use super::kinds::{EntryInput, build_entry, find};
@@ -13,7 +13,7 @@ use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::{self, Outcome};
 use crate::crash;
-use crate::driver::record::{keep_partial, new_run_id, new_run_result, write_json};
+use crate::driver::record::{keep_partial, new_run_id, new_run_result};
 use crate::driver::{Overhead, Remount, StopRule};
 use crate::error::usage;
 use crate::policy::Policy;
@@ -22,7 +22,7 @@ use crate::report::precision::{Precision, RepeatFlags};
 use crate::report::terminal::Terminal;
 use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::report::{Reporter, Summary};
-use crate::result::{ResultsEnv, RunResult, comparable, results_dir};
+use crate::result::RunResult;
 use crate::storage::Target;
 use crate::storage::env::HostEnv;
 use crate::storage::wipe::check_wipeable;
@@ -45,7 +45,9 @@ Built-in suites: quick (1.5-4 minutes), seeds (the seed articles' battery,
 sized by --scale), metadata, throughput, synclog (seed 000's sync-log
 placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
 (~/.local/share/fsbench/results/ by default; `fsbench results` lists them,
-`fsbench report` re-renders one).";
+`fsbench report` re-renders one), after every workload measured: a run
+killed or cut off by a power failure keeps what it measured, and
+`fsbench run --resume FILE` measures the rest.";
 
 /// The most a scale may grow the suites' sizes: more is surely a typo.
 const MAX_SCALE: f64 = 1000.0;
@@ -156,6 +158,18 @@ pub struct RunArgs {
     /// Print a built-in suite's TOML and exit.
     #[arg(long, value_name = "NAME")]
     show_suite: Option<String>,
+    /// Finish an incomplete saved run (killed, interrupted or failed): the
+    /// same suite, targets and options, measuring only what the file
+    /// lacks, saved into it.
+    #[arg(long, value_name = "FILE", exclusive = true)]
+    resume: Option<PathBuf>,
+}
+
+/// Where a run's record comes from: a new one, or an incomplete saved run
+/// to finish (`--resume`), saved back to its file.
+enum Origin {
+    New,
+    Resumed(Box<RunResult>, PathBuf),
 }
 
 pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
@@ -165,8 +179,71 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if let Some(name) = &args.show_suite {
         return show_suite(name);
     }
+    match &args.resume {
+        Some(file) => resume(file, json),
+        None => {
+            let suite = Suite::load(&args.suite)?;
+            measure(args, suite, Origin::New, json)
+        }
+    }
+}
+
+/// `--resume FILE`: the incomplete run of `file` measured on to its end,
+/// with the command line and the suite it keeps.
+fn resume(file: &Path, json: Option<&Path>) -> anyhow::Result<()> {
+    let record = crate::store::load(file)?;
+    let shown = file.display();
+    if record.finished.is_some() {
+        return usage(format!(
+            "--resume {shown}: this run is complete: nothing to resume"
+        ));
+    }
+    if crate::scale::size() > 1 {
+        return usage("--resume does not run under MPI");
+    }
+    let made_by = record.made_by();
+    if made_by != "fsbench run" {
+        return usage(format!(
+            "--resume {shown}: made by `{made_by}`: only a run of `fsbench run` can be resumed"
+        ));
+    }
+    let Some(args) = args_of(&record.command) else {
+        return usage(format!(
+            "--resume {shown}: its command line is not one of `fsbench run` this fsbench reads, so its plan cannot be rebuilt"
+        ));
+    };
+    if args.configs.is_some() {
+        return usage(format!(
+            "--resume {shown}: a run of --configs cannot be resumed: its file systems were taken down"
+        ));
+    }
+    let (Some(name), Some(text)) = (&record.suite, &record.suite_text) else {
+        return usage(format!(
+            "--resume {shown}: the result does not hold its suite's text (saved by an older fsbench), so its plan cannot be rebuilt"
+        ));
+    };
+    let suite = Suite::parse(name, text)?;
+    measure(
+        args,
+        suite,
+        Origin::Resumed(Box::new(record), file.to_path_buf()),
+        json,
+    )
+}
+
+/// The arguments of the `fsbench run` command line `command`; None for
+/// another command, or one this fsbench does not parse.
+fn args_of(command: &[String]) -> Option<RunArgs> {
+    let matches = super::command().try_get_matches_from(command).ok()?;
+    match matches.subcommand()? {
+        ("run", args) => RunArgs::from_arg_matches(args).ok(),
+        _ => None,
+    }
+}
+
+/// Runs `suite` as `args` say, into a new record or on into a resumed one.
+fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
-    let suite = Suite::load(&args.suite)?;
     refuse_under_mpi(&suite)?;
     let run_id = new_run_id();
     let configs = load_configs(&args)?;
@@ -186,6 +263,9 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         None => args.targets.specs(),
     };
     let mut targets = targets(&specs, &args.references)?;
+    if let Origin::Resumed(record, _) = &origin {
+        place_as_recorded(&mut targets, record);
+    }
     let measured = specs.len().max(1).min(targets.len());
     let roles: Vec<(&str, bool)> = targets
         .iter()
@@ -212,12 +292,19 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let repeat = precision.map_or(repeat, |rule| rule.max_repeat);
     check_scale(args.scale)?;
     check_json_path(json)?;
-    let results_dir = save_dir(args.save_dir.as_deref(), &targets)?;
-    let save_path = (!args.no_save).then(|| save_path(&results_dir));
-
-    let mut record = new_run_result(&run_id);
-    record.suite = Some(suite.name.clone());
-    record.min_effect = min_effect;
+    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
+    let results_dir = crate::store::for_run(args.save_dir.as_deref(), &paths)?;
+    let (mut record, save_path, resumed) = match origin {
+        Origin::New => {
+            let mut record = new_run_result(&run_id);
+            record.suite = Some(suite.name.clone());
+            record.suite_text = Some(suite.text.clone());
+            record.min_effect = min_effect;
+            let path = (!args.no_save).then(|| crate::store::new_path(&results_dir));
+            (record, path, false)
+        }
+        Origin::Resumed(record, path) => (*record, Some(path), true),
+    };
     let policy = Policy {
         allow_shell: args.allow_shell,
         results_dir,
@@ -226,6 +313,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
     let references = targets.split_off(measured);
     let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
+    let json_file = json.filter(|path| path.as_os_str() != "-");
     let mut runner = Runner {
         suite: &suite,
         build: &build,
@@ -235,6 +323,17 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         record: &mut record,
         overhead: Overhead::default(),
         preface: precision.map(|rule| rule.plan_text()),
+        scratch_id: &run_id,
+        resumed,
+        saving: Saving {
+            files: save_path
+                .iter()
+                .map(PathBuf::clone)
+                .chain(json_file.map(Path::to_path_buf))
+                .collect(),
+            references: reference_names.clone(),
+            saved: 0,
+        },
     };
     let mut built = Outcome::default();
     let outcome = match &configs {
@@ -254,8 +353,9 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         None => runner.measure_targets(targets, 0..repeat, true, true, None),
     };
     let overhead = runner.overhead.clone();
+    let measured_here = runner.saving.saved > 0;
+    mark_references(&mut record, &reference_names);
     for target in &mut record.targets {
-        target.reference = reference_names.contains(&target.name);
         target.built = built
             .built
             .iter()
@@ -270,18 +370,10 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     });
     let stopped = match outcome {
         Ok(stopped) => stopped,
+        // A run refused before it measured anything leaves its file (and
+        // a resumed run's file) as it was, and makes no results directory.
+        Err(e) if !measured_here => return Err(e),
         Err(e) => {
-            let measured = record.targets.iter().any(|t| !t.workloads.is_empty());
-            if let Some(dir) = save_path
-                .as_deref()
-                .and_then(Path::parent)
-                .filter(|_| measured)
-            {
-                // Where the partial record goes (a run refused before it
-                // measured anything leaves no empty directory); a failure
-                // here is said by the write that follows.
-                let _ = std::fs::create_dir_all(dir);
-            }
             let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
             return Err(keep_partial(&record, &files, e));
         }
@@ -298,17 +390,16 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     // from configurations are recorded in the order they were built.
     let summary = Summary::with_baseline(&record, crate::report::baseline_of(&record));
     let table = Terminal::for_stdout().render(&record, &summary)?;
-    let saved = match &save_path {
-        Some(path) => Some(save(&record, path)?),
-        None => None,
-    };
+    if let Some(path) = &save_path {
+        crate::store::save_in_dir(&record, path)?;
+    }
     if let Some(path) = json {
-        write_json(&record, path)?;
+        crate::store::save(&record, path)?;
     }
     let report_time = report_clock.elapsed();
     let out = tables_stream(json);
     emit(out, &table)?;
-    if let Some(path) = saved {
+    if let Some(path) = save_path {
         emit(
             Stream::Stderr,
             &format!("fsbench: result saved to {}\n", path.display()),
@@ -366,6 +457,55 @@ struct Runner<'a> {
     /// How the run repeats, said once, by the first plan that passes its
     /// checks.
     preface: Option<String>,
+    /// The name of the scratch directories: the run's id, or a resumed
+    /// run's own (the killed run's may still stand).
+    scratch_id: &'a str,
+    /// Measure only what the record lacks (`--resume`).
+    resumed: bool,
+    saving: Saving,
+}
+
+/// The files a run rewrites after each result (its results file, a
+/// `--json FILE`), so a kill loses at most the workload in flight.
+struct Saving {
+    files: Vec<PathBuf>,
+    /// The references' names: the record marks them only at the end.
+    references: Vec<String>,
+    /// How many results this process has measured (each saved into
+    /// `files`, when there are any).
+    saved: usize,
+}
+
+impl Saving {
+    /// Saves the record so far, still incomplete (no end time).
+    fn save(&mut self, record: &RunResult) -> anyhow::Result<()> {
+        self.saved += 1;
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let mut record = record.clone();
+        mark_references(&mut record, &self.references);
+        self.files
+            .iter()
+            .try_for_each(|path| crate::store::save_in_dir(&record, path))
+    }
+}
+
+/// Marks the targets named in `references` as references.
+fn mark_references(record: &mut RunResult, references: &[String]) {
+    for target in &mut record.targets {
+        target.reference = references.contains(&target.name);
+    }
+}
+
+/// A resumed run's targets at the absolute paths its record keeps: the
+/// command line may have named them relative to where it was started.
+fn place_as_recorded(targets: &mut [Target], record: &RunResult) {
+    for target in targets {
+        if let Some(recorded) = record.targets.iter().find(|t| t.name == target.name) {
+            target.path = PathBuf::from(&recorded.path);
+        }
+    }
 }
 
 impl Runner<'_> {
@@ -401,13 +541,16 @@ impl Runner<'_> {
         plan.cold = self.args.cold;
         plan.remount = remount;
         plan.preface = self.preface.take();
+        plan.scratch_id = Some(self.scratch_id.to_string());
+        plan.resume = self.resumed;
         let build_time = clock.elapsed();
         let verbose = self.args.verbose;
-        let ran = crate::driver::run(plan, self.record, |target, result| {
+        let saving = &mut self.saving;
+        let ran = crate::driver::run(plan, self.record, |record, target, result| {
             if verbose {
                 stderr_line!("fsbench: {target}: {} done", result.name());
             }
-            Ok(())
+            saving.save(record)
         })?;
         self.overhead.add(&ran.overhead.plus_build(build_time));
         Ok(ran.stopped)
@@ -633,40 +776,6 @@ fn build_listed(
         host,
     };
     build_entry(&listed.kind, &input)
-}
-
-/// The results directory: `--save-dir`, or the default away from the
-/// targets (`result::results_dir`).
-fn save_dir(given: Option<&Path>, targets: &[Target]) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = given {
-        return Ok(dir.to_path_buf());
-    }
-    let env = ResultsEnv::of_process();
-    let measured: Vec<PathBuf> = targets
-        .iter()
-        .map(|t| comparable(&t.path, &env.cwd))
-        .collect();
-    results_dir(&env, &measured)
-}
-
-/// `DIR/<UTC timestamp>.json`, not yet existing.
-fn save_path(dir: &Path) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let first = dir.join(format!("{stamp}.json"));
-    match first.exists() {
-        false => first,
-        true => dir.join(format!("{stamp}-{}.json", std::process::id())),
-    }
-}
-
-fn save(record: &RunResult, path: &Path) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
-        })?;
-    }
-    write_json(record, path)?;
-    Ok(path.to_path_buf())
 }
 
 fn list_suites() -> anyhow::Result<()> {

@@ -10,7 +10,9 @@
 //! such as a warming device or a neighbour's load hits all targets alike;
 //! each repetition starts with the next target, so order effects do too).
 //! Each result is combined over the MPI ranks as it ends and added to the
-//! record at once, so a failure or an interrupt keeps what was measured.
+//! record at once, so a failure or an interrupt keeps what was measured
+//! (and `fsbench run` saves the record after each one). A plan that
+//! resumes a record measures only what the record lacks.
 //! A plan may stop repeating early: its stopping rule reads the record
 //! after each whole repetition.
 //! Scratch directories are removed at the end, on errors and on signals.
@@ -60,6 +62,10 @@ pub struct Plan<'w> {
     /// is written: how the run will repeat (`fsbench run`'s precision
     /// rule), never above a refusal.
     pub preface: Option<String>,
+    /// Measure only what the record lacks (`fsbench run --resume`): per
+    /// target and repetition, the parts whose every step has its result
+    /// there are skipped; a part cut short is measured again whole.
+    pub resume: bool,
 }
 
 /// Unmounts and mounts a target again, by its name.
@@ -232,6 +238,20 @@ impl Plan<'_> {
         Schedule::new(planned, self.repetitions.len() as u32, self.until.is_some())
     }
 
+    /// The most of `steps` of `target`'s repetition (parts in order, each
+    /// its steps) that whole parts make up.
+    fn whole_parts_within(&self, target: usize, steps: usize) -> usize {
+        let mut whole = 0;
+        for part in 0..self.parts.len() {
+            let next = whole + self.instance(part, target).0.steps() as usize;
+            if next > steps {
+                break;
+            }
+            whole = next;
+        }
+        whole
+    }
+
     /// "3", or "≤10" when a stopping rule may end the run sooner: the
     /// repetitions a step's "2/3" counts against.
     fn repetition_count_text(&self) -> String {
@@ -245,8 +265,8 @@ impl Plan<'_> {
 
 /// Runs `plan`: every target gets its entry in `record` (with its
 /// environment), every result is added there as it ends and shown to
-/// `on_result` (with the target's name). Returns where the time went and
-/// why the repetitions stopped early, if they did.
+/// `on_result` with the record so far and the target's name. Returns where
+/// the time went and why the repetitions stopped early, if they did.
 ///
 /// Under MPI every rank runs the same plan on the same targets in the
 /// same order, each in scratch directories of its own; the workloads'
@@ -255,7 +275,7 @@ impl Plan<'_> {
 pub fn run(
     mut plan: Plan<'_>,
     record: &mut RunResult,
-    mut on_result: impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
+    mut on_result: impl FnMut(&RunResult, &str, &WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ran> {
     let mut overhead = Overhead::default();
     let clock = Instant::now();
@@ -335,30 +355,75 @@ fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> 
 }
 
 /// Every repetition of the plan, until its stopping rule gives a reason
-/// (returned) or the repetitions run out; each result goes to `on_result`
-/// and into the record (target `t` at `slots[t]`) as it ends, so the rule
-/// sees every result of the repetitions so far.
+/// (returned) or the repetitions run out; each result goes into the record
+/// (target `t` at `slots[t]`) and then to `on_result` as it ends, so the
+/// rule sees every result of the repetitions so far. A repetition that a
+/// resumed record already held whole is not read by the rule again: the
+/// run it came from read it and went on.
 fn repeat(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
     envs: &[Option<TargetEnv>],
     record: &mut RunResult,
     slots: &[usize],
-    on_result: &mut impl FnMut(&str, &WorkloadResult) -> anyhow::Result<()>,
+    on_result: &mut impl FnMut(&RunResult, &str, &WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     plan.progress.plan(plan.schedule());
     for repetition in plan.repetitions.clone() {
-        run_repetition(plan, scratches, envs, repetition, |target, result| {
-            let target = &mut record.targets[slots[target]];
-            on_result(&target.name, &result)?;
-            target.workloads.push(result);
-            Ok(())
-        })?;
+        let held = match plan.resume {
+            true => whole_parts_held(plan, record, slots, repetition),
+            false => vec![0; plan.running_targets()],
+        };
+        let measured = run_repetition(
+            plan,
+            scratches,
+            envs,
+            repetition,
+            &held,
+            |target, result| {
+                let slot = slots[target];
+                record.targets[slot].workloads.push(result);
+                let target = &record.targets[slot];
+                on_result(
+                    record,
+                    &target.name,
+                    &target.workloads[target.workloads.len() - 1],
+                )
+            },
+        )?;
+        if measured == 0 {
+            continue;
+        }
         if let Some(reason) = stop_after_repetition(plan.until.as_mut(), record)? {
             return Ok(Some(reason));
         }
     }
     Ok(None)
+}
+
+/// Per running target, how many of its steps of `repetition` the record
+/// holds the results of, counting only parts held whole: the results of a
+/// part cut short are taken out of the record, to be measured again with
+/// their part. A target's results of one repetition are its last ones,
+/// in the order its steps ran.
+fn whole_parts_held(
+    plan: &Plan<'_>,
+    record: &mut RunResult,
+    slots: &[usize],
+    repetition: u32,
+) -> Vec<usize> {
+    (0..plan.running_targets())
+        .map(|target| {
+            let workloads = &mut record.targets[slots[target]].workloads;
+            let held = workloads
+                .iter()
+                .filter(|w| w.repetition == repetition)
+                .count();
+            let whole = plan.whole_parts_within(target, held);
+            workloads.truncate(workloads.len() - (held - whole));
+            whole
+        })
+        .collect()
 }
 
 /// The stopping rule's reason to stop, read on rank 0 (which alone holds
@@ -376,27 +441,36 @@ fn stop_after_repetition(
 }
 
 /// One repetition: each running target in turn runs every part, each part
-/// its `steps()`; `keep` gets each result (on rank 0) with the index of
-/// its target.
+/// its `steps()`, but for its first `held[target]` steps (a resumed
+/// record's); `keep` gets each result (on rank 0) with the index of its
+/// target. Returns how many steps ran.
 fn run_repetition(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
     envs: &[Option<TargetEnv>],
     repetition: u32,
+    held: &[usize],
     mut keep: impl FnMut(usize, WorkloadResult) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<usize> {
     let of_count = plan.repetition_count_text();
+    let mut ran = 0;
     for target in rotated(plan.running_targets(), repetition) {
         let env = &envs[target];
         let (remount, name) = (plan.remount, plan.targets[target].name.clone());
         let remount_here = || remount_target(remount, &name, &scratches[target]);
         let mut slot = plan.first_slot(target);
+        let first_slot = slot;
         let progress = &plan.progress;
         for (index, part) in plan.parts.iter_mut().enumerate() {
             let locations = locations_of(&plan.targets, scratches, plan.spread, target, index);
             let instance = &mut part.instances[plan.spread.placement(target).0];
             let steps = instance.steps();
             for step in 0..steps {
+                if slot - first_slot < held[target] {
+                    slot += 1;
+                    continue;
+                }
+                ran += 1;
                 progress.begin_step(
                     format!(
                         "{}/{of_count} {} {}",
@@ -434,7 +508,7 @@ fn run_repetition(
             }
         }
     }
-    Ok(())
+    Ok(ran)
 }
 
 /// What a workload is told about making caches cold under `mode`.

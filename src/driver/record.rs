@@ -3,8 +3,6 @@
 //! interrupt (a partial record, marked by its missing end time).
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::report::output::stderr_line;
 use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::scale;
@@ -24,12 +22,13 @@ pub fn new_run_id() -> String {
 /// The run record before any target has run.
 pub fn new_run_result(run_id: &str) -> RunResult {
     RunResult {
-        kind: "fsbench-result".into(),
+        kind: crate::store::KIND.into(),
         schema_version: SCHEMA_VERSION,
         fsbench_version: env!("CARGO_PKG_VERSION").into(),
         run_id: run_id.into(),
         command: std::env::args().collect(),
         suite: None,
+        suite_text: None,
         started: chrono::Utc::now(),
         finished: None,
         host: probe_host(),
@@ -44,7 +43,7 @@ pub fn new_run_result(run_id: &str) -> RunResult {
 pub fn finish(record: &mut RunResult, json: Option<&Path>) -> anyhow::Result<()> {
     record.finished = Some(chrono::Utc::now());
     match json {
-        Some(path) => write_json(record, path),
+        Some(path) => crate::store::save(record, path),
         None => Ok(()),
     }
 }
@@ -58,7 +57,7 @@ pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -
         return error;
     }
     for path in files.iter().filter(|p| p.as_os_str() != "-") {
-        match write_json(record, path) {
+        match crate::store::save(record, path) {
             Ok(()) => stderr_line!(
                 "fsbench: the {measured} result(s) measured before the run stopped were written to {}",
                 path.display()
@@ -67,17 +66,4 @@ pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -
         }
     }
     error
-}
-
-/// Writes the result as pretty JSON (`--json FILE`, `-` for stdout); in an
-/// MPI job rank 0 writes the job's.
-pub fn write_json(result: &RunResult, path: &Path) -> anyhow::Result<()> {
-    if !scale::is_root() {
-        return Ok(());
-    }
-    let text = serde_json::to_string_pretty(result)? + "\n";
-    if path.as_os_str() == "-" {
-        return crate::report::output::emit(crate::report::output::Stream::Stdout, &text);
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -16,7 +16,6 @@ pub mod names;
 pub mod output;
 pub mod placement;
 pub mod precision;
-pub mod saved;
 pub mod scale_out;
 pub mod summary;
 pub mod sweep;
@@ -27,56 +26,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::error::usage;
-use crate::input::{self, read_input_file};
-use crate::result::{RunResult, SCHEMA_VERSION};
+use crate::result::RunResult;
 pub use summary::Summary;
 use summary::WorkloadSummary;
 
 /// One output format.
 pub trait Reporter {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String>;
-}
-
-/// The `kind` every fsbench result file carries.
-pub const RESULT_KIND: &str = "fsbench-result";
-
-/// Reads a saved result to report or compare. A missing or unreadable
-/// file, a file that is not JSON, JSON of another kind, a newer schema and
-/// a result with no targets (nothing to show) are usage errors (exit 2)
-/// with one line naming the file.
-pub fn load(path: &Path) -> anyhow::Result<RunResult> {
-    let shown = path.display();
-    let text = read_input_file(path, input::RESULT)?;
-    // serde_json's `float_roundtrip` (Cargo.toml) reads every number back
-    // as the bits written: a figure a unit in the last place off can turn
-    // the verdict where speed-ups tie (PostMark's rates over one time).
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
-        Err(e) => return usage(format!("{shown}: not JSON ({e})")),
-    };
-    let kind = value.get("kind").and_then(|k| k.as_str());
-    if kind != Some(RESULT_KIND) {
-        let found = kind.map_or("no \"kind\"".to_string(), |k| format!("kind \"{k}\""));
-        return usage(format!("{shown}: not an fsbench result ({found})"));
-    }
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    if let Some(version) = version.filter(|v| *v > u64::from(SCHEMA_VERSION)) {
-        return usage(format!(
-            "{shown}: schema version {version} is newer than this fsbench reads \
-             ({SCHEMA_VERSION}); use a newer fsbench"
-        ));
-    }
-    let run: RunResult = match serde_json::from_value(value) {
-        Ok(run) => run,
-        Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
-    };
-    if run.targets.is_empty() {
-        return usage(format!(
-            "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
-        ));
-    }
-    Ok(run)
 }
 
 /// The target a saved result's ratios and verdict are taken against, as

@@ -34,6 +34,9 @@ pub struct Suite {
     /// Where the suite came from: a built-in name or a file path.
     #[serde(skip)]
     pub name: String,
+    /// The TOML it was read from, kept with the result (`--resume`).
+    #[serde(skip)]
+    pub text: String,
     #[serde(default)]
     pub description: String,
     /// Repetitions when `--repeat` is not given.
@@ -126,6 +129,7 @@ impl Suite {
             UsageError(format!("suite {name}{line}: {message}"))
         })?;
         suite.name = name.to_string();
+        suite.text = text.to_string();
         suite.check()?;
         Ok(suite)
     }

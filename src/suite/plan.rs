@@ -59,6 +59,7 @@ impl Suite {
             cold: None,
             remount: None,
             preface: None,
+            resume: false,
         })
     }
 

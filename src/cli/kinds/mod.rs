@@ -118,8 +118,9 @@ pub fn run_single(
         cold: None,
         remount: None,
         preface: None,
+        resume: false,
     };
-    let outcome = crate::driver::run(plan, &mut record, |_, result| {
+    let outcome = crate::driver::run(plan, &mut record, |_, _, result| {
         show(result)?;
         crate::report::scale_out::show(result)
     });
@@ -143,7 +144,7 @@ pub fn build_list_for_test(kind: &str, args: &[&str]) -> anyhow::Result<Box<dyn 
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let policy = Policy {
         allow_shell: false,
-        results_dir: crate::result::RESULTS_DIR.into(),
+        results_dir: crate::store::RESULTS_DIR.into(),
     };
     let host = crate::storage::env::probe_host();
     let input = EntryInput {

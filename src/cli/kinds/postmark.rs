@@ -11,11 +11,11 @@ use crate::cli::flags::{KeepFlag, parse_flags};
 use crate::compat::postmark::driven::DrivenRunner;
 use crate::compat::postmark::prompt::run_session;
 use crate::compat::postmark::session::config_of;
-use crate::driver::record::{new_run_id, new_run_result, write_json};
+use crate::driver::record::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::output::stderr_line;
-use crate::result::{ResultsEnv, results_dir};
+use crate::store::{ResultsEnv, results_dir};
 use crate::workload::Workload;
 use crate::workload::postmark::Postmark;
 
@@ -93,7 +93,7 @@ impl PostmarkArgs {
                 path.display()
             ),
             // On stdout, the record of the whole session comes once, at its end.
-            (Some(path), _) if path.as_os_str() == "-" => write_json(&runner.record, path)?,
+            (Some(path), _) if path.as_os_str() == "-" => crate::store::save(&runner.record, path)?,
             _ => {}
         }
         Ok(())

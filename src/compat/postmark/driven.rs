@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::session::Runner;
-use crate::driver::record::{keep_partial, write_json};
+use crate::driver::record::keep_partial;
 use crate::driver::{Part, Plan, Spread};
 use crate::error::usage;
 use crate::result::RunResult;
@@ -56,8 +56,9 @@ impl Runner for DrivenRunner<'_> {
             cold: None,
             remount: None,
             preface: None,
+            resume: false,
         };
-        let outcome = crate::driver::run(plan, &mut self.record, |_, result| {
+        let outcome = crate::driver::run(plan, &mut self.record, |_, _, result| {
             crate::report::scale_out::show(result)
         });
         let files = self.json.filter(|p| p.as_os_str() != "-");
@@ -67,7 +68,7 @@ impl Runner for DrivenRunner<'_> {
         self.record.finished = Some(chrono::Utc::now());
         self.runs += 1;
         if let Some(path) = files {
-            write_json(&self.record, path)?;
+            crate::store::save(&self.record, path)?;
         }
         let summary = postmark
             .take_summary()

@@ -2,7 +2,8 @@
 //! each in one row (when it started, suite, targets, repetitions, the
 //! verdict's line), so a user finds "the run from last Tuesday" without
 //! opening files. A file that is not a whole fsbench result is still a row,
-//! saying why, so one bad file never hides the others.
+//! saying why, so one bad file never hides the others; a run still being
+//! saved, or killed before its end, is a row marked incomplete.
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, Utc};
@@ -10,8 +11,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table};
 use serde::Serialize;
 
-use super::Summary;
-use super::verdict::Verdict;
+use crate::report::Summary;
+use crate::report::verdict::Verdict;
 use crate::result::RunResult;
 
 /// One file of the results directory.
@@ -32,12 +33,15 @@ pub struct Saved {
     pub complete: bool,
 }
 
-/// The results directory's saved runs, newest first, and how many of its
-/// files are not JSON (PostMark's report files, for one) and so not listed.
+/// The results directory's saved runs, newest first, how many of its
+/// files are not JSON (PostMark's report files, for one) and so not listed,
+/// and the temporary files of saves a crash cut short (each result they
+/// were to replace keeps its previous version, listed).
 #[derive(Debug, Default, Serialize)]
 pub struct Listing {
     pub runs: Vec<Saved>,
     pub other_files: usize,
+    pub cut_short: Vec<String>,
 }
 
 impl Listing {
@@ -58,11 +62,16 @@ impl Listing {
         let mut listing = Listing::default();
         for entry in entries.flatten() {
             let path = entry.path();
-            match path.extension().is_some_and(|e| e == "json") && path.is_file() {
-                true => listing.runs.push(Saved::read(&path)),
-                false => listing.other_files += 1,
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if super::atomic::is_temp(&name) {
+                listing.cut_short.push(name);
+            } else if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+                listing.runs.push(Saved::read(&path));
+            } else {
+                listing.other_files += 1;
             }
         }
+        listing.cut_short.sort();
         // Newest first; files without a time last, then by name.
         listing
             .runs
@@ -104,12 +113,30 @@ impl Listing {
         )
     }
 
-    /// A line on the files not listed, when there are any.
+    /// A line on the files not listed, and one on saves cut short, when
+    /// there are any, each after a line break.
     fn note(&self) -> String {
+        let mut lines = Vec::new();
         match self.other_files {
-            0 => String::new(),
-            1 => "\n(1 other file, not JSON, not listed)\n".into(),
-            n => format!("\n({n} other files, not JSON, not listed)\n"),
+            0 => {}
+            1 => lines.push("(1 other file, not JSON, not listed)".to_string()),
+            n => lines.push(format!("({n} other files, not JSON, not listed)")),
+        }
+        if !self.cut_short.is_empty() {
+            lines.push(format!(
+                "(saves cut short by a crash, ignored; each result keeps its previous version: {})",
+                self.cut_short.join(", ")
+            ));
+        }
+        match lines.is_empty() {
+            true => String::new(),
+            false => {
+                lines
+                    .iter()
+                    .map(|line| format!("\n{line}"))
+                    .collect::<String>()
+                    + "\n"
+            }
         }
     }
 }
@@ -144,7 +171,7 @@ impl Saved {
             suite: run.suite.clone(),
             targets: run.targets.iter().map(|t| t.name.clone()).collect(),
             repetitions: repetitions(run),
-            verdict: verdict_line(run),
+            verdict: verdict_line(path, run),
             complete: run.finished.is_some(),
         }
     }
@@ -189,11 +216,12 @@ fn repetitions(run: &RunResult) -> u32 {
 
 /// What the verdict says in one line: the first compared target's sentence,
 /// else its counts; a lone target has nothing to be compared with.
-fn verdict_line(run: &RunResult) -> String {
+fn verdict_line(path: &Path, run: &RunResult) -> String {
     if run.finished.is_none() {
-        return "partial: interrupted or failed before the end".into();
+        return incomplete_line(path, run);
     }
-    let verdict = Verdict::of(run, &Summary::with_baseline(run, super::baseline_of(run)));
+    let baseline = crate::report::baseline_of(run);
+    let verdict = Verdict::of(run, &Summary::with_baseline(run, baseline));
     if verdict.lone {
         return "no comparison (one target)".into();
     }
@@ -212,6 +240,20 @@ fn verdict_line(run: &RunResult) -> String {
     match compared.len() {
         1 => line,
         n => format!("{line} (+{} more targets)", n - 1),
+    }
+}
+
+/// An incomplete run: still running, or stopped before its end (an error,
+/// an interrupt, a kill); `fsbench run` can finish its own.
+fn incomplete_line(path: &Path, run: &RunResult) -> String {
+    let results: usize = run.targets.iter().map(|t| t.workloads.len()).sum();
+    let line = format!("incomplete: {results} results, still running or stopped before the end");
+    match run.made_by() == "fsbench run" {
+        true => format!(
+            "{line}; `fsbench run --resume {}` finishes it",
+            path.display()
+        ),
+        false => line,
     }
 }
 
@@ -244,6 +286,7 @@ mod tests {
         );
         run.started += chrono::Duration::days(1);
         run.finished = None;
+        run.command = ["fsbench", "run"].map(String::from).to_vec();
         let partial = write(
             dir.path(),
             "new.json",
@@ -260,7 +303,8 @@ mod tests {
         assert!(bad.verdict.starts_with("unreadable: not JSON"), "{bad:?}");
         assert!(!bad.complete);
         assert_eq!(newer.path, partial);
-        assert!(newer.verdict.starts_with("partial"), "{newer:?}");
+        assert!(newer.verdict.starts_with("incomplete"), "{newer:?}");
+        assert!(newer.verdict.contains("--resume"), "{newer:?}");
         assert_eq!(older.path, old);
         assert!(older.complete);
         assert_eq!(older.suite.as_deref(), Some("quick"));
