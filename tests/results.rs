@@ -5,8 +5,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use common::{FSBENCH, Output, Running, read_json};
+use common::{
+    FSBENCH, Output, Running, read_json, run, scratch_dirs, tmpfs_with_sentinel, wait_until,
+};
 
 /// A suite of one bonnie file test: a second or so.
 const TINY_SUITE: &str = "description = \"tiny\"\nrepeat = 2\n\n[[workload]]\n\
@@ -26,6 +29,16 @@ fn fsbench_in(cwd: &Path, vars: &[(&str, &Path)], args: &[&str]) -> Output {
     }
     Running::spawn_command(&mut command, format!("fsbench {}", args.join(" "))).wait()
 }
+
+/// Two quick io entries and a slower third, twice: a run killed once the
+/// first two are saved is killed inside the third.
+const KILLED_SUITE: &str = "description = \"killed\"\nrepeat = 2\n\
+[[workload]]\nkind = \"io\"\nlabel = \"first\"\n\
+args = \"-s 1m --duration 0.3s -b 64k --warmup 0\"\n\
+[[workload]]\nkind = \"io\"\nlabel = \"second\"\n\
+args = \"-s 1m --duration 0.3s -b 64k --warmup 0\"\n\
+[[workload]]\nkind = \"io\"\nlabel = \"third\"\n\
+args = \"-s 1m --duration 3s -b 64k --warmup 0\"\n";
 
 fn json_files(dir: &Path) -> Vec<PathBuf> {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
@@ -107,7 +120,11 @@ fn files_that_are_not_whole_results_are_listed_as_such() {
     let mut partial: serde_json::Value = serde_json::from_str(&text).unwrap();
     partial["finished"] = serde_json::Value::Null;
     std::fs::write(dir.path().join("partial.json"), partial.to_string()).unwrap();
-    std::fs::write(dir.path().join("bad.json"), "{ truncated").unwrap();
+    // A result cut in two, as a write without the atomic rename would
+    // leave it after a power cut, and the temporary file of a save a crash
+    // cut short.
+    std::fs::write(dir.path().join("bad.json"), &text[..text.len() / 2]).unwrap();
+    std::fs::write(dir.path().join(".good.json.fsbench-tmp"), &text[..99]).unwrap();
     std::fs::write(dir.path().join("report.txt"), "PostMark's report\n").unwrap();
     let args = ["results", "--dir", dir.path().to_str().unwrap()];
     let out = fsbench_in(dir.path(), &[], &args);
@@ -117,10 +134,18 @@ fn files_that_are_not_whole_results_are_listed_as_such() {
         "partial.json",
         "bad.json",
         "unreadable",
+        "incomplete",
         "1 other file",
     ] {
         assert!(out.stdout.contains(needle), "{needle}\n{out}");
     }
+    let cut_short: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("cut short"))
+        .collect();
+    assert_eq!(cut_short.len(), 1, "{out}");
+    assert!(cut_short[0].contains(".good.json.fsbench-tmp"), "{out}");
     let last = fsbench_in(dir.path(), &[], &["results", "--last", "--dir", args[2]]);
     last.assert_success();
     assert!(last.stdout.trim_end().ends_with("good.json"), "{last}");
@@ -165,4 +190,192 @@ fn a_run_refused_before_measuring_leaves_no_results_directory() {
     );
     out.assert_error(2, &["does not exist"]);
     assert_eq!(entries(home.path()), 0, "{out}");
+}
+
+/// The results a saved run holds, in the order they were measured.
+fn saved_results(path: &Path) -> Vec<serde_json::Value> {
+    let run = read_json(path);
+    run["targets"][0]["workloads"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The run's saved file, once it holds `count` results; None before.
+fn saved_with(dir: &Path, count: usize) -> Option<PathBuf> {
+    // Not a save's temporary file (hidden): the result itself.
+    let is_result = |path: &PathBuf| !path.file_name().unwrap().to_string_lossy().starts_with('.');
+    let mut files = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path());
+    let file = files.find(is_result)?;
+    let held = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())?;
+    let results = held["targets"][0]["workloads"].as_array()?.len();
+    (results >= count).then_some(file)
+}
+
+/// kill -9 after two finished workloads: the saved file is a valid,
+/// incomplete result holding both; `fsbench results` says so; `fsbench
+/// clean` removes the scratch directory; `--resume` measures the rest into
+/// the same file, the first two results untouched.
+#[test]
+fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("killed.toml");
+    std::fs::write(&suite, KILLED_SUITE).unwrap();
+    let results = dir.path().join("results");
+    let target = format!("t={}", mnt.arg());
+    let (suite_arg, results_arg) = (suite.to_str().unwrap(), results.to_str().unwrap());
+    let args = [
+        "run",
+        "--suite",
+        suite_arg,
+        "-t",
+        &target,
+        "--save-dir",
+        results_arg,
+        "-q",
+    ];
+    let mut fsbench = Running::spawn(&args);
+    let mut file = PathBuf::new();
+    wait_until(Duration::from_secs(60), "two results saved", || {
+        assert!(fsbench.is_running(), "the run ended before it was killed");
+        saved_with(&results, 2).map(|found| file = found).is_some()
+    });
+    fsbench.signal(libc::SIGKILL);
+    let out = fsbench.wait();
+    assert_eq!(out.status.code(), None, "killed by a signal\n{out}");
+
+    let before = read_json(&file);
+    assert_eq!(before["kind"], "fsbench-result");
+    assert!(before["finished"].is_null(), "{before}");
+    let kept = saved_results(&file);
+    let labels: Vec<&str> = kept.iter().map(|w| w["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["first", "second"], "the third was in flight");
+
+    let listed = run(&["results", "--dir", results_arg]);
+    listed.assert_success();
+    let name = file.file_name().unwrap().to_str().unwrap();
+    assert!(listed.stdout.contains(name), "{listed}");
+    assert!(listed.stdout.contains("incomplete"), "{listed}");
+    run(&["results", "--dir", results_arg, "--last"])
+        .assert_error(1, &["no complete saved result"]);
+
+    run(&["clean", &mnt.arg()]).assert_success();
+    assert!(scratch_dirs(mnt.path()).is_empty());
+    sentinel.assert_intact();
+
+    let file_arg = file.to_str().unwrap();
+    let resumed = run(&["run", "--resume", file_arg]);
+    resumed.assert_success();
+    assert!(
+        resumed
+            .stderr
+            .contains(&format!("result saved to {file_arg}")),
+        "{resumed}"
+    );
+    let after = read_json(&file);
+    assert!(after["finished"].is_string(), "{after}");
+    assert_eq!(after["run_id"], before["run_id"]);
+    let finished = saved_results(&file);
+    let mut measured: Vec<(u64, &str)> = finished
+        .iter()
+        .map(|w| {
+            (
+                w["repetition"].as_u64().unwrap(),
+                w["label"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    measured.sort();
+    let each = ["first", "second", "third"];
+    let expected: Vec<(u64, &str)> = (0..2).flat_map(|r| each.map(|l| (r, l))).collect();
+    assert_eq!(measured, expected, "every workload once per repetition");
+    assert_eq!(
+        finished[..2],
+        kept[..],
+        "the results before the kill are kept as they were"
+    );
+    assert_eq!(
+        json_files(&results),
+        [file.clone()],
+        "one file, resumed in place"
+    );
+    assert!(scratch_dirs(mnt.path()).is_empty());
+    sentinel.assert_intact();
+
+    let listed = run(&["results", "--dir", results_arg, "--last"]);
+    listed.assert_success();
+    assert_eq!(listed.stdout.trim_end(), file_arg);
+    run(&["run", "--resume", file_arg]).assert_error(2, &["complete", "nothing to resume"]);
+}
+
+/// What `--resume` cannot finish is refused in one line, exit 2, before
+/// anything is measured: a complete run, another command's, one without
+/// its suite, targets that are gone, and files that are not results.
+#[test]
+fn resume_refuses_what_it_cannot_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+        run["finished"] = serde_json::Value::Null;
+        edit(&mut run);
+        write(name, &run.to_string())
+    };
+    let command = |line: &str| serde_json::json!(line.split(' ').collect::<Vec<_>>());
+    let cases = [
+        (write("complete.json", &text), vec!["this run is complete"]),
+        (
+            edited("bonnie.json", &|run| {
+                run["command"] = command("fsbench bonnie -d /tmp")
+            }),
+            vec!["made by `fsbench bonnie`"],
+        ),
+        (
+            edited("older.json", &|run| {
+                run["command"] = command("fsbench run -t /tmp")
+            }),
+            vec!["does not hold its suite", "cannot be rebuilt"],
+        ),
+        (
+            edited("gone.json", &|run| {
+                run["command"] = command("fsbench run -t /nonexistent/fsbench-gone");
+                run["suite"] = "s.toml".into();
+                run["suite_text"] = TINY_SUITE.into();
+            }),
+            vec!["/nonexistent/fsbench-gone", "does not exist"],
+        ),
+        (
+            write("fio.json", r#"{"fio version": "fio-3.36", "jobs": []}"#),
+            vec!["not an fsbench result"],
+        ),
+        (
+            write(
+                "newer.json",
+                &text.replacen("\"schema_version\": 1", "\"schema_version\": 9", 1),
+            ),
+            vec!["schema version 9 is newer"],
+        ),
+        (
+            write("truncated.json", &text[..text.len() / 2]),
+            vec!["not JSON"],
+        ),
+    ];
+    for (file, needles) in &cases {
+        let out = run(&["run", "--resume", file]);
+        out.assert_error(2, needles);
+        assert!(out.stdout.is_empty(), "{out}");
+    }
+    let with_more = run(&["run", "--resume", &cases[0].0, "-t", "/tmp"]);
+    with_more.assert_code(2).assert_no_panic();
 }
