@@ -217,7 +217,8 @@ fn saved_with(dir: &Path, count: usize) -> Option<PathBuf> {
 /// kill -9 after two finished workloads: the saved file is a valid,
 /// incomplete result holding both; `fsbench results` says so; `fsbench
 /// clean` removes the scratch directory; `--resume` measures the rest into
-/// the same file, the first two results untouched.
+/// the same file, the first two results untouched, and the precision rule
+/// still decides how many repetitions run (2 or 3: whole ones).
 #[test]
 fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
@@ -238,6 +239,12 @@ fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
         "--save-dir",
         results_arg,
         "-q",
+        "--precision",
+        "5%",
+        "--repeat",
+        "2",
+        "--max-repeat",
+        "3",
     ];
     let mut fsbench = Running::spawn(&args);
     let mut file = PathBuf::new();
@@ -291,8 +298,12 @@ fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
         })
         .collect();
     measured.sort();
+    let repetitions = after["stopping"]["repetitions"].as_u64().unwrap();
+    assert!((2..=3).contains(&repetitions), "{}", after["stopping"]);
     let each = ["first", "second", "third"];
-    let expected: Vec<(u64, &str)> = (0..2).flat_map(|r| each.map(|l| (r, l))).collect();
+    let expected: Vec<(u64, &str)> = (0..repetitions)
+        .flat_map(|r| each.map(|l| (r, l)))
+        .collect();
     assert_eq!(measured, expected, "every workload once per repetition");
     assert_eq!(
         finished[..2],

@@ -247,7 +247,7 @@ fn verdict_line(path: &Path, run: &RunResult) -> String {
 /// an interrupt, a kill); `fsbench run` can finish its own.
 fn incomplete_line(path: &Path, run: &RunResult) -> String {
     let results: usize = run.targets.iter().map(|t| t.workloads.len()).sum();
-    let line = format!("incomplete: {results} results, still running or stopped before the end");
+    let line = format!("incomplete: {results} results so far");
     match run.made_by() == "fsbench run" {
         true => format!(
             "{line}; `fsbench run --resume {}` finishes it",
