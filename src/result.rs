@@ -1,6 +1,8 @@
 //! The one result model. Every workload yields named metrics with units and a
 //! direction; every report format is a view of this model, and its JSON form
 //! (versioned) is the source of truth that later commands re-read.
+pub mod fingerprint;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -189,6 +191,10 @@ pub struct TargetResult {
     /// entry of a suite run on configurations fsbench built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<crate::crash::Durability>,
+    /// What makes its runs comparable (`fingerprint`); results saved
+    /// before it existed get it on load (`fingerprint::fill_missing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<fingerprint::Fingerprint>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -262,6 +262,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
             .find(|(name, _)| *name == target.name)
             .map(|(_, record)| record.clone());
     }
+    crate::result::fingerprint::refresh(&mut record);
     let outcome = outcome.and_then(|stopped| {
         if let Some(crash) = &crash {
             judge_crash(crash, &run_id, &mut record)?;

@@ -20,7 +20,7 @@ mod scratch;
 use std::time::{Duration, Instant};
 
 use crate::report::output::stderr_line;
-use crate::result::{RunResult, TargetResult, WorkloadResult};
+use crate::result::{RunResult, TargetResult, WorkloadResult, fingerprint};
 use crate::scale;
 use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
@@ -330,6 +330,7 @@ fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> 
         reference: false,
         built: None,
         durability: None,
+        fingerprint: None,
     });
     record.targets.len() - 1
 }
@@ -352,6 +353,8 @@ fn repeat(
             let target = &mut record.targets[slots[target]];
             on_result(&target.name, &result)?;
             target.workloads.push(result);
+            // Its workloads' parameters are part of the fingerprint.
+            fingerprint::refresh(record);
             Ok(())
         })?;
         if let Some(reason) = stop_after_repetition(plan.until.as_mut(), record)? {

@@ -53,6 +53,7 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     // the verdict where speed-ups tie (PostMark's rates over one time).
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
+        Err(e) if e.is_eof() => return usage(format!("{shown}: truncated, not a whole result ({e})")),
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
     };
     let kind = value.get("kind").and_then(|k| k.as_str());
@@ -67,7 +68,7 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
              ({SCHEMA_VERSION}); use a newer fsbench"
         ));
     }
-    let run: RunResult = match serde_json::from_value(value) {
+    let mut run: RunResult = match serde_json::from_value(value) {
         Ok(run) => run,
         Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
     };
@@ -76,6 +77,7 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
             "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
         ));
     }
+    crate::result::fingerprint::fill_missing(&mut run);
     Ok(run)
 }
 
