@@ -191,8 +191,8 @@ pub struct TargetResult {
     /// entry of a suite run on configurations fsbench built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<crate::crash::Durability>,
-    /// What makes its runs comparable (`fingerprint`); results saved
-    /// before it existed get it on load (`fingerprint::fill_missing`).
+    /// What makes its runs comparable (`fingerprint`), for whoever reads
+    /// the JSON; fsbench computes it anew on load (`fingerprint::refresh`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<fingerprint::Fingerprint>,
 }

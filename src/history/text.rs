@@ -1,7 +1,7 @@
 //! The history as text: the terminal's lines, Markdown and CSV. Each
 //! change point is one sentence ([`sentence`]), the same in every format.
 use super::{Change, History, Series, changepoint};
-use crate::report::{names, number, p_phrase, terminal::wrap};
+use crate::report::{names, number, terminal::wrap};
 
 /// What the method promises, for the end of every format.
 pub fn method_line() -> String {
@@ -59,13 +59,23 @@ fn movement(change: &Change) -> String {
 /// `worse, p = 0.003`: better or worse in the metric's direction.
 fn judgement(series: &Series, change: &Change) -> String {
     let point = &change.point;
-    let p = p_phrase(point.p_value);
+    let p = p_words(point.p_value);
     match point.relative_change {
         Some(relative) if series.direction.is_improvement(1.0 + relative) => {
             format!("better, {p}")
         }
         Some(_) => format!("worse, {p}"),
         None => p,
+    }
+}
+
+/// `p = 0.004`; `p ≤ 0.001` when no shuffle scored as high (the least a
+/// permutation test of [`changepoint::PERMUTATIONS`] shuffles can say).
+fn p_words(p: f64) -> String {
+    let least = 1.0 / (changepoint::PERMUTATIONS + 1) as f64;
+    match p <= least {
+        true => format!("p ≤ {least}"),
+        false => format!("p = {p:.3}"),
     }
 }
 

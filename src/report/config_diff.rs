@@ -111,7 +111,7 @@ mod tests {
             durability: None,
             fingerprint: None,
         });
-        fingerprint::fill_missing(&mut run);
+        fingerprint::refresh(&mut run);
         run
     }
 

@@ -77,7 +77,7 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
             "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
         ));
     }
-    crate::result::fingerprint::fill_missing(&mut run);
+    crate::result::fingerprint::refresh(&mut run);
     Ok(run)
 }
 

@@ -5,8 +5,8 @@
 //! differ, [`differences`] says what changed ("kernel 6.1.0 → 6.6.0").
 //!
 //! Computed from what the result already holds, so a result saved before
-//! fingerprints existed gets its own on load ([`fill_missing`]); it reads
-//! only the result model.
+//! fingerprints existed gets its own on load ([`refresh`]); it reads only
+//! the result model.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -224,26 +224,16 @@ fn parameter_differences(
         .collect()
 }
 
-/// Gives every target of `run` without a fingerprint its own: a result
-/// saved before fingerprints existed, or by a command that records no
-/// measurement.
-pub fn fill_missing(run: &mut RunResult) {
-    let missing: Vec<usize> = (0..run.targets.len())
-        .filter(|&index| run.targets[index].fingerprint.is_none())
-        .collect();
-    for index in missing {
+/// Computes every target's fingerprint from what the run holds: after
+/// each result the driver adds, after a configuration's build record is
+/// attached, and on load. A loaded result's fingerprint is computed anew
+/// rather than trusted, so that results saved before fingerprints existed
+/// have one and results saved by another version of fsbench get the same
+/// id for the same settings.
+pub fn refresh(run: &mut RunResult) {
+    for index in 0..run.targets.len() {
         run.targets[index].fingerprint = Some(Fingerprint::of(run, &run.targets[index]));
     }
-}
-
-/// Computes every target's fingerprint again from what the run holds now:
-/// after each result the driver adds, and after a configuration's build
-/// record is attached.
-pub fn refresh(run: &mut RunResult) {
-    for target in &mut run.targets {
-        target.fingerprint = None;
-    }
-    fill_missing(run);
 }
 
 #[cfg(test)]
@@ -330,10 +320,10 @@ mod tests {
     }
 
     #[test]
-    fn an_old_result_gets_its_fingerprint_on_load_and_keeps_a_saved_one() {
+    fn an_old_result_gets_its_fingerprint_and_a_loaded_one_follows_the_data() {
         let mut run = old_run();
         assert!(run.targets.iter().all(|t| t.fingerprint.is_none()));
-        fill_missing(&mut run);
+        refresh(&mut run);
         let first = run.targets[0].fingerprint.clone().unwrap();
         assert_eq!(first.fs_type, "tmpfs");
         let mut names: Vec<&str> = run.targets[0].workloads.iter().map(|w| w.name()).collect();
@@ -341,8 +331,9 @@ mod tests {
         assert_eq!(first.workloads.len(), names.len());
         let text = serde_json::to_string(&run).unwrap();
         let mut back: RunResult = serde_json::from_str(&text).unwrap();
-        back.targets[0].fingerprint.as_mut().unwrap().kernel = "saved".into();
-        fill_missing(&mut back);
-        assert_eq!(back.targets[0].fingerprint.as_ref().unwrap().kernel, "saved");
+        assert_eq!(back.targets[0].fingerprint.as_ref(), Some(&first));
+        back.targets[0].fingerprint.as_mut().unwrap().kernel = "edited".into();
+        refresh(&mut back);
+        assert_eq!(back.targets[0].fingerprint.as_ref(), Some(&first));
     }
 }
