@@ -85,7 +85,11 @@ fn series_dir() -> Option<(tempfile::TempDir, &'static Value)> {
     let base = real_result()?;
     let dir = tempfile::tempdir().unwrap();
     for index in 0..RUNS {
-        write(dir.path(), &format!("run-{index:02}.json"), &cloned(base, index));
+        write(
+            dir.path(),
+            &format!("run-{index:02}.json"),
+            &cloned(base, index),
+        );
     }
     Some((dir, base))
 }
@@ -135,7 +139,10 @@ fn the_step_is_found_at_its_run_with_its_size_and_cause_in_csv() {
     assert!(p < 0.01, "{p}");
     let (kernel, options) = old_kernel_and_options(base);
     let what = &row[column("what_changed")];
-    assert!(what.contains(&format!("kernel {kernel} → {NEW_KERNEL}")), "{what}");
+    assert!(
+        what.contains(&format!("kernel {kernel} → {NEW_KERNEL}")),
+        "{what}"
+    );
     assert!(
         what.contains(&format!("mount options {options} → {NEW_OPTIONS}")),
         "{what}"
@@ -167,7 +174,11 @@ fn terminal_and_markdown_tell_the_change_in_one_sentence() {
     // The terminal wraps the same sentence: read it with its lines joined.
     let terminal = history(&[dir.path().to_str().unwrap()]);
     terminal.assert_success();
-    let joined = terminal.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = terminal
+        .stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let sentence = &items[0][2..];
     assert!(joined.contains(sentence), "{sentence}\nin\n{joined}");
     assert!(joined.contains(&format!("kernel {kernel} → {NEW_KERNEL}")));
@@ -212,7 +223,10 @@ fn the_html_page_marks_the_change_between_the_runs_around_it() {
     let svgs: Vec<&str> = html.split("<svg").skip(1).collect();
     assert_eq!(svgs.len(), 1, "one series, one chart");
     let lines = thick_lines(svgs[0]);
-    let series = lines.iter().find(|l| l.len() == RUNS).expect("the series' line");
+    let series = lines
+        .iter()
+        .find(|l| l.len() == RUNS)
+        .expect("the series' line");
     let marks: Vec<f64> = lines
         .iter()
         .filter(|l| l.len() == 2 && l[0].0 == l[1].0)
@@ -221,7 +235,10 @@ fn the_html_page_marks_the_change_between_the_runs_around_it() {
     assert!(!marks.is_empty(), "a change point is marked");
     let (before, after) = (series[STEP_AT - 1].0, series[STEP_AT].0);
     for x in marks {
-        assert!(before < x && x < after, "mark at {x}, runs at {before} and {after}");
+        assert!(
+            before < x && x < after,
+            "mark at {x}, runs at {before} and {after}"
+        );
     }
     // The line falls at the step: SVG's y grows downwards.
     assert!(series[STEP_AT].1 > series[STEP_AT - 1].1);
@@ -264,7 +281,10 @@ fn too_few_runs_or_none_are_said() {
     }
     let out = history(&[dir.path().to_str().unwrap()]);
     out.assert_success();
-    assert!(out.stdout.contains("too few runs for a change point"), "{out}");
+    assert!(
+        out.stdout.contains("too few runs for a change point"),
+        "{out}"
+    );
     let empty = tempfile::tempdir().unwrap();
     history(&[empty.path().to_str().unwrap()]).assert_error(2, &["no fsbench result"]);
 }
@@ -302,7 +322,10 @@ fn compare_last_takes_the_latest_earlier_comparable_run() {
     let out = compare_last(home.path(), &new);
     out.assert_success();
     let first_line = out.stdout.lines().next().unwrap_or("");
-    assert!(first_line.starts_with(&format!("{}.json", STEP_AT - 1)), "{out}");
+    assert!(
+        first_line.starts_with(&format!("{}.json", STEP_AT - 1)),
+        "{out}"
+    );
     assert!(out.stdout.contains(&format!("→ {NEW_KERNEL}")), "{out}");
     // Nothing earlier: one line.
     let first = write(elsewhere.path(), "first.json", &cloned(base, 0));

@@ -54,7 +54,10 @@ pub fn run(args: HistoryArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
     if collected.runs.is_empty() {
         let places: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return usage(format!("no fsbench result to read in {}", places.join(", ")));
+        return usage(format!(
+            "no fsbench result to read in {}",
+            places.join(", ")
+        ));
     }
     let history = History::of(collected.into_runs());
     let text = match format {

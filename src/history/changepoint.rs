@@ -293,7 +293,9 @@ mod tests {
         let direct = |tau: usize| {
             let (left, right) = x.split_at(tau);
             let sum = |a: &[f64], b: &[f64]| -> f64 {
-                a.iter().flat_map(|p| b.iter().map(move |q| (p - q).abs())).sum()
+                a.iter()
+                    .flat_map(|p| b.iter().map(move |q| (p - q).abs()))
+                    .sum()
             };
             energy(
                 left.len(),

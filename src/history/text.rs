@@ -106,8 +106,12 @@ pub(super) fn overview(history: &History) -> String {
 /// How many long-enough series showed no change point.
 pub(super) fn quiet_line(history: &History) -> String {
     let long = history.series.iter().filter(|s| s.long_enough()).count();
-    let quiet = long - history.changed().count();
-    format!("No change point in {quiet} of the {long} series long enough to have one.")
+    match long - history.changed().count() {
+        0 if long > 0 => "Every series long enough to have one has a change point.".to_string(),
+        quiet => {
+            format!("No change point in {quiet} of the {long} series long enough to have one.")
+        }
+    }
 }
 
 /// The terminal's text, no line wider than `width` (but for a word).

@@ -53,7 +53,9 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     // the verdict where speed-ups tie (PostMark's rates over one time).
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
-        Err(e) if e.is_eof() => return usage(format!("{shown}: truncated, not a whole result ({e})")),
+        Err(e) if e.is_eof() => {
+            return usage(format!("{shown}: truncated, not a whole result ({e})"));
+        }
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
     };
     let kind = value.get("kind").and_then(|k| k.as_str());
