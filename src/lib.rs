@@ -15,6 +15,7 @@ pub mod configs;
 pub mod crash;
 pub mod driver;
 pub mod error;
+pub mod history;
 pub mod input;
 pub mod interrupt;
 pub mod io;

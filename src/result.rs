@@ -1,6 +1,7 @@
 //! The one result model. Every workload yields named metrics with units and a
 //! direction; every report format is a view of this model, and its JSON form
 //! (versioned) is the source of truth that later commands re-read.
+pub mod fingerprint;
 
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +134,10 @@ pub struct TargetResult {
     /// entry of a suite run on configurations fsbench built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<crate::crash::Durability>,
+    /// What makes its runs comparable (`fingerprint`), for whoever reads
+    /// the JSON; fsbench computes it anew on load (`fingerprint::refresh`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<fingerprint::Fingerprint>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -59,6 +59,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     reference: false,
                     built: None,
                     durability: None,
+                    fingerprint: None,
                 }),
                 Outcome::Failed(e) => {
                     stay.failed += 1;

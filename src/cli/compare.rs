@@ -1,24 +1,30 @@
 //! `fsbench compare A.json B.json [C.json ...]`: relative change per metric
 //! of each later run against the first, as a table and, with `--svg`, as a
-//! diverging bar chart.
+//! diverging bar chart; `fsbench compare --last NEW.json` compares a new
+//! result with the latest comparable saved run.
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::flags::MinEffectFlag;
 use crate::error::usage;
+use crate::history::latest_comparable;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
 use crate::report::output::{Stream, emit};
 use crate::report::save;
 use crate::report::terminal::Terminal;
-use crate::store::load;
+use crate::store::{ResultsEnv, load, results_dir};
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Results written by `--json`; the first is the reference.
-    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    #[arg(value_name = "RESULT.json", num_args = 2.., required_unless_present = "last")]
     results: Vec<PathBuf>,
+    /// Compare FILE with the latest saved run (in `fsbench run`'s results
+    /// directory) of the same targets and workloads that started before it.
+    #[arg(long, value_name = "FILE", conflicts_with = "results")]
+    last: Option<PathBuf>,
     /// Also write the chart of relative change (SVG) to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -30,9 +36,12 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if json.is_some() {
         return usage("--json: compare writes no result; save its table or --svg instead");
     }
-    let names = short_names(&args.results);
-    let inputs = args
-        .results
+    let results = match &args.last {
+        Some(new) => with_the_last_saved(new)?,
+        None => args.results.clone(),
+    };
+    let names = short_names(&results);
+    let inputs = results
         .iter()
         .zip(names)
         .map(|(path, name)| {
@@ -50,6 +59,20 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
     }
     let width = Terminal::for_stdout().width;
     emit(Stream::Stdout, &comparisons.render_text(width))
+}
+
+/// `new` after the latest comparable saved run: the two files compared.
+fn with_the_last_saved(new: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let run = load(new)?;
+    let dir = results_dir(&ResultsEnv::of_process(), &[])?;
+    match latest_comparable(&dir, &run) {
+        Some((saved, _)) => Ok(vec![saved, new.to_path_buf()]),
+        None => usage(format!(
+            "--last {}: no saved run in {} has the same targets and workloads and started before it",
+            new.display(),
+            dir.display()
+        )),
+    }
 }
 
 /// What tables call each run: its file name, or the path as given when two

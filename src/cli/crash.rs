@@ -99,6 +99,7 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
             reference: false,
             built: None,
             durability: Some(durability),
+            fingerprint: None,
         });
     }
     record.finished = Some(chrono::Utc::now());

@@ -36,6 +36,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
             reference: false,
             built: None,
             durability: None,
+            fingerprint: None,
         });
         envs.push(env);
     }

@@ -7,6 +7,7 @@ mod compare;
 mod crash;
 mod env;
 mod flags;
+mod history;
 mod install;
 mod kinds;
 mod output;
@@ -35,7 +36,8 @@ Examples:
   fsbench env /mnt/ssd /mnt/nas              what fsbench records about the machine and targets
   fsbench clean /mnt/ssd                     remove scratch data left by a killed run
   fsbench report result.json --markdown      a saved run as Markdown tables (or --csv, --html FILE)
-  fsbench compare before.json after.json     relative change per metric, with significance";
+  fsbench compare before.json after.json     relative change per metric, with significance
+  fsbench history                            where the saved runs' figures changed, and why";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -93,12 +95,17 @@ enum Tool {
     /// List the saved runs, newest first: when, suite, targets, verdict.
     #[command(display_order = 105)]
     Results(results::ResultsArgs),
-    /// Print a shell completion script (bash, zsh or fish).
+    /// Saved runs as series over time: where a metric changed beyond the
+    /// noise (change points), and what changed there (kernel, mount
+    /// options, ...).
     #[command(display_order = 106)]
+    History(history::HistoryArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    #[command(display_order = 107)]
     Completions(install::CompletionsArgs),
     /// Print the man page fsbench(1), or write one page per command into
     /// a directory.
-    #[command(display_order = 107)]
+    #[command(display_order = 108)]
     Man(install::ManArgs),
 }
 
@@ -191,6 +198,7 @@ fn run_tool(tool: Tool, json: Option<&Path>) -> anyhow::Result<()> {
         Tool::Report(args) => report::run(args, json),
         Tool::Compare(args) => compare::run(args, json),
         Tool::Results(args) => results::run(args, json),
+        Tool::History(args) => history::run(args, json),
         Tool::Completions(args) => install::completions(args, json),
         Tool::Man(args) => install::man(args, json),
     }

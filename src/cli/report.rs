@@ -45,11 +45,11 @@ pub struct ReportArgs {
     html: Option<PathBuf>,
 }
 
-/// Parses `--format` so that an unknown name reaches [`run`], which makes
-/// it one usage line (clap's own error spans several), while `--help`
-/// still lists the formats.
+/// Parses `--format` so that an unknown name reaches [`named_format`],
+/// which makes it one usage line (clap's own error spans several), while
+/// `--help` still lists the formats.
 #[derive(Clone)]
-struct FormatName;
+pub(super) struct FormatName;
 
 impl TypedValueParser for FormatName {
     /// The format, or the unknown name given.
@@ -84,21 +84,37 @@ impl ReportArgs {
             _ if self.markdown => Ok(Format::Markdown),
             _ if self.csv => Ok(Format::Csv),
             _ if self.html.is_some() => Ok(Format::Html),
-            None => Ok(Format::Terminal),
-            Some(Ok(format)) => Ok(*format),
-            Some(Err(name)) => {
-                let names: Vec<String> = formats().map(|v| v.get_name().to_string()).collect();
-                usage(format!(
-                    "--format {name}: no such format (formats: {})",
-                    names.join(", ")
-                ))
-            }
+            format => named_format(format),
         }
     }
 
     /// Where the report goes: --html's FILE, -o FILE, or standard output.
     fn destination(&self) -> Option<&Path> {
         self.html.as_deref().or(self.output.as_deref())
+    }
+}
+
+/// The format `--format` names (terminal when not given), or one usage
+/// line for a name that is none.
+pub(super) fn named_format(format: &Option<Result<Format, String>>) -> anyhow::Result<Format> {
+    match format {
+        None => Ok(Format::Terminal),
+        Some(Ok(format)) => Ok(*format),
+        Some(Err(name)) => {
+            let names: Vec<String> = formats().map(|v| v.get_name().to_string()).collect();
+            usage(format!(
+                "--format {name}: no such format (formats: {})",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// Writes a rendered report to `destination`, or standard output.
+pub(super) fn write_report(destination: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match destination {
+        Some(path) => save(path, text),
+        None => emit(Stream::Stdout, text),
     }
 }
 
@@ -135,10 +151,7 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
         return crate::store::save(&run, args.destination().unwrap_or(Path::new("-")));
     };
     let text = reporter.render(&run, &summary)?;
-    match args.destination() {
-        Some(path) => save(path, &text),
-        None => emit(Stream::Stdout, &text),
-    }
+    write_report(args.destination(), &text)
 }
 
 /// Index of the `--baseline` target among `targets` (name, whether it is

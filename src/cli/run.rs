@@ -362,6 +362,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
             .find(|(name, _)| *name == target.name)
             .map(|(_, record)| record.clone());
     }
+    crate::result::fingerprint::refresh(&mut record);
     let outcome = outcome.and_then(|stopped| {
         if let Some(crash) = &crash {
             judge_crash(crash, &run_id, &mut record)?;

@@ -22,7 +22,7 @@ mod scratch;
 use std::time::{Duration, Instant};
 
 use crate::report::output::stderr_line;
-use crate::result::{RunResult, TargetResult, WorkloadResult};
+use crate::result::{RunResult, TargetResult, WorkloadResult, fingerprint};
 use crate::scale;
 use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
@@ -350,6 +350,7 @@ fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> 
         reference: false,
         built: None,
         durability: None,
+        fingerprint: None,
     });
     record.targets.len() - 1
 }
@@ -383,6 +384,8 @@ fn repeat(
             |target, result| {
                 let slot = slots[target];
                 record.targets[slot].workloads.push(result);
+                // Its workloads' parameters are part of the fingerprint.
+                fingerprint::refresh(record);
                 let target = &record.targets[slot];
                 on_result(
                     record,

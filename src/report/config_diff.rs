@@ -1,10 +1,12 @@
-//! What changed in the configuration between two runs of the same target:
-//! risk flags gained or lost, file system type and mount options. A
-//! comparison shows it before any number: `ext4` against `ext4
+//! What changed between two runs of the same target: risk flags gained or
+//! lost, and every difference of the target's fingerprint (file system,
+//! mkfs and mount options, device, kernel, fsbench, suite and parameters,
+//! host). A comparison shows it before any number: `ext4` against `ext4
 //! data=writeback` is faster because it is no longer crash-safe, and that
 //! is the first thing a reader must see.
+use crate::result::fingerprint;
 use crate::result::{RunResult, TargetResult};
-use crate::storage::env::TargetEnv;
+use crate::storage::env::risk::Risk;
 
 /// The differences of one target between a run and a later one.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,8 +16,8 @@ pub struct TargetDiff {
     pub risks_gained: Vec<String>,
     /// Risk messages the first run has and the later one has not.
     pub risks_lost: Vec<String>,
-    /// `fs_type mount_options` before and after, when they differ.
-    pub mount: Option<(String, String)>,
+    /// What changed in its fingerprint (`fingerprint::differences`).
+    pub changed: Vec<String>,
 }
 
 /// Each target of `after` against its match in `before` (by name, or by
@@ -36,23 +38,26 @@ pub fn differences(before: &RunResult, after: &RunResult, by_position: bool) -> 
 }
 
 fn difference(first: &TargetResult, later: &TargetResult) -> Option<TargetDiff> {
-    let (a, b) = (first.env.as_ref()?, later.env.as_ref()?);
-    let only_in = |x: &TargetEnv, y: &TargetEnv| -> Vec<String> {
-        x.risks
-            .iter()
-            .filter(|r| !y.risks.iter().any(|o| o.code == r.code))
+    let risks = |t: &TargetResult| t.env.as_ref().map_or(Vec::new(), |e| e.risks.clone());
+    let (a, b) = (risks(first), risks(later));
+    let only_in = |x: &[Risk], y: &[Risk]| -> Vec<String> {
+        x.iter()
+            .filter(|r| !y.iter().any(|o| o.code == r.code))
             .map(|r| r.message.clone())
             .collect()
     };
-    let mount = |env: &TargetEnv| format!("{} {}", env.fs_type, env.mount_options);
+    let changed = match (&first.fingerprint, &later.fingerprint) {
+        (Some(a), Some(b)) => fingerprint::differences(a, b),
+        _ => Vec::new(),
+    };
     let diff = TargetDiff {
         target: later.name.clone(),
-        risks_gained: only_in(b, a),
-        risks_lost: only_in(a, b),
-        mount: (mount(a) != mount(b)).then(|| (mount(a), mount(b))),
+        risks_gained: only_in(&b, &a),
+        risks_lost: only_in(&a, &b),
+        changed,
     };
     let differs =
-        !diff.risks_gained.is_empty() || !diff.risks_lost.is_empty() || diff.mount.is_some();
+        !diff.risks_gained.is_empty() || !diff.risks_lost.is_empty() || !diff.changed.is_empty();
     differs.then_some(diff)
 }
 
@@ -70,8 +75,8 @@ pub fn render(diffs: &[TargetDiff], before: &str, after: &str) -> String {
         for risk in &diff.risks_lost {
             text += &format!("  risk gone: {risk}\n");
         }
-        if let Some((from, to)) = &diff.mount {
-            text += &format!("  mount: {from}\n      → {to}\n");
+        for change in &diff.changed {
+            text += &format!("  {change}\n");
         }
     }
     text
@@ -80,7 +85,7 @@ pub fn render(diffs: &[TargetDiff], before: &str, after: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::env::risk::Risk;
+    use crate::storage::env::TargetEnv;
 
     fn run_with(name: &str, options: &str, risks: &[&str]) -> RunResult {
         let mut run = crate::driver::record::new_run_result("t");
@@ -104,7 +109,9 @@ mod tests {
             reference: false,
             built: None,
             durability: None,
+            fingerprint: None,
         });
+        fingerprint::refresh(&mut run);
         run
     }
 
@@ -129,7 +136,10 @@ mod tests {
             text.contains("RISK gained: data_writeback: can lose data"),
             "{text}"
         );
-        assert!(text.contains("data=writeback,barrier=0"), "{text}");
+        assert!(
+            text.contains("mount options rw,relatime → rw,relatime,data=writeback,barrier=0"),
+            "{text}"
+        );
         // Back again: the risks are gone, and that is said too.
         let back = render(&differences(&risky, &safe, false), "b.json", "a.json");
         assert!(back.contains("risk gone: nobarrier"), "{back}");

@@ -304,6 +304,7 @@ mod tests {
             reference: false,
             built: None,
             durability: None,
+            fingerprint: None,
         });
         run
     }

@@ -359,6 +359,7 @@ mod tests {
                 reference: false,
                 built: None,
                 durability: None,
+                fingerprint: None,
             });
         }
         record

@@ -580,7 +580,7 @@ const CELL_PADDING: usize = 2;
 /// `text` broken at spaces into lines of at most `width` characters (a
 /// longer word keeps a line of its own); its leading spaces start the first
 /// line, `indent` the others. Each line ends with a newline.
-pub(super) fn wrap(text: &str, width: usize, indent: &str) -> String {
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     let lead = &text[..text.len() - text.trim_start().len()];
     let mut lines = vec![lead.to_string()];
     for word in text.split_whitespace() {

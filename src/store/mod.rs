@@ -30,6 +30,9 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     // the verdict where speed-ups tie (PostMark's rates over one time).
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
+        Err(e) if e.is_eof() => {
+            return usage(format!("{shown}: truncated, not a whole result ({e})"));
+        }
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
     };
     let kind = value.get("kind").and_then(|k| k.as_str());
@@ -44,7 +47,7 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
              ({SCHEMA_VERSION}); use a newer fsbench"
         ));
     }
-    let run: RunResult = match serde_json::from_value(value) {
+    let mut run: RunResult = match serde_json::from_value(value) {
         Ok(run) => run,
         Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
     };
@@ -53,6 +56,9 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
             "{shown}: no targets in this result, so nothing to report (`fsbench clean --json` writes such results)"
         ));
     }
+    // Recomputed from what the file holds: older files gain one, and a
+    // hand edit cannot make it disagree with the data.
+    crate::result::fingerprint::refresh(&mut run);
     Ok(run)
 }
 

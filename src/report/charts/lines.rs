@@ -108,6 +108,42 @@ pub fn time_series(
     lines: &[TimeLine],
     warmup_until_s: Option<f64>,
 ) -> anyhow::Result<String> {
+    let axes = Axes {
+        x: "time (s)",
+        y: axis,
+        marks: "│ cliff: throughput fell and stayed low",
+    };
+    line_chart(title, &axes, lines, warmup_until_s)
+}
+
+/// A metric over saved runs (`fsbench history`): x is the run's place,
+/// 1 the oldest; each line's marks are its change points.
+pub fn runs_series(title: &str, axis: &str, lines: &[TimeLine]) -> anyhow::Result<String> {
+    let axes = Axes {
+        x: "run (1 = the oldest)",
+        y: axis,
+        marks: "│ change point",
+    };
+    line_chart(title, &axes, lines, None)
+}
+
+/// What a line chart's axes and marks are called.
+struct Axes<'a> {
+    x: &'a str,
+    y: &'a str,
+    /// The legend's entry for the vertical marks, when a line has any.
+    marks: &'a str,
+}
+
+/// Lines over x from 0, each line's points joined (dashed where it says
+/// so) and its marks drawn as vertical dashed lines in its colour, with
+/// the range up to `shaded_until` shaded as a warm-up.
+fn line_chart(
+    title: &str,
+    axes: &Axes<'_>,
+    lines: &[TimeLine],
+    shaded_until: Option<f64>,
+) -> anyhow::Result<String> {
     let points = || lines.iter().flat_map(|line| line.points.iter());
     anyhow::ensure!(
         points().next().is_some(),
@@ -117,7 +153,7 @@ pub fn time_series(
     let y_max = points().map(|p| p.1).fold(0.0, f64::max);
     let x_range = drawable(title, 0.0..x_max.max(f64::MIN_POSITIVE))?;
     let y_range = drawable(title, 0.0..(y_max * 1.1).max(f64::MIN_POSITIVE))?;
-    let warmup_end = warmup_until_s.filter(|&end| end > 0.0);
+    let warmup_end = shaded_until.filter(|&end| end > 0.0);
     let mut entries: Vec<(String, RGBColor)> = lines
         .iter()
         .filter_map(|line| Some((line.label.clone()?, target_color(line.color))))
@@ -126,7 +162,7 @@ pub fn time_series(
         entries.push(("warm-up (not measured)".to_string(), WARMUP_SHADE));
     }
     if lines.iter().any(|line| !line.marks.is_empty()) {
-        entries.push(("│ cliff: throughput fell and stayed low".to_string(), INK));
+        entries.push((axes.marks.to_string(), INK));
     }
     let legend = Legend::new(entries);
     render_svg((CHART_WIDTH, LINE_CHART_HEIGHT + legend.height), |root| {
@@ -137,9 +173,9 @@ pub fn time_series(
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .axis_style(INK)
-            .x_desc("time (s)")
+            .x_desc(axes.x)
             .x_label_formatter(&|v| format_tick(*v))
-            .y_desc(axis)
+            .y_desc(axes.y)
             .y_label_formatter(&|v| format_tick(*v))
             .label_style(label_font())
             .axis_desc_style(label_font())

@@ -24,7 +24,7 @@ use crate::report::number;
 use crate::result::LatencySummary;
 pub use bars::bar_chart;
 pub use change::{change_title, relative_change};
-pub use lines::{latency_percentiles, time_series};
+pub use lines::{latency_percentiles, runs_series, time_series};
 
 /// Colours of the targets, by run order, the same in every chart and in the
 /// HTML tables (Tableau 10: distinct hues that survive grey-scale printing).
@@ -99,7 +99,8 @@ pub struct LatencyLine {
     pub latency: LatencySummary,
 }
 
-/// One line of a time series chart: (seconds, value) points.
+/// One line of a time series chart: (seconds, value) points, or (run,
+/// value) over saved runs.
 #[derive(Debug, Clone)]
 pub struct TimeLine {
     /// Legend entry; None for a further repetition of a target already named.
@@ -109,8 +110,8 @@ pub struct TimeLine {
     /// Drawn dashed: another view of the same run (the devices' rate
     /// beside the workload's).
     pub dashed: bool,
-    /// Times (s) marked by a vertical line across the chart: where the
-    /// line's throughput fell off a cliff.
+    /// Places on x marked by a vertical line across the chart: where the
+    /// line's throughput fell off a cliff, or where a history changed.
     pub marks: Vec<f64>,
 }
 

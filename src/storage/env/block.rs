@@ -28,6 +28,10 @@ pub struct DeviceFacts {
     /// device/model (SCSI/ATA/NVMe), trimmed; None for virtual devices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// device/firmware_rev (NVMe) or device/rev (SCSI/ATA), trimmed: a
+    /// firmware update can change what the disk does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
     /// The whole disk's size (`size` × 512).
     pub size_bytes: u64,
     /// queue/logical_block_size and queue/physical_block_size.
@@ -55,6 +59,7 @@ impl DeviceFacts {
     pub fn described(&self) -> String {
         use crate::size::format_bytes;
         let mut parts: Vec<String> = self.model.iter().cloned().collect();
+        parts.extend(self.firmware.iter().map(|f| format!("firmware {f}")));
         parts.push(format_bytes(self.size_bytes));
         parts.push(format!(
             "sectors {}/{} B (logical/physical)",
@@ -83,6 +88,10 @@ fn device_facts(node: &Path, disk: &Path) -> Option<DeviceFacts> {
     };
     Some(DeviceFacts {
         model: read_sysfs(&disk.join("device/model")).map(|m| m.trim().to_string()),
+        firmware: ["device/firmware_rev", "device/rev"]
+            .iter()
+            .find_map(|name| read_sysfs(&disk.join(name)))
+            .map(|f| f.trim().to_string()),
         size_bytes: number(&disk.join("size"))? * 512,
         logical_sector: number(&disk.join("queue/logical_block_size"))?,
         physical_sector: number(&disk.join("queue/physical_block_size"))?,
