@@ -291,7 +291,7 @@ const SUITE_THREADS: u32 = 8;
 impl IoArgs {
     /// The plan, the directory to run it in and, for job files, what
     /// fio's reports say of their jobs.
-    fn plan(&self) -> anyhow::Result<(Plan, Target, Option<fio::report::Described>)> {
+    fn plan(&self) -> anyhow::Result<(Plan, Target, Option<fio::Known>)> {
         if let Some(path) = &self.vdbench {
             let (plan, target) = self.vdbench_plan(path)?;
             return Ok((plan, target, None));
@@ -307,7 +307,7 @@ impl IoArgs {
                 (None, Some(directory)) => directory.clone(),
                 (None, None) => ".".into(),
             };
-            return Ok((loaded.plan, Target::parse(&target)?, Some(loaded.described)));
+            return Ok((loaded.plan, Target::parse(&target)?, Some(loaded.known)));
         }
         let Some(target) = self.target.spec() else {
             return usage("give the directory to test (fsbench io DIR ...)");
@@ -472,6 +472,7 @@ impl IoArgs {
             end_fsync: !flags.no_end_sync,
             steady: steady_rule(flags)?,
             until_steady: flags.until_steady.is_some(),
+            start_delay: Duration::ZERO,
             stop: match &flags.amount {
                 Some(text) => Stop::Amount(parse_size(text, 1)?),
                 None => Stop::Duration(duration),
@@ -582,7 +583,7 @@ impl IoArgs {
             return self.lint();
         }
         let how = self.run.single()?;
-        let (plan, target, described) = self.plan()?;
+        let (plan, target, known) = self.plan()?;
         check_json_path(json)?;
         let report_to = tables_stream(json);
         let averages = Rc::new(RefCell::new(Vec::new()));
@@ -590,19 +591,31 @@ impl IoArgs {
         let fio_reports = Rc::new(RefCell::new(Vec::new()));
         // A job file's run reports as fio does, at the end; the other
         // runs as vdbench does, as they go.
-        let sink = match &described {
-            Some(described) => {
-                fio::report::collecting(warnings_sink(), described.clone(), fio_reports.clone())
-            }
+        let sink = match &known {
+            Some(known) => fio::report::collecting(
+                warnings_sink(),
+                known.described.clone(),
+                fio_reports.clone(),
+            ),
             None => report_sink(report_to, self.run.quiet, averages.clone()),
         };
         let record = new_record();
         let target_path = target.path.clone();
         let mut workload = self.placed(IoWorkload::new(plan, sink, record.host.ram_bytes)?)?;
-        run_single(record, target, &mut workload, how, json, |_| Ok(()))?;
-        if let Some(described) = &described {
+        let (mut measured, mut told) = (Vec::new(), Vec::new());
+        run_single(record, target, &mut workload, how, json, |result| {
+            if let Some(known) = &known {
+                measured.extend(fio::lint::measured(&known.jobs, result, &mut told));
+            }
+            Ok(())
+        })?;
+        if let Some(known) = &known {
             let reports = fio_reports.borrow();
-            self.fio_report(report_to, &reports, described, &target_path)?;
+            self.fio_report(report_to, &reports, &known.described, &target_path)?;
+            for finding in fio::lint::merged(&measured) {
+                let line = format!("fsbench: warning: fio lint (measured): {finding}\n");
+                emit(Stream::Stderr, &line)?;
+            }
         }
         if self.suite.is_some() {
             for pass in averages.borrow().chunks(jobs_per_pass) {
@@ -641,12 +654,12 @@ mod tests {
             ("--vdbench parm.txt", "--vdbench"),
             ("/mnt/x -b 4k", "TARGET is not for suites"),
             ("--repeat 3", "--repeat"),
-            ("-b 1000", "multiple of 512"),
+            ("-b 1000 --direct", "multiple of 512"),
             (
                 "--fio examples/fio/kubestr.fio --lint",
                 "--lint is not for suites",
             ),
-            ("--fio examples/fio/etcd.fio", "etcd.fio:9: bs:"),
+            ("--fio examples/fio/missing.fio", "missing.fio"),
         ];
         for (args, needle) in cases {
             let err = suite(args).err().expect(args).to_string();
@@ -668,7 +681,7 @@ mod tests {
                 &["--job", "w:--size 1g"],
                 "--job w: unexpected argument '--size'",
             ),
-            (&["--job", "w:-b 1000"], "w: transfer size"),
+            (&["--job", "w:-b 1000 --direct"], "w: transfer size"),
             (
                 &["--job", "w:-b 4k", "--job", "w:-b 8k"],
                 "--job w: the name is used twice",

@@ -6,6 +6,7 @@ use std::fmt;
 
 use super::jobfile::FioJob;
 use super::plan::groups;
+use crate::result::{Flag, WorkloadResult};
 use crate::size::format_bytes;
 use crate::workload::pattern::{Engine, SyncFlag};
 
@@ -183,4 +184,48 @@ fn runtime_cap(job: &FioJob) -> Option<Finding> {
             "time_based (run for runtime) or no runtime (move size bytes)",
         )
     })
+}
+
+/// What the device counters showed of a job's run, as findings: the page
+/// cache served its reads, or held its writes past its end. The evidence
+/// is the metric's own flag and figures. `told` holds the (job, flag)
+/// pairs found before (a job with several metrics so flagged, or several
+/// repetitions, is told once per flag).
+pub fn measured(
+    jobs: &[FioJob],
+    result: &WorkloadResult,
+    told: &mut Vec<(String, Flag)>,
+) -> Vec<Finding> {
+    let Some(job) = jobs.iter().find(|j| names(&result.label, &j.name)) else {
+        return Vec::new();
+    };
+    let cached = [
+        (Flag::ServedFromCache, "direct=1, or a size larger than RAM"),
+        (
+            Flag::NotYetOnDevice,
+            "end_fsync=1 or fdatasync=N (or direct=1)",
+        ),
+        (Flag::AbsorbedByCache, "direct=1, or a size larger than RAM"),
+    ];
+    let headline = result.metrics.iter().filter(|m| !m.detail);
+    let flagged: Vec<_> = headline
+        .flat_map(|m| m.flags.iter().map(move |f| (m, *f)))
+        .collect();
+    cached
+        .into_iter()
+        .filter_map(|(flag, instead)| {
+            let (metric, _) = flagged.iter().find(|(_, f)| *f == flag)?;
+            let pair = (job.name.clone(), flag);
+            (!told.contains(&pair)).then(|| told.push(pair))?;
+            let effect = format!("{}: {}", metric.name, metric.flag_text(flag));
+            Some(finding(job, "direct", effect, instead))
+        })
+        .collect()
+}
+
+/// Whether a result's label is the job's (its name, then any loop values).
+fn names(label: &str, job: &str) -> bool {
+    label
+        .strip_prefix(job)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
 }

@@ -18,12 +18,20 @@ pub use plan::Overrides;
 
 /// The job files' plan (files in order, each job named as in its file),
 /// the directory their `directory=` gives, the linter's findings, and what
-/// fio's reports say of the jobs.
+/// a run of them needs to be told as fio would.
 pub struct Loaded {
     pub plan: Plan,
     pub directory: Option<String>,
     pub findings: Vec<Finding>,
+    pub known: Known,
+}
+
+/// What the job files say of their jobs, kept for after the run: fio's
+/// reports, and the linter's findings from what the run measured.
+#[derive(Clone, Default)]
+pub struct Known {
     pub described: report::Described,
+    pub jobs: Vec<jobfile::FioJob>,
 }
 
 /// Reads `paths` in order into one plan; each job carries its own
@@ -36,7 +44,7 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         },
         directory: None,
         findings: Vec::new(),
-        described: report::Described::default(),
+        known: Known::default(),
     };
     for path in paths {
         let jobs = jobfile::read(path.as_ref())?;
@@ -75,7 +83,8 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         all.plan.files.extend(plan.files);
         all.plan.jobs.extend(plan.jobs);
         all.findings.extend(findings);
-        all.described.add(&jobs, &origins);
+        all.known.described.add(&jobs, &origins);
+        all.known.jobs.extend(jobs);
     }
     Ok(all)
 }
@@ -250,6 +259,7 @@ runtime=15s
                 .any(|f| f.key == "rw" && f.job == "r")
         );
         let options: Vec<usize> = loaded
+            .known
             .described
             .jobs
             .iter()
@@ -326,8 +336,8 @@ runtime=15s
             ),
             ("[j]\nsize=1x\n", "jobs.fio:2: size: '1x' is not a size"),
             (
-                "[j]\nsize=1m\nbs=2300\n",
-                "jobs.fio:3: bs: block size 2300 must be a positive multiple of 512",
+                "[j]\nsize=1m\nbs=2300\ndirect=1\n",
+                "jobs.fio:3: bs: block size 2300 must be a positive multiple of 512 bytes with direct=1",
             ),
             ("[global]\nsize=1m\n", "no [job] section"),
             (
@@ -344,12 +354,14 @@ runtime=15s
     }
 
     #[test]
-    fn the_etcd_check_is_refused_for_its_block_size() {
-        let e = error("[etcd]\nrw=write\nioengine=sync\nfdatasync=1\nbs=2300\nsize=22m\n");
-        assert!(
-            e.contains("jobs.fio:5: bs:") && e.contains("whole sectors"),
-            "{e}"
-        );
+    fn the_etcd_check_writes_its_odd_blocks_buffered() {
+        let loaded =
+            load_text("[etcd]\nrw=write\nioengine=sync\nfdatasync=1\nbs=2300\nsize=22m\n").unwrap();
+        let job = &loaded.plan.jobs[0];
+        assert_eq!(job.xfer, XferSize::Fixed(2300));
+        assert!(!job.direct);
+        assert_eq!(job.fdatasync_every, 1);
+        assert_eq!(loaded.plan.files[0].size, 22 << 20);
     }
 
     #[test]

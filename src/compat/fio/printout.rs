@@ -96,6 +96,12 @@ fn job(entry: &Value, count: u32, pid: u32, time: &str) -> String {
     ] {
         out += &distribution(&entry[key], unit);
     }
+    let sync = &entry["sync"]["lat_ns"];
+    if int(&sync["N"]) > 0 {
+        out += "  fsync/fdatasync/sync_file_range:\n";
+        out += &latency("    sync", sync);
+        out += &percentiles("    sync", &sync["percentile"]);
+    }
     out += &format!(
         "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}\n",
         float(&entry["usr_cpu"]),
@@ -138,7 +144,7 @@ fn direction(dir: &str, block: &Value) -> String {
     );
     out += &latency("    clat", &block["clat_ns"]);
     out += &latency("     lat", &block["lat_ns"]);
-    out += &percentiles(&block["clat_ns"]["percentile"]);
+    out += &percentiles("    clat", &block["clat_ns"]["percentile"]);
     if int(&block["bw_samples"]) > 0 {
         out += &format!(
             "   bw (  KiB/s): min={:5}, max={:5}, per={:.2}%, avg={:.2}, stdev={:.2}, samples={}\n",
@@ -183,7 +189,7 @@ fn latency(label: &str, stats: &Value) -> String {
 
 /// fio's percentile table, four to a line, in ns or scaled to µs or ms
 /// by fio's rule on its smallest and largest value.
-fn percentiles(map: &Value) -> String {
+fn percentiles(label: &str, map: &Value) -> String {
     let Some(map) = map.as_object() else {
         return String::new();
     };
@@ -203,7 +209,7 @@ fn percentiles(map: &Value) -> String {
     } else {
         ("nsec", 1)
     };
-    let out = format!("    clat percentiles ({unit}):\n");
+    let out = format!("{label} percentiles ({unit}):\n");
     let cells: Vec<String> = values
         .iter()
         .map(|(p, ns)| format!("{p:5.2}th=[{:5}]", ns / divisor))
@@ -317,7 +323,7 @@ mod tests {
             "    clat (usec): min=23, max=693, avg=40.95, stdev=24.60\n"
         );
         let map = serde_json::json!({"1.000000": 54000, "50.000000": 143000, "99.990000": 5538000});
-        let table = percentiles(&map);
+        let table = percentiles("    clat", &map);
         assert!(
             table.starts_with("    clat percentiles (usec):\n"),
             "{table}"

@@ -84,8 +84,10 @@ struct Side {
 
 impl Side {
     fn of(rows: &[Row], pick: fn(&Counters) -> DirCounters, latency: &LatencyRecorder) -> Side {
-        let mut side = Side::default();
-        side.latency.merge(latency);
+        let mut side = Side {
+            latency: copied(latency),
+            ..Side::default()
+        };
         for row in rows.iter().filter(|r| !r.warmup) {
             let c = pick(&row.counters);
             side.ops += c.ops;
@@ -192,6 +194,36 @@ impl Side {
         clat["percentile"] = Value::Object(percentiles(&buckets));
         (clat, lat)
     }
+}
+
+/// A histogram of the job's, kept after it.
+fn copied(latency: &LatencyRecorder) -> LatencyRecorder {
+    let mut copy = LatencyRecorder::new();
+    copy.merge(latency);
+    copy
+}
+
+/// fio's `sync` block: the fdatasyncs' times from their histogram, with
+/// fio's percentile map; `total_ios` is 0 as fio writes it.
+fn sync_json(latency: &LatencyRecorder) -> Value {
+    let buckets = latency.buckets();
+    let n: u64 = buckets.iter().map(|&(_, count)| count).sum();
+    if n == 0 {
+        return json!({"total_ios": 0, "lat_ns": no_latency()});
+    }
+    let sum: f64 = buckets
+        .iter()
+        .map(|&(v, count)| v as f64 * count as f64)
+        .sum();
+    let mean = sum / n as f64;
+    json!({"total_ios": 0, "lat_ns": {
+        "min": buckets.first().map_or(0, |&(value, _)| value),
+        "max": buckets.last().map_or(0, |&(value, _)| value),
+        "mean": mean,
+        "stddev": stddev(&buckets, mean),
+        "N": n,
+        "percentile": percentiles(&buckets),
+    }})
 }
 
 /// fio's latency block without samples.
@@ -329,6 +361,8 @@ pub struct JobReport {
     queue_depth: u32,
     read: Side,
     write: Side,
+    /// fdatasync every N writes (fio's `sync`).
+    sync: LatencyRecorder,
     /// The measured part, and the whole job (its ramp included).
     measured_s: f64,
     elapsed_s: f64,
@@ -349,6 +383,7 @@ impl JobReport {
             queue_depth: finished.job.queue_depth,
             read: Side::of(rows, |c| c.read, finished.read_latency),
             write: Side::of(rows, |c| c.write, finished.write_latency),
+            sync: copied(finished.sync_latency),
             measured_s: finished.average.seconds,
             elapsed_s: rows.iter().map(|r| r.seconds).sum(),
             usage: *finished.usage,
@@ -375,6 +410,7 @@ impl JobReport {
         self.jobs += other.jobs;
         self.read.absorb(&other.read);
         self.write.absorb(&other.write);
+        self.sync.merge(&other.sync);
         self.measured_s = self.measured_s.max(other.measured_s);
         self.elapsed_s = self.elapsed_s.max(other.elapsed_s);
     }
@@ -404,7 +440,7 @@ impl JobReport {
             "read": self.read.json(self.measured_s, group.read),
             "write": self.write.json(self.measured_s, group.write),
             "trim": Side::empty_json(),
-            "sync": {"total_ios": 0, "lat_ns": no_latency()},
+            "sync": sync_json(&self.sync),
             "job_runtime": ms(self.measured_s),
             "usr_cpu": self.cpu_percent(self.usage.user),
             "sys_cpu": self.cpu_percent(self.usage.system),

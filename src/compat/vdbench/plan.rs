@@ -168,6 +168,7 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         end_fsync: false,
         steady: Default::default(),
         until_steady: false,
+        start_delay: Duration::ZERO,
         stop: Stop::Duration(o.elapsed.or(rd.elapsed).unwrap_or(DEFAULT_ELAPSED)),
         warmup,
         interval: o.interval.or(rd.interval).unwrap_or(DEFAULT_INTERVAL),

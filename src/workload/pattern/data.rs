@@ -102,11 +102,18 @@ impl Payload {
 /// Dedup works on blocks of 4 KiB or more: one stamp in each defeats it.
 const STAMP_EVERY: usize = 4096;
 
+/// A stamp's bytes: the offset, then the nonce.
+const STAMP_LEN: usize = 16;
+
+/// Stamps every 4 KiB block of `buf` with room for it: a buffered write
+/// of an odd size (fio's bs=2300) may end in a sliver too short, which is
+/// left as it is.
 fn stamp(buf: &mut [u8], offset: u64, nonce: u64) {
-    for (i, block) in buf.chunks_mut(STAMP_EVERY).enumerate() {
+    let blocks = buf.chunks_mut(STAMP_EVERY).enumerate();
+    for (i, block) in blocks.filter(|(_, b)| b.len() >= STAMP_LEN) {
         let at = offset + (i * STAMP_EVERY) as u64;
         block[..8].copy_from_slice(&at.to_le_bytes());
-        block[8..16].copy_from_slice(&nonce.to_le_bytes());
+        block[8..STAMP_LEN].copy_from_slice(&nonce.to_le_bytes());
     }
 }
 
@@ -266,6 +273,17 @@ mod tests {
         assert_eq!(a[16..], b[16..], "the random body is reused");
         let c = p.stamped(0, 12288);
         assert_eq!(u64::from_le_bytes(c[8192..8200].try_into().unwrap()), 8192);
+    }
+
+    #[test]
+    fn an_odd_sized_write_keeps_its_sliver_unstamped() {
+        let mut p = Payload::new(8192, 1, 0);
+        let body = p.space(4106)[4096..].to_vec();
+        let odd = p.stamped(4096, 4106);
+        assert_eq!(u64::from_le_bytes(odd[..8].try_into().unwrap()), 4096);
+        assert_eq!(odd[4096..], body[..], "10 bytes: no room for a stamp");
+        let short = p.stamped(0, 2300);
+        assert_eq!(u64::from_le_bytes(short[..8].try_into().unwrap()), 0);
     }
 
     #[test]

@@ -111,6 +111,7 @@ fn added_up(outcomes: Vec<JobOutcome>) -> JobOutcome {
         sum.decisions.add(&clone.decisions);
         sum.read_latency.merge(&clone.read_latency);
         sum.write_latency.merge(&clone.write_latency);
+        sum.sync_latency.merge(&clone.sync_latency);
         sum.sync_s = match (sum.sync_s, clone.sync_s) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

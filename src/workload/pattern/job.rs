@@ -9,8 +9,9 @@ use crate::measure::series::SteadyRule;
 use crate::rng::{Random, WyRand};
 use crate::size::format_bytes;
 
-/// Transfer sizes must be whole sectors (vdbench's rule); the data stamps
-/// and verification headers are per sector too.
+/// O_DIRECT transfers and verified blocks are whole sectors (vdbench's rule
+/// for every transfer); buffered transfers may be any size, as fio's are
+/// (etcd's check writes 2300-byte blocks).
 pub const SECTOR: u64 = 512;
 
 /// One I/O run on one file.
@@ -48,6 +49,13 @@ pub struct Job {
     /// the most it runs).
     pub until_steady: bool,
     pub stop: Stop,
+    /// fio's startdelay: the job starts this long after its group does;
+    /// the wait is not part of its measured time.
+    #[serde(
+        serialize_with = "as_seconds",
+        skip_serializing_if = "Duration::is_zero"
+    )]
+    pub start_delay: Duration,
     pub warmup: Warmup,
     #[serde(serialize_with = "as_seconds")]
     pub interval: Duration,
@@ -204,9 +212,15 @@ impl XferSize {
         }
     }
 
-    fn check(&self) -> anyhow::Result<()> {
+    /// `whole_sectors`: O_DIRECT or verification needs every transfer in
+    /// whole sectors; buffered transfers only need a byte.
+    fn check(&self, whole_sectors: bool) -> anyhow::Result<()> {
         for size in self.sizes() {
-            check_whole_sectors("transfer size", size)?;
+            match whole_sectors {
+                true => check_whole_sectors("transfer size", size)?,
+                false if size == 0 => return usage("transfer size 0: use at least 1 byte"),
+                false => {}
+            }
         }
         if let XferSize::Mix(pairs) = self {
             // Checked one by one first: out-of-range shares can still sum
@@ -366,7 +380,7 @@ impl Job {
     /// Refuses, with a one-line reason, a job that cannot run on a file of
     /// `file_size` bytes.
     pub fn check(&self, file_size: u64) -> anyhow::Result<()> {
-        self.xfer.check()?;
+        self.xfer.check(self.whole_sectors())?;
         check_percent("read %", self.read_pct)?;
         if let Seek::Percent(pct) = self.seek {
             check_percent("seek %", pct)?;
@@ -394,6 +408,11 @@ impl Job {
             return usage("the bad-block limit must be at least 1");
         }
         Ok(())
+    }
+
+    /// O_DIRECT needs whole sectors, and verification keys each one.
+    fn whole_sectors(&self) -> bool {
+        self.direct || self.verify
     }
 
     fn check_engine(&self) -> anyhow::Result<()> {
@@ -457,7 +476,7 @@ impl Job {
                 ))
             }
             Stop::Amount(0) => usage("the amount to transfer must be positive"),
-            Stop::Amount(amount) if !amount.is_multiple_of(SECTOR) => {
+            Stop::Amount(amount) if self.whole_sectors() && !amount.is_multiple_of(SECTOR) => {
                 usage(format!("amount {amount}: use a multiple of {SECTOR} bytes"))
             }
             _ => Ok(()),
@@ -512,9 +531,8 @@ pub fn rate_value(text: &str) -> Option<f64> {
     text.parse().ok().filter(|&rate| valid_rate(rate))
 }
 
-/// Transfers and files are made of whole sectors: O_DIRECT needs them, and
-/// every write stamps its 4 KiB blocks (a block of under 16 bytes has no
-/// room for the stamp).
+/// Files, and O_DIRECT or verified transfers, are made of whole sectors:
+/// O_DIRECT needs them, and verification keys every sector.
 pub fn check_whole_sectors(what: &str, bytes: u64) -> anyhow::Result<()> {
     if bytes == 0 || !bytes.is_multiple_of(SECTOR) {
         return usage(format!(
@@ -568,6 +586,7 @@ pub(crate) mod tests {
             end_fsync: false,
             steady: SteadyRule::default(),
             until_steady: false,
+            start_delay: Duration::ZERO,
             stop: Stop::Duration(Duration::from_secs(1)),
             warmup: Warmup::FirstInterval,
             interval: Duration::from_millis(100),
@@ -663,9 +682,20 @@ pub(crate) mod tests {
         type Change = Box<dyn Fn(&mut Job)>;
         let cases: Vec<(Change, &str)> = vec![
             (
-                Box::new(|j| j.xfer = XferSize::Fixed(1000)),
+                Box::new(|j| {
+                    j.direct = true;
+                    j.xfer = XferSize::Fixed(1000);
+                }),
                 "multiple of 512",
             ),
+            (
+                Box::new(|j| {
+                    j.verify = true;
+                    j.xfer = XferSize::Fixed(2300);
+                }),
+                "multiple of 512",
+            ),
+            (Box::new(|j| j.xfer = XferSize::Fixed(0)), "transfer size 0"),
             (
                 Box::new(|j| j.xfer = XferSize::Mix(vec![(4096, 50.0), (8192, 40.0)])),
                 "add up to 100",
@@ -715,6 +745,13 @@ pub(crate) mod tests {
             assert!(err.contains(needle), "{err} lacks {needle}");
         }
         job().check(64 << 10).unwrap();
+    }
+
+    #[test]
+    fn buffered_transfers_may_be_any_size() {
+        let mut j = job();
+        j.xfer = XferSize::Fixed(2300);
+        j.check(64 << 10).unwrap();
     }
 
     #[test]

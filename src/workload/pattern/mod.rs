@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
@@ -154,6 +154,8 @@ pub struct Finished<'a> {
     /// Response times of the measured part, per direction.
     pub read_latency: &'a LatencyRecorder,
     pub write_latency: &'a LatencyRecorder,
+    /// The fdatasyncs every N writes, timed on their own.
+    pub sync_latency: &'a LatencyRecorder,
     pub usage: &'a crate::measure::ProcessUsage,
     /// What the devices under the target did over the measured part.
     pub device: Option<&'a devices::Delta>,
@@ -220,7 +222,7 @@ impl IoWorkload {
             file.name,
             format_bytes(file.size)
         ));
-        let clock = std::time::Instant::now();
+        let clock = Instant::now();
         data::lay_out(
             ctx.scratch.dir(),
             &file.name,
@@ -363,6 +365,7 @@ fn result(
         average: &average,
         read_latency: &outcome.read_latency,
         write_latency: &outcome.write_latency,
+        sync_latency: &outcome.sync_latency,
         usage: &outcome.usage,
         device: outcome.device.as_ref(),
     }))?;
@@ -530,8 +533,24 @@ fn run_open(
     keys: Option<&KeyMap>,
     on_row: &mut dyn FnMut(&Row) -> anyhow::Result<()>,
 ) -> anyhow::Result<JobOutcome> {
+    wait_to_start(job.start_delay)?;
     engine::run_job(job, fd, file.size, keys, on_row)
         .map_err(|e| data::explain_direct_error(e, job))
+}
+
+/// Sleeps a job's start delay, a stop signal ending the wait.
+fn wait_to_start(delay: Duration) -> anyhow::Result<()> {
+    let until = Instant::now() + delay;
+    let left = || {
+        until
+            .checked_duration_since(Instant::now())
+            .filter(|l| !l.is_zero())
+    };
+    while let Some(left) = left() {
+        crate::interrupt::check()?;
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    Ok(())
 }
 
 /// Tells the job's average line and bad blocks; its average, or why

@@ -44,6 +44,9 @@ pub struct JobOutcome {
     pub decisions: Decisions,
     pub read_latency: LatencyRecorder,
     pub write_latency: LatencyRecorder,
+    /// The fdatasyncs every N writes (`Job::fdatasync_every`), timed on
+    /// their own as fio's `sync` figures; each is also in its write's.
+    pub sync_latency: LatencyRecorder,
     /// Process CPU time over the measured (non-warm-up) part, in %.
     pub cpu_percent: f64,
     /// What the process used over the measured part (user and system
@@ -80,6 +83,7 @@ struct WorkerOutput {
     decisions: Decisions,
     read_latency: LatencyRecorder,
     write_latency: LatencyRecorder,
+    sync_latency: LatencyRecorder,
 }
 
 /// Runs `job` on the open file `fd` of `file_size` bytes; `on_row` sees
@@ -147,6 +151,7 @@ pub fn run_job(
             decisions: Decisions::default(),
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
+            sync_latency: LatencyRecorder::new(),
             cpu_percent: report.cpu_percent,
             usage: report.usage,
             device: report.device,
@@ -159,6 +164,7 @@ pub fn run_job(
             outcome.decisions.add(&output.decisions);
             outcome.read_latency.merge(&output.read_latency);
             outcome.write_latency.merge(&output.write_latency);
+            outcome.sync_latency.merge(&output.sync_latency);
         }
         anyhow::Ok(outcome)
     })?;
@@ -327,6 +333,7 @@ struct Tally<'a> {
     counters: Counters,
     read_latency: LatencyRecorder,
     write_latency: LatencyRecorder,
+    sync_latency: LatencyRecorder,
 }
 
 impl<'a> Tally<'a> {
@@ -340,6 +347,7 @@ impl<'a> Tally<'a> {
             counters: Counters::default(),
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
+            sync_latency: LatencyRecorder::new(),
         }
     }
 
@@ -378,6 +386,14 @@ impl<'a> Tally<'a> {
         }
     }
 
+    /// An fdatasync's own time (already inside its write's).
+    #[inline]
+    fn record_sync(&mut self, ns: u64) {
+        if self.measuring() {
+            self.sync_latency.record_ns(ns);
+        }
+    }
+
     fn finish(self, at: Instant, decisions: Decisions) -> WorkerOutput {
         self.board
             .finish(self.worker, self.index, &self.counters, at);
@@ -385,6 +401,7 @@ impl<'a> Tally<'a> {
             decisions,
             read_latency: self.read_latency,
             write_latency: self.write_latency,
+            sync_latency: self.sync_latency,
         }
     }
 }
@@ -491,8 +508,9 @@ struct SyncIo<'a> {
 }
 
 impl SyncIo<'_> {
+    /// Runs `op`; the time of the fdatasync that followed it, if one did.
     #[inline]
-    fn execute(&mut self, op: &Op) -> anyhow::Result<()> {
+    fn execute(&mut self, op: &Op) -> anyhow::Result<Option<u64>> {
         let len = op.len as usize;
         if let Some(keys) = self.keys {
             return self.verified(keys, op);
@@ -501,13 +519,14 @@ impl SyncIo<'_> {
             pwrite_full(self.fd, self.payload.stamped(op.offset, len), op.offset)?;
             self.after_write()
         } else {
-            pread_full(self.fd, self.payload.space(len), op.offset)
+            pread_full(self.fd, self.payload.space(len), op.offset)?;
+            Ok(None)
         }
     }
 
     /// With `--verify`: read and check the blocks (for a write too, before
     /// overwriting them), then write the next generation.
-    fn verified(&mut self, keys: &KeyMap, op: &Op) -> anyhow::Result<()> {
+    fn verified(&mut self, keys: &KeyMap, op: &Op) -> anyhow::Result<Option<u64>> {
         let locked = keys.lock(op.offset, op.len)?;
         let buf = self.payload.space(op.len as usize);
         pread_full(self.fd, buf, op.offset)?;
@@ -519,21 +538,24 @@ impl SyncIo<'_> {
             locked.fill_next(buf, op.offset);
             pwrite_full(self.fd, buf, op.offset)?;
             locked.commit();
-            self.after_write()?;
+            return self.after_write();
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn after_write(&mut self) -> anyhow::Result<()> {
+    /// The fdatasync every N writes; its time when it ran.
+    fn after_write(&mut self) -> anyhow::Result<Option<u64>> {
         if self.sync_every == 0 {
-            return Ok(());
+            return Ok(None);
         }
         self.writes_since_sync += 1;
-        if self.writes_since_sync == self.sync_every {
-            self.writes_since_sync = 0;
-            rustix::fs::fdatasync(self.fd).map_err(|e| anyhow::anyhow!("fdatasync failed: {e}"))?;
+        if self.writes_since_sync < self.sync_every {
+            return Ok(None);
         }
-        Ok(())
+        self.writes_since_sync = 0;
+        let started = Instant::now();
+        rustix::fs::fdatasync(self.fd).map_err(|e| anyhow::anyhow!("fdatasync failed: {e}"))?;
+        Ok(Some(started.elapsed().as_nanos() as u64))
     }
 }
 
@@ -623,12 +645,15 @@ fn sync_worker(
             break;
         };
         let issued = Instant::now();
-        io.execute(&op)?;
+        let synced = io.execute(&op)?;
         let now = Instant::now();
         let ns = now.saturating_duration_since(issued).as_nanos() as u64;
         last = now;
         tally.advance(now);
         tally.record(&op, ns);
+        if let Some(sync_ns) = synced {
+            tally.record_sync(sync_ns);
+        }
         if tally.over(now) {
             break;
         }
