@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Do `fsbench io --fio FILE` and fio measure the same thing? Runs the same
 job files through Debian's fio and through fsbench, alternating, in one
-run, on one file system (by default a loop-mounted ext4 this script
-creates), both writing fio's JSON (`--output-format=json` and
+run, on one file system (by default an ext4 on a loop device this script
+creates with direct I/O to its image, so that neither tool's reads are
+served by the host's cache of the image: fsbench drops that cache before
+each job, fio does not), both writing fio's JSON (`--output-format=json` and
 `--fio-json`). Prints per job and figure (bandwidth, IOPS, clat p50 and
 p99, and fdatasync p99 where the job syncs) the median of fsbench / fio
 over the rounds and its min-max spread, and checks that both ran the same
 jobs in the same groups and, for size-bound jobs, moved the same bytes.
 
-    sudo python3 bench/fio_agreement.py                      # fresh 4 GiB loop ext4
+    sudo python3 bench/fio_agreement.py                      # fresh 4 GiB loop ext4 (direct I/O)
     sudo python3 bench/fio_agreement.py --dir /lab/xfs --rounds 5
     sudo python3 bench/fio_agreement.py --jobs my.fio --jobs other.fio
 
@@ -23,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agreement import loop_ext4, run, settle
+from agreement import run, settle
 
 REPO = Path(__file__).resolve().parent.parent
 FSBENCH = REPO / "target" / "release" / "fsbench"
@@ -75,6 +77,18 @@ FIGURES = [
     ("p50", lambda d: d["clat_ns"].get("percentile", {}).get("50.000000")),
     ("p99", lambda d: d["clat_ns"].get("percentile", {}).get("99.000000")),
 ]
+
+
+def loop_ext4(size):
+    """An ext4 on a loop device that reads and writes its image with
+    O_DIRECT: (image, device, mount)."""
+    image = tempfile.mktemp(prefix="fsbench-fio-agree-", suffix=".img")
+    mount = tempfile.mkdtemp(prefix="fsbench-fio-agree-")
+    run(["truncate", "-s", size, image])
+    device = run(["losetup", "--find", "--show", "--direct-io=on", image]).strip()
+    run(["mkfs.ext4", "-q", "-F", device])
+    run(["mount", device, mount])
+    return image, device, mount
 
 
 def fio_json(tool, jobfile, workdir, out):
@@ -202,14 +216,14 @@ def main():
     if args.dir:
         workdir = args.dir
     else:
-        image, mount = loop_ext4(args.size)
-        workdir = mount
+        image, device, workdir = loop_ext4(args.size)
     try:
         sets = [(Path(j).read_text(), j) for j in args.jobs] if args.jobs else [(DEFAULT_JOBS, "default jobs")]
         ok = all([compare(text, workdir, args.rounds, label) for text, label in sets])
     finally:
         if image:
             run(["umount", workdir])
+            run(["losetup", "-d", device])
             os.rmdir(workdir)
             os.unlink(image)
     return 0 if ok else 1

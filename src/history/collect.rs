@@ -4,8 +4,8 @@
 //! a run cut off while it was written never hides the runs before it.
 use std::path::{Path, PathBuf};
 
-use crate::store::load;
 use crate::result::RunResult;
+use crate::store::load;
 
 /// What was read, and a line for each file or folder that could not be.
 #[derive(Debug, Default)]

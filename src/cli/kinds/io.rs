@@ -24,7 +24,7 @@ use crate::workload::Workload;
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, FLAG_JOB, parse_time};
 use crate::workload::pattern::text::{parse_rate, parse_seek, parse_steady_slope, parse_xfer};
 use crate::workload::pattern::{
-    Engine, FileSpec, IoWorkload, Job, Plan, Seek, Stop, SyncFlag, Warmup, patterns,
+    Engine, FileSpec, IoWorkload, Job, Layout, Plan, Seek, Stop, SyncFlag, Warmup, patterns,
 };
 
 pub const KIND: Kind = Kind {
@@ -374,6 +374,7 @@ impl IoArgs {
         let files = vec![FileSpec {
             name: DATA_FILE.into(),
             size,
+            layout: Layout::Written,
         }];
         Ok(Plan { files, jobs })
     }

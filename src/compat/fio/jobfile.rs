@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::lexer::{Opt, Section, read_sections};
 use super::values;
 use crate::error::{UsageError, usage};
-use crate::workload::pattern::{Engine, SyncFlag, XferSize};
+use crate::workload::pattern::{Engine, Layout, SyncFlag, XferSize};
 
 /// What one `[job]` says, `[global]` first.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +36,10 @@ pub struct FioJob {
     pub filename_format: String,
     pub iodepth: u32,
     pub direct: bool,
+    /// How its file is made when the job only writes it (fallocate=).
+    pub fallocate: Layout,
+    /// overwrite=1: the file is written whole before the job writes it.
+    pub overwrite: bool,
     pub numjobs: u32,
     /// stonewall or new_group: this job starts a new group.
     pub new_group: bool,
@@ -89,6 +93,9 @@ impl FioJob {
             filename_format: "$jobname.$jobnum.$filenum".into(),
             iodepth: 1,
             direct: false,
+            // fio's default on Linux: fallocate=native.
+            fallocate: Layout::Allocated,
+            overwrite: false,
             numjobs: 1,
             new_group: false,
             runtime: None,
@@ -338,19 +345,32 @@ fn apply(job: &mut FioJob, opt: &Opt) -> anyhow::Result<()> {
         }
         // The job's name, its text, threads instead of processes, cache
         // invalidation before the run (fsbench drops the file's pages
-        // itself), how the file is allocated (fsbench writes it whole),
-        // writing over it, unlinking it (fsbench removes its scratch
-        // directory), percentile and slat reporting: none changes what
-        // fsbench measures.
+        // itself), unlinking it (fsbench removes its scratch directory),
+        // percentile and slat reporting: none changes what fsbench
+        // measures.
         "name" => {
             job.name = text()?.to_string();
             "name"
         }
+        "fallocate" => {
+            job.fallocate = match text()? {
+                "none" | "0" => Layout::Sparse,
+                "native" | "posix" | "1" | "keep" | "truncate" => Layout::Allocated,
+                other => {
+                    return usage(format!(
+                        "'{other}': use none, native, posix, keep or truncate"
+                    ));
+                }
+            };
+            "fallocate"
+        }
+        "overwrite" => {
+            job.overwrite = values::flag(value)?;
+            "overwrite"
+        }
         "description"
         | "thread"
         | "invalidate"
-        | "fallocate"
-        | "overwrite"
         | "unlink"
         | "clat_percentiles"
         | "lat_percentiles"

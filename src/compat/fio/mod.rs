@@ -108,7 +108,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::workload::pattern::{Engine, Seek, Stop, SyncFlag, Warmup, XferSize};
+    use crate::workload::pattern::{Engine, Layout, Seek, Stop, SyncFlag, Warmup, XferSize};
 
     const KUBESTR: &str = "\
 [global]
@@ -362,6 +362,25 @@ runtime=15s
         assert!(!job.direct);
         assert_eq!(job.fdatasync_every, 1);
         assert_eq!(loaded.plan.files[0].size, 22 << 20);
+    }
+
+    #[test]
+    fn files_are_made_as_fio_makes_them() {
+        let layouts = |text: &str| -> Vec<Layout> {
+            let loaded = load_text(text).unwrap();
+            loaded.plan.files.iter().map(|f| f.layout).collect()
+        };
+        let one = |options: &str| layouts(&format!("[j]\nsize=1m\n{options}"))[0];
+        assert_eq!(one("rw=write\n"), Layout::Allocated, "fallocate=native");
+        assert_eq!(one("rw=write\nfallocate=none\n"), Layout::Sparse);
+        assert_eq!(one("rw=randwrite\noverwrite=1\n"), Layout::Written);
+        assert_eq!(one("rw=randrw\n"), Layout::Written, "it reads");
+        assert_eq!(one("rw=write\nverify=crc32c\n"), Layout::Written);
+        // A file one job writes and the next reads is written whole.
+        let shared = "[w]\nsize=1m\nrw=write\nfilename=f\n[r]\nstonewall\nsize=1m\nfilename=f\n";
+        assert_eq!(layouts(shared), [Layout::Written]);
+        let e = error("[j]\nsize=1m\nfallocate=sometimes\n");
+        assert!(e.contains("jobs.fio:3: fallocate: 'sometimes'"), "{e}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::jobfile::FioJob;
 use crate::error::{UsageError, usage};
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, check_whole_sectors};
-use crate::workload::pattern::{Engine, FileSpec, Job, Plan, Stop, Warmup};
+use crate::workload::pattern::{Engine, FileSpec, Job, Layout, Plan, Stop, Warmup};
 
 /// fio's seed when `randrepeat` is on (its default): the same random
 /// offsets every run.
@@ -46,8 +46,9 @@ pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<Planned> {
             .filesize
             .or(job.size)
             .ok_or_else(|| UsageError(format!("{}: [{}]: size= is needed (fsbench creates the file; fio would size it from the device)", job.at, job.name)))?;
+        let layout = layout_for(job, o);
         let clone_files: Vec<usize> = (0..job.numjobs)
-            .map(|clone| file_of(&mut files, file_name(job, clone), size))
+            .map(|clone| file_of(&mut files, file_name(job, clone), size, layout))
             .collect();
         let mut fsbench = job_of(job, clone_files[0], groups[index], o)?;
         fsbench.notes.extend(group_note(jobs, &groups, index));
@@ -71,16 +72,30 @@ pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<Planned> {
     })
 }
 
+/// How fio makes the job's file: written whole for a job that reads it,
+/// verifies it or asks (overwrite=1); otherwise as fallocate= says.
+fn layout_for(job: &FioJob, o: &Overrides) -> Layout {
+    match job.reads() > 0.0 || job.verify || o.verify || job.overwrite {
+        true => Layout::Written,
+        false => job.fallocate,
+    }
+}
+
 /// The index of the file `name`, added to `files` unless a job before
-/// named it (a shared file is as large as its largest job needs).
-fn file_of(files: &mut Vec<FileSpec>, name: String, size: u64) -> usize {
+/// named it (a shared file is as large as its largest job needs, and
+/// written whole if any of its jobs needs it so).
+fn file_of(files: &mut Vec<FileSpec>, name: String, size: u64, layout: Layout) -> usize {
     match files.iter().position(|f| f.name == name) {
         Some(shared) => {
-            files[shared].size = files[shared].size.max(size);
+            let file = &mut files[shared];
+            file.size = file.size.max(size);
+            if layout == Layout::Written {
+                file.layout = layout;
+            }
             shared
         }
         None => {
-            files.push(FileSpec { name, size });
+            files.push(FileSpec { name, size, layout });
             files.len() - 1
         }
     }

@@ -278,7 +278,7 @@ mod tests {
 
     use super::*;
     use crate::workload::pattern::job::Stop;
-    use crate::workload::pattern::{FileSpec, Plan};
+    use crate::workload::pattern::{FileSpec, Layout, Plan};
 
     fn parse(text: &str) -> anyhow::Result<ParmFile> {
         let lines: Vec<(String, String)> = {
@@ -319,7 +319,8 @@ rd=rd1,wd=wd1,iorate=max,el=10,in=1,warmup=2
             plan.files,
             [FileSpec {
                 name: "vdb.dat".into(),
-                size: 64 << 20
+                size: 64 << 20,
+                layout: Layout::Written,
             }]
         );
         let job = &plan.jobs[0];

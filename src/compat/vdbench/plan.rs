@@ -9,7 +9,7 @@ use crate::error::{UsageError, usage};
 use crate::workload::pattern::job::{
     Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize, short_size,
 };
-use crate::workload::pattern::{FileSpec, Plan};
+use crate::workload::pattern::{FileSpec, Layout, Plan};
 
 /// vdbench's defaults.
 const DEFAULT_THREADS: u32 = 8;
@@ -120,6 +120,7 @@ fn lun_file(sd: &Sd) -> anyhow::Result<(PathBuf, FileSpec)> {
         FileSpec {
             name: name.to_string(),
             size,
+            layout: Layout::Written,
         },
     ))
 }

@@ -5,11 +5,12 @@ use std::num::NonZeroU64;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use anyhow::Context;
-use rustix::fs::{Advice, AtFlags, Mode, OFlags, StatxFlags};
+use rustix::fs::{Advice, AtFlags, FallocateFlags, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 
 use super::job::{Job, SyncFlag, short_size};
 use super::verify::KeyMap;
+use super::{FileSpec, Layout};
 use crate::error::usage;
 use crate::io::{AlignedBuf, DIRECT_ALIGN};
 use crate::rng::{Random, WyRand};
@@ -117,17 +118,17 @@ fn stamp(buf: &mut [u8], offset: u64, nonce: u64) {
     }
 }
 
-/// Creates `name` in `dir` with `size` bytes of content: random stamped
-/// data, or generation-1 blocks when verifying. Written through the page
-/// cache, then flushed to stable storage.
+/// Creates `file` in `dir` as its layout says: its bytes written (random
+/// stamped data, or generation-1 blocks when verifying, through the page
+/// cache), allocated, or sparse; then flushed to stable storage.
 pub fn lay_out(
     dir: BorrowedFd<'_>,
-    name: &str,
-    size: u64,
+    file: &FileSpec,
     seed: u64,
     keys: Option<&KeyMap>,
     progress: &Progress,
 ) -> anyhow::Result<()> {
+    let name = file.name.as_str();
     let fd = rustix::fs::openat(
         dir,
         name,
@@ -135,6 +136,40 @@ pub fn lay_out(
         Mode::from_raw_mode(0o600),
     )
     .with_context(|| format!("cannot create {name}"))?;
+    match file.layout {
+        Layout::Written => write_whole(fd.as_fd(), name, file.size, seed, keys, progress)?,
+        Layout::Allocated => allocate(fd.as_fd(), name, file.size)?,
+        Layout::Sparse => {
+            rustix::fs::ftruncate(&fd, file.size).with_context(|| format!("cannot size {name}"))?
+        }
+    }
+    rustix::fs::fsync(&fd).with_context(|| format!("fsync of {name} failed"))
+}
+
+/// Reserves the file's blocks, as fio's `fallocate=native` does; where
+/// the file system cannot, the file is left sparse, as fio leaves it.
+fn allocate(fd: BorrowedFd<'_>, name: &str, size: u64) -> anyhow::Result<()> {
+    let Some(len) = NonZeroU64::new(size) else {
+        return Ok(());
+    };
+    match rustix::fs::fallocate(fd, FallocateFlags::empty(), 0, len.get()) {
+        Ok(()) => Ok(()),
+        Err(Errno::OPNOTSUPP) => {
+            rustix::fs::ftruncate(fd, size).with_context(|| format!("cannot size {name}"))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot allocate {name}")),
+    }
+}
+
+/// Writes the file's `size` bytes.
+fn write_whole(
+    fd: BorrowedFd<'_>,
+    name: &str,
+    size: u64,
+    seed: u64,
+    keys: Option<&KeyMap>,
+    progress: &Progress,
+) -> anyhow::Result<()> {
     let mut payload = Payload::new(LAYOUT_CHUNK, seed, u32::MAX);
     let mut offset = 0;
     while offset < size {
@@ -148,11 +183,11 @@ pub fn lay_out(
             }
             None => payload.stamped(offset, len),
         };
-        pwrite_full(fd.as_fd(), data, offset).with_context(|| format!("laying out {name}"))?;
+        pwrite_full(fd, data, offset).with_context(|| format!("laying out {name}"))?;
         offset += len as u64;
         progress.advance_phase(offset, size);
     }
-    rustix::fs::fsync(&fd).with_context(|| format!("fsync of {name} failed"))
+    Ok(())
 }
 
 /// Opens the file for `job`: O_DIRECT and O_SYNC/O_DSYNC as it asks. The
@@ -295,7 +330,12 @@ mod tests {
             Mode::empty(),
         )
         .unwrap();
-        lay_out(dfd.as_fd(), "f", 3 << 20, 9, None, &Progress::new(true)).unwrap();
+        let file = FileSpec {
+            name: "f".into(),
+            size: 3 << 20,
+            layout: Layout::Written,
+        };
+        lay_out(dfd.as_fd(), &file, 9, None, &Progress::new(true)).unwrap();
         let fd = rustix::fs::openat(&dfd, "f", OFlags::RDONLY, Mode::empty()).unwrap();
         let mut buf = vec![0u8; 4096];
         pread_full(fd.as_fd(), &mut buf, (2 << 20) + 4096).unwrap();

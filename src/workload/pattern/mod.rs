@@ -47,6 +47,32 @@ pub struct FileSpec {
     /// Its name inside the scratch directory.
     pub name: String,
     pub size: u64,
+    /// How it is made before the jobs run.
+    #[serde(skip_serializing_if = "Layout::is_written")]
+    pub layout: Layout,
+}
+
+/// How a file is made before the jobs run. fio writes a file only for a
+/// job that reads it (or `overwrite=1`); a job that only writes gets it
+/// allocated (`fallocate=native`, fio's default) or sparse
+/// (`fallocate=none`), so its writes fill unwritten extents or holes, as
+/// an application's appends and preallocated logs (etcd's WAL) do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// Written whole with stamped data (vdbench, fsbench's own jobs).
+    #[default]
+    Written,
+    /// Its blocks reserved (fallocate), not written.
+    Allocated,
+    /// Its size set, no block reserved.
+    Sparse,
+}
+
+impl Layout {
+    fn is_written(&self) -> bool {
+        *self == Layout::Written
+    }
 }
 
 /// Files and the jobs to run on them, in order.
@@ -225,8 +251,7 @@ impl IoWorkload {
         let clock = Instant::now();
         data::lay_out(
             ctx.scratch.dir(),
-            &file.name,
-            file.size,
+            file,
             self.plan.jobs[0].seed,
             keys.as_ref(),
             ctx.progress,
