@@ -144,7 +144,10 @@ mod tests {
         let newer = write("newer.json", &newer);
         assert!(newer.contains("schema version 99 is newer"), "{newer}");
         let truncated = write("truncated.json", &TWO_TARGETS[..TWO_TARGETS.len() / 3]);
-        assert!(truncated.contains("not JSON"), "{truncated}");
+        assert!(
+            truncated.contains("truncated, not a whole result"),
+            "{truncated}"
+        );
         for line in [other, newer, truncated] {
             assert!(!line.contains('\n'), "{line}");
         }
