@@ -122,7 +122,7 @@ fn usage_error(args: &str, needles: &[&str]) {
 #[test]
 fn bad_flags_are_one_line_usage_errors() {
     usage_error("--read 150", &["read %", "0 to 100"]);
-    usage_error("-b 1000", &["multiple of 512"]);
+    usage_error("-b 1000 --direct", &["multiple of 512"]);
     usage_error("-b 4k:30,8k:30", &["add up to 100"]);
     usage_error("--iodepth 8", &["io_uring"]);
     usage_error(

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::parmfile::{Loop, MAX_RUNS, Overrides, ParmFile, Rd, Sd, Wd};
 use crate::error::{UsageError, usage};
 use crate::workload::pattern::job::{
-    Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize, short_size,
+    Engine, Job, Seek, Stop, SyncFlag, Warmup, XferSize, check_whole_sectors, short_size,
 };
 use crate::workload::pattern::{FileSpec, Layout, Plan};
 
@@ -46,6 +46,10 @@ impl ParmFile {
             let base = base_job(rd, wd, sd, index, overrides)?;
             check_run_count(rd, jobs.len())?;
             jobs.extend(expand(&base, &rd.loops, rd.rates.as_deref())?);
+        }
+        // vdbench's rule for every transfer, buffered ones too.
+        for size in jobs.iter().flat_map(|j| j.xfer.sizes()) {
+            check_whole_sectors("transfer size", size)?;
         }
         let plan = Plan {
             files: files.into_iter().map(|(_, f)| f).collect(),
