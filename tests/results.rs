@@ -379,7 +379,7 @@ fn resume_refuses_what_it_cannot_finish() {
         ),
         (
             write("truncated.json", &text[..text.len() / 2]),
-            vec!["not JSON"],
+            vec!["truncated, not a whole result"],
         ),
     ];
     for (file, needles) in &cases {
