@@ -327,6 +327,49 @@ fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
 /// What `--resume` cannot finish is refused in one line, exit 2, before
 /// anything is measured: a complete run, another command's, one without
 /// its suite, targets that are gone, and files that are not results.
+/// A single-workload command's `--json FILE` is saved as it goes too:
+/// killed after a repetition, the file holds it, without an end time.
+#[test]
+fn a_killed_single_command_keeps_its_json_so_far() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("io.json");
+    let target = mnt.arg();
+    let args = [
+        "io",
+        &target,
+        "-s",
+        "8m",
+        "--duration",
+        "1s",
+        "--interval",
+        "0.5s",
+        "--repeat",
+        "20",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let mut fsbench = Running::spawn(&args);
+    wait_until(Duration::from_secs(60), "a repetition saved", || {
+        assert!(fsbench.is_running(), "the run ended before it was killed");
+        saved_with(dir.path(), 1).is_some()
+    });
+    fsbench.signal(libc::SIGKILL);
+    let out = fsbench.wait();
+    assert_eq!(out.status.code(), None, "killed by a signal\n{out}");
+    let kept = read_json(&json);
+    assert!(kept["finished"].is_null(), "{kept}");
+    let results = saved_results(&json);
+    assert!(!results.is_empty() && results.len() < 20, "{kept}");
+    assert_eq!(results[0]["repetition"], 0);
+    run(&["clean", &mnt.arg()]).assert_success();
+    assert!(scratch_dirs(mnt.path()).is_empty());
+    sentinel.assert_intact();
+}
+
 #[test]
 fn resume_refuses_what_it_cannot_finish() {
     let dir = tempfile::tempdir().unwrap();

@@ -48,6 +48,16 @@ pub fn finish(record: &mut RunResult, json: Option<&Path>) -> anyhow::Result<()>
     }
 }
 
+/// `--json FILE` rewritten (atomically) after every result, without an
+/// end time until the run ends: a kill -9 loses only the result in
+/// flight. Standard output (`-`) gets the whole result once, at the end.
+pub fn save_so_far(record: &RunResult, json: Option<&Path>) -> anyhow::Result<()> {
+    match json.filter(|path| path.as_os_str() != "-") {
+        Some(path) => crate::store::save(record, path),
+        None => Ok(()),
+    }
+}
+
 /// After an error or an interrupt: what was measured so far still goes to
 /// the files asked for (never to stdout, which the error leaves in an
 /// unknown state), without an end time; the error itself is returned.

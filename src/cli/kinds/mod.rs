@@ -8,7 +8,7 @@ mod synclog;
 use std::path::Path;
 
 use crate::cli::flags::Single;
-use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result};
+use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result, save_so_far};
 use crate::driver::{Part, Plan, Spread};
 use crate::policy::Policy;
 use crate::result::{RunResult, WorkloadResult};
@@ -120,9 +120,10 @@ pub fn run_single(
         preface: None,
         resume: false,
     };
-    let outcome = crate::driver::run(plan, &mut record, |_, _, result| {
+    let outcome = crate::driver::run(plan, &mut record, |record, _, result| {
         show(result)?;
-        crate::report::scale_out::show(result)
+        crate::report::scale_out::show(result)?;
+        save_so_far(record, json)
     });
     match outcome {
         Ok(_) => finish(&mut record, json),
