@@ -247,14 +247,17 @@ fn sync_calls(outside: &Path, args: &[String]) -> (Output, u64, u64) {
     let text = std::fs::read_to_string(&log)
         .unwrap_or_else(|e| panic!("no strace log ({e}): is strace installed?\n{out}"));
     // The scratch directories' markers are synced with their directory
-    // and its parent when they are made: those are not the log's syncs.
+    // and its parent when they are made, and the result file (--json) as
+    // it is saved, through a temporary file: those are not the log's syncs.
     let of_the_log = |line: &&str| {
         let file = line.split('<').nth(1).unwrap_or_default();
         let file = Path::new(file.split('>').next().unwrap_or_default());
         let name = file.file_name().unwrap_or_default().to_string_lossy();
-        let marker_or_dir =
-            name == ".fsbench-scratch" || name.starts_with("fsbench-") || file.is_dir();
-        !marker_or_dir
+        let fsbench_own = name == ".fsbench-scratch"
+            || name.starts_with("fsbench-")
+            || name.ends_with(".fsbench-tmp")
+            || file.is_dir();
+        !fsbench_own
     };
     let calls = |name: &str| {
         let call = format!(" {name}(");
