@@ -131,7 +131,7 @@ def figures(document):
     return values
 
 
-def agreement(fio_runs, ours_runs, time_based):
+def agreement(fio_runs, ours_runs):
     """Rows of (job, figure, fio median, fsbench median, ratio median, spread)."""
     rows = []
     for key in figures(fio_runs[0]):
@@ -143,7 +143,7 @@ def agreement(fio_runs, ours_runs, time_based):
         fio_median = statistics.median(f for f, _ in pairs if f)
         our_median = statistics.median(o for _, o in pairs if o)
         rows.append((key[0], key[1], fio_median, our_median, statistics.median(ratios),
-                     f"{min(ratios):.2f}-{max(ratios):.2f}", key[0] in time_based))
+                     f"{min(ratios):.2f}-{max(ratios):.2f}"))
     return rows
 
 
@@ -161,13 +161,20 @@ def check_shapes(fio_runs, ours_runs, time_based):
 
 
 def time_based_jobs(text):
-    jobs, current = set(), None
+    """The jobs that run for a time (their bytes differ between tools); a
+    time_based in [global] makes every job after it one."""
+    jobs, current, every = set(), None, False
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("[") and line != "[global]":
-            current = line.strip("[]")
-        elif line == "time_based" and current:
-            jobs.add(current)
+        if line.startswith("["):
+            current = None if line == "[global]" else line.strip("[]")
+            if current and every:
+                jobs.add(current)
+        elif line in ("time_based", "time_based=1"):
+            if current:
+                jobs.add(current)
+            else:
+                every = True
     return jobs
 
 
@@ -194,7 +201,7 @@ def compare(jobfile_text, workdir, rounds, label):
     time_based = time_based_jobs(jobfile_text)
     print(f"\n{label}: {rounds} rounds, fsbench / fio (median, min-max over rounds)")
     print(f"{'job':<22}{'figure':<14}{'fio':>14}{'fsbench':>14}{'ratio':>8}  spread")
-    for job, figure, theirs, ours, ratio, spread, _ in agreement(fio_runs, ours_runs, time_based):
+    for job, figure, theirs, ours, ratio, spread in agreement(fio_runs, ours_runs):
         print(f"{job:<22}{figure:<14}{human(figure, theirs):>14}{human(figure, ours):>14}"
               f"{ratio:>8.2f}  {spread}")
     problems = check_shapes(fio_runs, ours_runs, time_based)

@@ -313,7 +313,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
     let references = targets.split_off(measured);
     let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
-    let json_file = json.filter(|path| path.as_os_str() != "-");
+    let json_file = json.filter(|path| !crate::store::is_stdout(path));
     let mut runner = Runner {
         suite: &suite,
         build: &build,

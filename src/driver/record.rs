@@ -52,7 +52,7 @@ pub fn finish(record: &mut RunResult, json: Option<&Path>) -> anyhow::Result<()>
 /// end time until the run ends: a kill -9 loses only the result in
 /// flight. Standard output (`-`) gets the whole result once, at the end.
 pub fn save_so_far(record: &RunResult, json: Option<&Path>) -> anyhow::Result<()> {
-    match json.filter(|path| path.as_os_str() != "-") {
+    match json.filter(|path| !crate::store::is_stdout(path)) {
         Some(path) => crate::store::save(record, path),
         None => Ok(()),
     }
@@ -66,7 +66,7 @@ pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -
     if measured == 0 || !scale::is_root() {
         return error;
     }
-    for path in files.iter().filter(|p| p.as_os_str() != "-") {
+    for path in files.iter().filter(|p| !crate::store::is_stdout(p)) {
         match crate::store::save(record, path) {
             Ok(()) => stderr_line!(
                 "fsbench: the {measured} result(s) measured before the run stopped were written to {}",

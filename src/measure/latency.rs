@@ -24,6 +24,7 @@ pub fn keep_histograms_with(keep: KeepHistogram) {
     let _ = KEEP_HISTOGRAM.set(keep);
 }
 
+#[derive(Clone)]
 pub struct LatencyRecorder {
     /// Made at the first sample: a histogram is 264 KiB, and a recorder
     /// that never records (a thread of `-j 1024` that found no work, a

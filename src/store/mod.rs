@@ -62,6 +62,11 @@ pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     Ok(run)
 }
 
+/// `-` as a result's path: standard output, written once, at the end.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
 /// Writes the result as pretty JSON to `path` (`--json FILE`, `-` for
 /// stdout), replacing a file atomically; in an MPI job rank 0 writes the
 /// job's.
@@ -70,7 +75,7 @@ pub fn save(result: &RunResult, path: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let text = serde_json::to_string_pretty(result)? + "\n";
-    if path.as_os_str() == "-" {
+    if is_stdout(path) {
         return crate::report::output::emit(crate::report::output::Stream::Stdout, &text);
     }
     atomic::write(path, &text)

@@ -93,7 +93,7 @@ impl PostmarkArgs {
                 path.display()
             ),
             // On stdout, the record of the whole session comes once, at its end.
-            (Some(path), _) if path.as_os_str() == "-" => crate::store::save(&runner.record, path)?,
+            (Some(path), _) if crate::store::is_stdout(path) => crate::store::save(&runner.record, path)?,
             _ => {}
         }
         Ok(())

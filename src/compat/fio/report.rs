@@ -85,7 +85,7 @@ struct Side {
 impl Side {
     fn of(rows: &[Row], pick: fn(&Counters) -> DirCounters, latency: &LatencyRecorder) -> Side {
         let mut side = Side {
-            latency: copied(latency),
+            latency: latency.clone(),
             ..Side::default()
         };
         for row in rows.iter().filter(|r| !r.warmup) {
@@ -194,13 +194,6 @@ impl Side {
         clat["percentile"] = Value::Object(percentiles(&buckets));
         (clat, lat)
     }
-}
-
-/// A histogram of the job's, kept after it.
-fn copied(latency: &LatencyRecorder) -> LatencyRecorder {
-    let mut copy = LatencyRecorder::new();
-    copy.merge(latency);
-    copy
 }
 
 /// fio's `sync` block: the fdatasyncs' times from their histogram, with
@@ -383,7 +376,7 @@ impl JobReport {
             queue_depth: finished.job.queue_depth,
             read: Side::of(rows, |c| c.read, finished.read_latency),
             write: Side::of(rows, |c| c.write, finished.write_latency),
-            sync: copied(finished.sync_latency),
+            sync: finished.sync_latency.clone(),
             measured_s: finished.average.seconds,
             elapsed_s: rows.iter().map(|r| r.seconds).sum(),
             usage: *finished.usage,

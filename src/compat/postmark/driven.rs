@@ -61,7 +61,7 @@ impl Runner for DrivenRunner<'_> {
         let outcome = crate::driver::run(plan, &mut self.record, |_, _, result| {
             crate::report::scale_out::show(result)
         });
-        let files = self.json.filter(|p| p.as_os_str() != "-");
+        let files = self.json.filter(|p| !crate::store::is_stdout(p));
         if let Err(e) = outcome {
             return Err(keep_partial(&self.record, files.as_slice(), e));
         }

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use super::counters::IntervalFigures;
 use super::engine::JobOutcome;
+use super::outcome::{Ran, result};
 use super::{
-    Event, FileSpec, IoWorkload, Job, LaidOut, Ran, conclude, counters, measured, open_job, result,
-    run_open, usable,
+    Event, FileSpec, IoWorkload, Job, LaidOut, conclude, counters, measured, open_job, run_open,
+    usable,
 };
 use crate::measure::PhaseTiming;
 use crate::result::WorkloadResult;
