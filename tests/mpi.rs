@@ -647,3 +647,196 @@ fn without_a_launcher_the_mpi_build_runs_alone() {
     assert!(result.get("scale").is_none(), "{result}");
     assert!(!out.stderr.contains("per rank"), "{out}");
 }
+
+/// A `--configs` file's text: configurations made by `setup` commands (each
+/// a TOML string) at `path`, named `names`, each logging its setup and
+/// teardown to `log`.
+fn logged_configs(names: &[(&str, &str)], path: &str, log: &std::path::Path) -> String {
+    let log = log.display();
+    names
+        .iter()
+        .map(|(name, setup)| {
+            format!(
+                "[[config]]\nname = \"{name}\"\npath = \"{path}\"\n\
+                 setup = [\"echo setup {name} >> {log}\", \"{setup}\"]\n\
+                 teardown = [\"echo teardown {name} >> {log}\"]\n"
+            )
+        })
+        .collect()
+}
+
+/// The quickest suite: one short io job.
+const IO_SUITE: &str = "description = \"io\"\nrepeat = 1\n[[workload]]\nkind = \"io\"\n\
+    args = \"-s 1m -b 64k --read 0 --duration 0.2s --interval 0.1s --warmup 0\"\n";
+
+/// `run --configs` on two ranks: rank 0 alone runs each configuration's
+/// setup and teardown, once; every rank measures its path, one result per
+/// configuration; a configuration whose setup fails is left out on every
+/// rank (they agree on it), the other still measured, and the run exits 1
+/// naming it.
+#[test]
+fn configurations_are_built_by_rank_0_and_measured_by_every_rank() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let log = mnt.join("commands.log");
+    let configs = mnt.join("configs.toml");
+    let text = logged_configs(&[("broken", "false"), ("good", "true")], &mnt.arg(), &log);
+    std::fs::write(&configs, text).unwrap();
+    let suite = suite_file(&mnt, IO_SUITE);
+    let json = mnt.join("result.json");
+    let out = mpirun(
+        2,
+        &[],
+        &[
+            "run",
+            "--configs",
+            configs.to_str().unwrap(),
+            "--allow-shell",
+            "--images",
+            &mnt.arg(),
+            "--suite",
+            &suite,
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code(), 1, "{out}");
+    assert!(
+        out.stderr
+            .contains("configuration broken not built: `false` failed"),
+        "{out}"
+    );
+    assert!(
+        out.stderr.contains(
+            "1 of the configurations could not be built (broken); the others were measured"
+        ),
+        "{out}"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        logged.lines().collect::<Vec<_>>(),
+        [
+            "setup broken",
+            "teardown broken",
+            "setup good",
+            "teardown good"
+        ]
+    );
+    let record = read_json(&json);
+    let targets = record["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1, "{record}");
+    assert_eq!(targets[0]["name"], "good");
+    let ranks = &targets[0]["workloads"][0]["scale"]["per_rank"];
+    assert_eq!(ranks.as_array().map(Vec::len), Some(2), "{record}");
+    for file in [&log, &configs, &json] {
+        std::fs::remove_file(file).unwrap();
+    }
+    std::fs::remove_file(&suite).unwrap();
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Under MPI a configuration rank 0 alone could make on its host (mkfs, a
+/// mount, the `{dir}` fsbench makes) is refused before anything runs, in
+/// one line naming it (rank 0's, for all).
+#[test]
+fn configurations_one_host_makes_are_refused_under_mpi() {
+    let Some(mnt) = TmpfsMount::new("16m") else {
+        return;
+    };
+    let configs = mnt.join("configs.toml");
+    let cases = [
+        (
+            "mkfs = \"mkfs.ext4 {dev}\"",
+            "ext4 is made by mkfs on one host",
+        ),
+        (
+            "setup = [\"touch {dir}/x\"]",
+            "ext4 has the path {dir}, a directory on one host",
+        ),
+    ];
+    for (body, why) in cases {
+        std::fs::write(&configs, format!("[[config]]\nname = \"ext4\"\n{body}\n")).unwrap();
+        let out = mpirun(
+            2,
+            &[],
+            &[
+                "run",
+                "--configs",
+                configs.to_str().unwrap(),
+                "--allow-shell",
+                "--no-save",
+            ],
+        );
+        assert_eq!(out.code(), 2, "{out}");
+        // One line of fsbench's (mpirun adds its own block after it).
+        let said: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("fsbench"))
+            .collect();
+        assert_eq!(said.len(), 1, "{out}");
+        assert!(
+            said[0].contains(&format!("--configs under MPI: {why}")),
+            "{out}"
+        );
+    }
+    std::fs::remove_file(&configs).unwrap();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// With a stopping rule (`--precision`) rank 0 alone reads the results,
+/// and every rank stops where it does: the job ends (no rank waits in a
+/// repetition the others left), each target measured as often.
+#[test]
+fn every_rank_stops_where_the_precision_rule_stops_rank_0() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let suite = suite_file(&mnt, IO_SUITE);
+    let json = mnt.join("result.json");
+    for dir in ["a", "b"] {
+        std::fs::create_dir(mnt.join(dir)).unwrap();
+    }
+    let (a, b) = (mnt.join("a"), mnt.join("b"));
+    let out = mpirun(
+        2,
+        &[],
+        &[
+            "run",
+            "--suite",
+            &suite,
+            "-t",
+            &format!("a={}", a.display()),
+            "-t",
+            &format!("b={}", b.display()),
+            "--precision",
+            "90%",
+            "--repeat",
+            "2",
+            "--max-repeat",
+            "8",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    out.assert_success();
+    let record = read_json(&json);
+    let counts: Vec<usize> = record["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["workloads"].as_array().unwrap().len())
+        .collect();
+    assert!(counts[0] < 8 && counts[0] == counts[1], "{counts:?}\n{out}");
+    for file in [&json, &std::path::PathBuf::from(&suite)] {
+        std::fs::remove_file(file).unwrap();
+    }
+    for dir in [&a, &b] {
+        assert_no_scratch_left(dir);
+        std::fs::remove_dir(dir).unwrap();
+    }
+}

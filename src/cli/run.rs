@@ -120,7 +120,8 @@ pub struct RunArgs {
     /// a name and a mkfs command line ending in {dev} (made on a loop
     /// image in --images, recorded with `recorded = true`, or on a --wipe
     /// device), a source to mount, or setup commands; mount options; a
-    /// [matrix] sweep (see configs/*.toml).
+    /// [matrix] sweep (see configs/*.toml). Under MPI: setup commands that
+    /// change a server, rank 0 running them, and the path every host sees.
     #[arg(long, value_name = "FILE")]
     configs: Option<PathBuf>,
     /// With --configs: the directory the images and mount points go in (in
@@ -246,7 +247,9 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     let started = Instant::now();
     refuse_under_mpi(&suite)?;
     let run_id = new_run_id();
-    let configs = load_configs(&args)?;
+    // Under MPI every rank checks; rank 0 runs no setup command before
+    // all agree the configurations can be measured.
+    let configs = crate::scale::agree(load_configs(&args))?;
     let crash = plan_crash(&suite, configs.as_ref(), args.scale)?;
     if args.cold == Some(ColdMode::Remount) && configs.is_none() {
         return usage(
@@ -577,8 +580,11 @@ impl session::Measure for Runner<'_> {
         self.measure_targets(targets, repetitions, with_references, until, Some(remount))
     }
 
-    fn stop_after_repetition(&mut self) -> Option<String> {
-        self.precision.and_then(|rule| rule.reached(self.record))
+    fn stop_after_repetition(&mut self) -> anyhow::Result<Option<String>> {
+        // Rank 0 alone holds the results: every rank follows its reason.
+        let rule = self.precision.filter(|_| crate::scale::is_root());
+        let reason = rule.and_then(|rule| rule.reached(self.record));
+        crate::scale::from_root(Ok(reason))
     }
 
     fn planned_bytes(&self) -> anyhow::Result<u64> {
@@ -613,10 +619,10 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
             "--configs: the configurations are the targets; give no other (--reference may add one)",
         );
     }
-    if crate::scale::size() > 1 {
-        return usage("--configs does not run under MPI");
-    }
     let configs = crate::configs::load(file)?;
+    if crate::scale::size() > 1 {
+        crate::configs::check_across_hosts(&configs)?;
+    }
     if args.keep.keep {
         return usage("--keep cannot go with --configs: what is built is always taken down");
     }

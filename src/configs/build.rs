@@ -261,6 +261,7 @@ impl Fs {
                 options: config.options.clone(),
                 fs_type: config.fs_type.clone(),
                 parameters: config.parameters.clone(),
+                declared_risks: config.declared_risks.clone(),
                 builds: 1,
                 ..Built::default()
             },

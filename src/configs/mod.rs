@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::usage;
+use crate::storage::env::risk::{self, Risk};
 
 pub mod build;
 mod kinds;
@@ -79,10 +80,26 @@ pub struct Built {
     /// The time spent building it and taking it down, over every build.
     #[serde(default)]
     pub build_seconds: f64,
+    /// The risks its configuration declares (`declared_risks`): each
+    /// code with the setting the file says makes it so. What a server
+    /// does is not seen from the client's mount, so the user states it
+    /// and every report says it was declared.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub declared_risks: BTreeMap<String, String>,
 }
 
 fn one() -> u32 {
     1
+}
+
+impl Built {
+    /// The risks its configuration declared, as reports list them.
+    pub fn risks(&self) -> Vec<Risk> {
+        self.declared_risks
+            .iter()
+            .map(|(code, setting)| risk::declared(code, setting))
+            .collect()
+    }
 }
 
 /// One configuration, its sweep parameters substituted.
@@ -98,6 +115,9 @@ pub struct Config {
     /// Shell command lines run when it is taken down, before the unmount.
     pub teardown: Vec<String>,
     pub parameters: BTreeMap<String, String>,
+    /// Risk code → the setting its setup gives the server that makes it
+    /// so (see `Built::declared_risks`).
+    pub declared_risks: BTreeMap<String, String>,
 }
 
 impl Config {
@@ -135,6 +155,13 @@ impl Config {
     /// Whether it is made on an image fsbench creates in --images.
     pub fn on_image(&self, place: &place::Place) -> bool {
         self.make.kind().on_image(place)
+    }
+
+    /// Why it cannot be measured from several hosts under MPI; None when
+    /// it can (setup commands that change a server, and a path every host
+    /// sees).
+    pub fn one_host_only(&self) -> Option<&'static str> {
+        self.make.kind().one_host_only()
     }
 
     /// What it shares with other configurations, so they cannot be
@@ -182,6 +209,8 @@ struct Entry {
     /// (`kinds::recorded`).
     #[serde(default)]
     recorded: bool,
+    #[serde(default)]
+    declared_risks: BTreeMap<String, String>,
 }
 
 impl Entry {
@@ -193,6 +222,7 @@ impl Entry {
             .chain(optional.into_iter().flatten().map(String::as_str))
             .chain(self.fs_type.as_deref())
             .chain(self.setup.iter().chain(&self.teardown).map(String::as_str))
+            .chain(self.declared_risks.values().map(String::as_str))
             .collect()
     }
 }
@@ -202,6 +232,23 @@ pub const DEV: &str = "{dev}";
 /// The placeholder the configuration's directory goes in: its mount point,
 /// or the empty directory its setup commands make it in.
 pub const DIR: &str = "{dir}";
+
+/// Refuses the configurations that cannot be measured from several hosts
+/// (a run under MPI: rank 0 alone runs the setup and teardown commands,
+/// then every rank measures the configuration's path), in one line naming
+/// the first and why.
+pub fn check_across_hosts(configs: &[Config]) -> anyhow::Result<()> {
+    match configs
+        .iter()
+        .find_map(|c| c.one_host_only().map(|why| (c, why)))
+    {
+        Some((config, why)) => usage(format!(
+            "--configs under MPI: {} {why}; across hosts only configurations whose setup commands change a server, with the path every host sees it at, can be measured",
+            config.name
+        )),
+        None => Ok(()),
+    }
+}
 
 /// Reads and checks a configurations file (at most
 /// [`crate::input::CONFIGS`]'s limit); every error is one line.
@@ -301,6 +348,11 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
         }
     }
     make.kind().check(&name, fs_type.as_deref(), &options)?;
+    let declared_risks = entry
+        .declared_risks
+        .iter()
+        .map(|(code, setting)| declared_risk(&name, code, &fill(setting, "declared_risks", &[])?))
+        .collect::<anyhow::Result<_>>()?;
     Ok(Config {
         name,
         make,
@@ -309,7 +361,27 @@ fn expand(entry: &Entry, parameters: BTreeMap<String, String>) -> anyhow::Result
         setup,
         teardown,
         parameters,
+        declared_risks,
     })
+}
+
+/// One of configuration `name`'s declared risks, checked: a code fsbench
+/// knows what it loses, and the setting that makes it so, said (the
+/// reports quote it as the flag's evidence).
+fn declared_risk(name: &str, code: &str, setting: &str) -> anyhow::Result<(String, String)> {
+    if !risk::DECLARABLE.iter().any(|(known, _)| *known == code) {
+        let known: Vec<&str> = risk::DECLARABLE.iter().map(|(c, _)| *c).collect();
+        anyhow::bail!(
+            "{name}: declared_risks: {code:?} is not a risk fsbench knows ({})",
+            known.join(", ")
+        );
+    }
+    if setting.trim().is_empty() {
+        anyhow::bail!(
+            "{name}: declared_risks.{code}: say which setting makes it so, e.g. \"sync always = no\""
+        );
+    }
+    Ok((code.to_string(), setting.trim().to_string()))
 }
 
 /// `{key}` replaced by the parameter's value; any other `{…}` is refused,
@@ -569,6 +641,27 @@ mod tests {
             names(include_str!("../../configs/filesystems.toml")),
             ["ext4", "xfs", "btrfs"]
         );
+        let samba = parse(include_str!("../../configs/samba-sync.toml")).unwrap();
+        let declared = |configs: &[Config]| -> Vec<Vec<String>> {
+            configs
+                .iter()
+                .map(|c| c.declared_risks.keys().cloned().collect())
+                .collect()
+        };
+        assert_eq!(declared(&samba), [vec![], vec!["server_async".to_string()]]);
+        assert!(samba[1].setup[0].starts_with("ssh nas "));
+        let gluster = parse(include_str!("../../configs/gluster-write-behind.toml")).unwrap();
+        assert_eq!(
+            declared(&gluster),
+            [
+                vec![],
+                vec!["client_write_behind".to_string()],
+                vec!["client_write_behind".to_string()]
+            ]
+        );
+        // Both run across hosts: every configuration names its path.
+        assert!(check_across_hosts(&samba).is_ok());
+        assert!(check_across_hosts(&gluster).is_ok());
         let zfs = parse(include_str!("../../configs/zfs-special.toml")).unwrap();
         assert_eq!(zfs.len(), 2 + 2 * 3);
         let one = zfs.iter().find(|c| c.name == "zfs-1M-64k").unwrap();
@@ -627,6 +720,72 @@ mod tests {
             one("setup = [\"zpool create -m {dir} p sdb\"]").unwrap(),
             Make::Commands { path: DIR.into() }
         );
+    }
+
+    /// A declared risk is one fsbench knows what it loses, with the
+    /// setting that makes it so (substituted like the rest of the entry).
+    #[test]
+    fn a_declared_risk_needs_a_known_code_and_its_setting() {
+        let configs = parse(
+            "matrix = { v = [\"no\"] }\n[[config]]\nname = \"a-{v}\"\nsetup = [\"true\"]\npath = \"/mnt/nas\"\n\
+             declared_risks = { server_async = \" sync always = {v} \" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            configs[0].declared_risks["server_async"],
+            "sync always = no"
+        );
+        let e = refusal("source = \"tmpfs\"\ndeclared_risks = { fast = \"x\" }");
+        assert_eq!(
+            e,
+            "a: declared_risks: \"fast\" is not a risk fsbench knows (server_async, client_write_behind)"
+        );
+        let e = refusal("source = \"tmpfs\"\ndeclared_risks = { server_async = \" \" }");
+        assert!(
+            e.starts_with("a: declared_risks.server_async: say which setting makes it so"),
+            "{e}"
+        );
+    }
+
+    /// Under MPI rank 0 alone builds: only setup commands that change a
+    /// server, measured at a path every host sees, can be measured from
+    /// every host; the refusal names the configuration and why.
+    #[test]
+    fn only_a_server_s_settings_at_a_common_path_run_across_hosts() {
+        let refused = |body: &str| {
+            let configs = parse(&format!("[[config]]\nname = \"a\"\n{body}")).unwrap();
+            check_across_hosts(&configs).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            refused("setup = [\"ssh nas true\"]\npath = \"/mnt/nas\""),
+            Ok(())
+        );
+        let cases = [
+            (
+                "mkfs = \"mkfs.ext4 {dev}\"",
+                "a is made by mkfs on one host",
+            ),
+            (
+                "mkfs = \"mkfs.ext4 {dev}\"\nrecorded = true",
+                "a is a recorded disk",
+            ),
+            (
+                "source = \"nas:/export\"",
+                "a is a mount fsbench makes on one host",
+            ),
+            (
+                "setup = [\"zpool create -m {dir} p sdb\"]",
+                "a has the path {dir}, a directory on one host",
+            ),
+        ];
+        for (body, why) in cases {
+            let e = refused(body).unwrap_err();
+            assert!(e.starts_with(&format!("--configs under MPI: {why}")), "{e}");
+            assert!(
+                e.ends_with("with the path every host sees it at, can be measured"),
+                "{e}"
+            );
+        }
     }
 
     /// The error of parsing one configuration with `body`.

@@ -7,6 +7,11 @@
 //! mounted at once: they go in successive rounds, one of each in a round,
 //! every round built, measured over all repetitions, and taken down before
 //! the next. With --fresh every repetition builds each round anew.
+//!
+//! Under MPI (`check_across_hosts` lets only configurations whose setup
+//! commands change a server through): rank 0 alone builds a round and
+//! takes it down; every rank waits for it, learns which configurations
+//! were built, and measures their paths, which every host sees.
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -14,6 +19,7 @@ use super::build::Builds;
 use super::place::Place;
 use super::{Built, Config};
 use crate::driver::Remount;
+use crate::scale;
 
 /// What measures the targets a round built (the driver, run by `fsbench
 /// run` with its suite).
@@ -31,8 +37,8 @@ pub trait Measure {
     ) -> anyhow::Result<Option<String>>;
 
     /// After a whole repetition of a --fresh run: the stopping rule's
-    /// reason to stop, if it has one.
-    fn stop_after_repetition(&mut self) -> Option<String>;
+    /// reason to stop, if it has one (the same on every MPI rank).
+    fn stop_after_repetition(&mut self) -> anyhow::Result<Option<String>>;
 
     /// The most bytes a target holds at once while it is measured.
     fn planned_bytes(&self) -> anyhow::Result<u64>;
@@ -93,26 +99,24 @@ pub fn run(
     let mut build_round = |round: &[usize]| {
         count += 1;
         let chosen: Vec<&Config> = round.iter().map(|&i| &configs[i]).collect();
-        check_room_for_images(&chosen, place, planned)?;
-        Builds::create(&chosen, place, &format!("{run_id}-b{count}"))
+        Round::build(&chosen, place, planned, &format!("{run_id}-b{count}"))
     };
     if !fresh {
         for (index, round) in rounds.iter().enumerate() {
-            let builds = build_round(round)?;
-            let ran = measure_built(&builds, measure, repetitions.clone(), index == 0);
-            close(builds, outcome)?;
-            outcome.stopped = ran?.or(outcome.stopped.take());
+            let built = build_round(round)?;
+            let ran = measure_built(&built, measure, repetitions.clone(), index == 0);
+            let ran = close(built, outcome, ran)?;
+            outcome.stopped = ran.or(outcome.stopped.take());
         }
         return Ok(());
     }
     for repetition in repetitions {
         for (index, round) in rounds.iter().enumerate() {
-            let builds = build_round(round)?;
-            let ran = measure_built(&builds, measure, repetition..repetition + 1, index == 0);
-            close(builds, outcome)?;
-            ran?;
+            let built = build_round(round)?;
+            let ran = measure_built(&built, measure, repetition..repetition + 1, index == 0);
+            close(built, outcome, ran)?;
         }
-        if let Some(reason) = measure.stop_after_repetition() {
+        if let Some(reason) = measure.stop_after_repetition()? {
             outcome.stopped = Some(reason);
             break;
         }
@@ -136,24 +140,93 @@ fn check_room_for_images(round: &[&Config], place: &Place, planned: u64) -> anyh
     )
 }
 
+/// A round as this rank has it: what rank 0 built, and the targets.
+struct Round {
+    /// The configurations built (alone: by this process); None on the
+    /// other MPI ranks.
+    builds: Option<Builds>,
+    /// The configurations built, as targets (name, path), on every rank.
+    targets: Vec<(String, PathBuf)>,
+}
+
+impl Round {
+    /// Rank 0 builds `chosen` (their setup commands run there alone);
+    /// every rank then learns which were built, and under MPI checks that
+    /// it sees each one's path. `planned`: the most bytes a target holds.
+    fn build(chosen: &[&Config], place: &Place, planned: u64, id: &str) -> anyhow::Result<Round> {
+        let builds = match scale::is_root() {
+            true => check_room_for_images(chosen, place, planned)
+                .and_then(|()| Builds::create(chosen, place, id))
+                .map(Some),
+            false => Ok(None),
+        };
+        let (builds, targets) = match builds {
+            Ok(builds) => {
+                let targets = builds.as_ref().map_or_else(Vec::new, Builds::targets);
+                (builds, Ok(targets))
+            }
+            Err(e) => (None, Err(e)),
+        };
+        // A failure here on any rank drops `builds`: it is taken down.
+        let targets = scale::from_root(targets)?;
+        if scale::size() > 1 {
+            scale::agree(
+                targets
+                    .iter()
+                    .try_for_each(|(name, path)| seen_here(name, path)),
+            )?;
+        }
+        Ok(Round { builds, targets })
+    }
+}
+
+/// Whether this host sees configuration `name`'s path: every rank
+/// measures the path rank 0's setup commands made ready.
+fn seen_here(name: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "configuration {name}: its path {} is not a directory on this host: every host must see the server's share at that path",
+        path.display()
+    )
+}
+
 /// Measures a round's configurations that were built (none: nothing).
 fn measure_built(
-    builds: &Builds,
+    round: &Round,
     measure: &mut dyn Measure,
     repetitions: Range<u32>,
     with_references: bool,
 ) -> anyhow::Result<Option<String>> {
-    let targets = builds.targets();
-    if targets.is_empty() {
+    if round.targets.is_empty() {
         return Ok(None);
     }
-    let remount = |name: &str| builds.remount(name);
-    measure.measure(&targets, repetitions, with_references, &remount)
+    // Only rank 0 holds what it built; the kinds that can run under MPI
+    // cannot be remounted, which rank 0 says for all.
+    let remount = |name: &str| match &round.builds {
+        Some(builds) => builds.remount(name),
+        None => Ok(()),
+    };
+    measure.measure(&round.targets, repetitions, with_references, &remount)
 }
 
-/// Takes a round down and keeps its records and failures; a signal that
-/// came while it was taken down (it always is, whole) ends the run.
-fn close(mut builds: Builds, outcome: &mut Outcome) -> anyhow::Result<()> {
+/// Takes a round down (rank 0) and keeps its records and failures, then
+/// every rank agrees on how the round went (`ran`, its measuring), so
+/// none goes on before the teardown is done. A signal that came while it
+/// was taken down (it always is, whole) ends the run.
+fn close<T>(round: Round, outcome: &mut Outcome, ran: anyhow::Result<T>) -> anyhow::Result<T> {
+    let closed = match round.builds {
+        Some(builds) => take_down(builds, outcome),
+        None => Ok(()),
+    };
+    // `ran` first: a failure the ranks agreed on already takes no more
+    // agreement, on every rank alike.
+    scale::agree(ran.and_then(|value| closed.map(|()| value)))
+}
+
+/// Takes `builds` down and keeps their records and failures.
+fn take_down(mut builds: Builds, outcome: &mut Outcome) -> anyhow::Result<()> {
     let failed = std::mem::take(&mut builds.failed);
     outcome.absorb(builds.finish());
     for (name, why) in failed {

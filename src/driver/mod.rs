@@ -439,8 +439,7 @@ fn stop_after_repetition(
         return Ok(None);
     };
     let reason = scale::is_root().then(|| rule(record)).flatten();
-    let stop = scale::root_decides(reason.is_some())?;
-    Ok(reason.filter(|_| stop))
+    scale::from_root(Ok(reason))
 }
 
 /// One repetition: each running target in turn runs every part, each part

@@ -4,6 +4,7 @@
 //! host). A comparison shows it before any number: `ext4` against `ext4
 //! data=writeback` is faster because it is no longer crash-safe, and that
 //! is the first thing a reader must see.
+use super::verdict::own_risks;
 use crate::result::fingerprint;
 use crate::result::{RunResult, TargetResult};
 use crate::storage::env::risk::Risk;
@@ -38,8 +39,7 @@ pub fn differences(before: &RunResult, after: &RunResult, by_position: bool) -> 
 }
 
 fn difference(first: &TargetResult, later: &TargetResult) -> Option<TargetDiff> {
-    let risks = |t: &TargetResult| t.env.as_ref().map_or(Vec::new(), |e| e.risks.clone());
-    let (a, b) = (risks(first), risks(later));
+    let (a, b) = (own_risks(first), own_risks(later));
     let only_in = |x: &[Risk], y: &[Risk]| -> Vec<String> {
         x.iter()
             .filter(|r| !y.iter().any(|o| o.code == r.code))

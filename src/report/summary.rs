@@ -4,6 +4,7 @@
 //! interval and significance, the best target, and the warnings (flags and
 //! workload notes) that must accompany the numbers.
 use super::sweep::Sweep;
+use super::verdict::own_risks;
 use crate::measure::stats::{self, RatioInterval, Stats, first_is_warm_up};
 use crate::result::{Direction, Flag, LatencySummary, Metric, RunResult, WorkloadResult};
 
@@ -406,13 +407,13 @@ fn workload_names(run: &RunResult) -> Vec<(String, String)> {
     names
 }
 
-/// Every target's risk flags, then those of its workloads (a sync log's),
-/// each once, in target order.
+/// Every target's risk flags (probed, then declared by its
+/// configuration), then those of its workloads (a sync log's), each once,
+/// in target order.
 fn risks_of(run: &RunResult) -> Vec<(String, String)> {
     let mut risks: Vec<(String, String)> = Vec::new();
     for target in &run.targets {
-        let own = target.env.iter().flat_map(|env| &env.risks);
-        let own = own.map(|r| r.message.clone());
+        let own = own_risks(target).into_iter().map(|r| r.message);
         let workloads = target.workloads.iter().flat_map(|w| {
             w.risks
                 .iter()

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use aggregate::{RankReport, Setup};
 pub use log::{Latency, Span};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use team::Team;
 pub use team::{RankFailed, exit_code_of};
 
@@ -116,14 +118,17 @@ pub fn agree<T>(outcome: anyhow::Result<T>) -> anyhow::Result<T> {
     }
 }
 
-/// Rank 0's decision on every rank: a rule that reads the results (which
-/// rank 0 alone holds) decides for the whole job, so the ranks stay in step.
-pub fn root_decides(decision: bool) -> anyhow::Result<bool> {
+/// Rank 0's `value` on every rank (the others pass anything, e.g. a
+/// default), after an agreement on every rank's: what rank 0 alone knows
+/// (which configurations its setup commands built, why its results say to
+/// stop) so that every rank takes the same next step. Alone: `value`.
+pub fn from_root<T: Serialize + DeserializeOwned>(value: anyhow::Result<T>) -> anyhow::Result<T> {
     if !multi_rank() {
-        return Ok(decision);
+        return value;
     }
-    let shared = with_team(|team| team.share_from_root(Ok(vec![u8::from(decision)])))?;
-    Ok(shared.first() == Some(&1))
+    let bytes = value.and_then(|v| Ok(serde_json::to_vec(&v)?));
+    let shared = with_team(|team| team.share_from_root(bytes))?;
+    Ok(serde_json::from_slice(&shared)?)
 }
 
 /// The id of this rank's scratch directory: rank 0's run id, plus `-r<N>`

@@ -1199,3 +1199,152 @@ impl NetLab {
         command
     }
 }
+
+// ---------------------------------------------------------------------------
+// The server's own settings, changed as a configuration's setup commands
+// change a NAS's (`ssh nas ...`).
+
+impl NetLab {
+    /// A directory of the lab on the machine's disk, at `disk/NAME` in the
+    /// lab: a server's fsyncs there reach a disk, as a NAS's do (on the
+    /// lab's tmpfs every fsync is free, so a setting that adds fsyncs would
+    /// show nothing). It lies in the directory the lab's tmpfs is mounted
+    /// on, reached through a bind mount of /tmp (which does not carry the
+    /// tmpfs), and bound into the lab: the lab's teardown, also a killed
+    /// run's, unmounts it and removes that directory with it. Make it
+    /// before the daemons that serve it start: a daemon's mount namespace
+    /// is a copy made as it starts, and the lab's mounts (private) do not
+    /// reach it later (smbd then serves the tmpfs directory below). None
+    /// (said on stderr) where /tmp itself is in RAM: no disk to give.
+    pub fn disk_dir(&self, name: &str) -> Option<PathBuf> {
+        if in_ram(Path::new(ROOT)) {
+            eprintln!("skipping: {ROOT} is in RAM (tmpfs or ramfs), the lab has no disk");
+            return None;
+        }
+        let below = self.subdir("below-tmpfs");
+        must(Command::new("mount").args(["--bind", ROOT]).arg(&below));
+        let on_disk = below.join(&self.name).join(name);
+        let made = std::fs::create_dir_all(&on_disk);
+        let dir = self.subdir(&format!("disk/{name}"));
+        let bound =
+            made.is_ok() && quiet_ok(Command::new("mount").arg("--bind").arg(&on_disk).arg(&dir));
+        must(Command::new("umount").arg(&below));
+        assert!(bound, "cannot bind {on_disk:?} ({made:?})");
+        Some(dir)
+    }
+
+    /// The running smbd's configuration file (`start(Fs::Smb)`).
+    pub fn smb_config(&self) -> PathBuf {
+        self.dir.join("smb/smb.conf")
+    }
+
+    /// A shell line that runs `line` on the server, as `ssh nas 'LINE'`
+    /// does on a real one: in the server's network namespace.
+    pub fn on_server(&self, line: &str) -> String {
+        let quoted = line.replace('\'', r"'\''");
+        format!(
+            "ip netns exec {} sh -c '{quoted}'",
+            self.namespace(Host::Server)
+        )
+    }
+
+    /// The shell line that makes the lab's smbd read its configuration
+    /// again, every process of it (those serving the clients' open
+    /// connections too), as `smbcontrol all reload-config` does on a NAS.
+    pub fn smb_reload(&self) -> String {
+        format!(
+            "smbcontrol -s {} all reload-config",
+            self.smb_config().display()
+        )
+    }
+
+    /// Adds the share `[name]` of directory `path` (made before smbd
+    /// started: [`NetLab::disk_dir`]) to the lab's running smbd with
+    /// `options` (smb.conf lines) and reloads it; the share as every
+    /// client of `smb` (the share `start(Fs::Smb)` gave) sees it.
+    pub fn add_smb_share(&self, smb: &Share, name: &str, path: &Path, options: &str) -> Share {
+        use std::io::Write;
+        let section = format!(
+            "[{name}]\npath = {}\nread only = no\nguest ok = yes\nforce user = root\n{options}",
+            path.display()
+        );
+        let mut config = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.smb_config())
+            .unwrap();
+        config.write_all(section.as_bytes()).unwrap();
+        must(Command::new("sh").args(["-c", &self.on_server(&self.smb_reload())]));
+        let server = self.address(Host::Server).to_string();
+        let clients: Vec<PathBuf> = smb
+            .mounts
+            .iter()
+            .map(|m| m.join(&server).join(name))
+            .collect();
+        for dir in &clients {
+            self.wait_for("smbd", || dir.is_dir());
+        }
+        Share {
+            fs: Fs::Smb,
+            clients,
+            mounts: smb.mounts.clone(),
+        }
+    }
+
+    /// What the server's smb.conf sets `parameter` of share `[share]` to,
+    /// as `testparm` reads it (Samba's default when it is not set).
+    pub fn smb_parameter(&self, share: &str, parameter: &str) -> String {
+        let config = self.smb_config().display().to_string();
+        let out = self.run_in(
+            Host::Server,
+            &[
+                "testparm",
+                "-s",
+                "--section-name",
+                share,
+                "--parameter-name",
+                parameter,
+                &config,
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "testparm: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+    /// A shell line that runs the gluster CLI on the server with `args`,
+    /// as `ssh nas gluster ...` does on a real one: in glusterd's network
+    /// and mount namespaces, where its socket is (`start(Fs::Gluster)`).
+    pub fn gluster_line(&self, args: &str) -> String {
+        let pid = self.glusterd.expect("glusterd started");
+        format!("nsenter -t {pid} -m -n gluster --mode=script {args}")
+    }
+
+    /// What the lab's volume sets `option` to, as glusterd says it.
+    pub fn gluster_option(&self, option: &str) -> String {
+        let out = self.gluster_cli(&["volume", "get", "fsbench", option]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find_map(|l| l.strip_prefix(option))
+            .map(|value| value.trim().to_string())
+            .unwrap_or_else(|| panic!("gluster volume get {option}: {text}"))
+    }
+}
+
+/// Runs a step whose failure the caller reports with more context.
+fn quiet_ok(command: &mut Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Whether `path` is on a file system in RAM (tmpfs, ramfs), where an
+/// fsync costs nothing.
+fn in_ram(path: &Path) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    const RAMFS_MAGIC: u64 = 0x8584_58f6;
+    rustix::fs::statfs(path)
+        .is_ok_and(|stat| [TMPFS_MAGIC, RAMFS_MAGIC].contains(&(stat.f_type as u64)))
+}

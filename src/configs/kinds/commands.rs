@@ -36,6 +36,14 @@ impl Kind for Commands<'_> {
         Some("the setup commands' resources".into())
     }
 
+    /// `{dir}` is a directory fsbench makes on rank 0's host; a path the
+    /// file names is where every host must see what the setup made.
+    fn one_host_only(&self) -> Option<&'static str> {
+        self.path
+            .contains(DIR)
+            .then_some("has the path {dir}, a directory on one host: give path = the directory where every host sees it")
+    }
+
     /// No type or options: fsbench makes no mount of it.
     fn check(&self, name: &str, fs_type: Option<&str>, options: &str) -> anyhow::Result<()> {
         if fs_type.is_some() || !options.is_empty() {

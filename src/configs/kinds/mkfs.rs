@@ -65,6 +65,10 @@ pub(super) fn read_words(
 }
 
 impl Kind for Mkfs<'_> {
+    fn one_host_only(&self) -> Option<&'static str> {
+        Some("is made by mkfs on one host (an image or a device there)")
+    }
+
     fn mkfs_words(&self) -> Vec<String> {
         self.words.to_vec()
     }

@@ -109,6 +109,12 @@ pub(super) trait Kind {
     /// What it shares with other configurations (see `Config::shares`).
     fn shares(&self, config: &Config, wipe_default: Option<&Path>) -> Option<String>;
 
+    /// Why it cannot be measured from several hosts under MPI (said
+    /// after the configuration's name), where rank 0 alone builds it and
+    /// every rank measures its path; None when it can. No default: each
+    /// kind must say whether what it makes is seen beyond one host.
+    fn one_host_only(&self) -> Option<&'static str>;
+
     /// The placeholders its setup and teardown lines keep, filled in when
     /// it is built.
     fn placeholders(&self) -> &'static [&'static str] {

@@ -51,6 +51,11 @@ impl Kind for Mount<'_> {
         refuse_mounted_source(self.source).map_err(|e| e.context(config.name.clone()))
     }
 
+    /// The mount fsbench makes is on rank 0's host alone.
+    fn one_host_only(&self) -> Option<&'static str> {
+        Some("is a mount fsbench makes on one host (mount it on every host and use setup commands and path)")
+    }
+
     fn build(&self, fs: &mut Fs, config: &Config, site: &Site) -> anyhow::Result<()> {
         refuse_mounted_source(self.source)?;
         fs.record.source = self.source.to_string();

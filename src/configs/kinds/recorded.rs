@@ -64,6 +64,10 @@ impl Recorded<'_> {
 }
 
 impl Kind for Recorded<'_> {
+    fn one_host_only(&self) -> Option<&'static str> {
+        Some("is a recorded disk fsbench makes on one host")
+    }
+
     fn mkfs_words(&self) -> Vec<String> {
         self.words.to_vec()
     }

@@ -22,7 +22,7 @@ pub use classes::ClassSpeedup;
 use classes::class_speedups;
 pub use finding::{Finding, what};
 use finding::{UNDECIDED_AT, larger_first, times};
-pub use safety::{Safety, durability, risks};
+pub use safety::{Safety, durability, own_risks, risks};
 
 use super::precision::percent;
 use super::summary::{Comparison, Summary, classify};

@@ -3,7 +3,7 @@
 //! was found to be: measured by power cuts, else judged by the durability
 //! workload's timing.
 use crate::result::TargetResult;
-use crate::storage::env::risk::short_name;
+use crate::storage::env::risk::{Risk, declared_name, short_name};
 
 /// What a target can lose on a crash, as its verdict says it.
 #[derive(Debug, Clone, Default)]
@@ -54,20 +54,35 @@ impl Safety {
     }
 }
 
-/// The short names of the target's risk flags, then its workloads' (a
-/// sync log's, which the run's figures rest on), each once: the same
-/// risks the reports' RISK lines say, so "risks: none found" never stands
-/// beside one.
+/// The short names of the target's risk flags, those its configuration
+/// declared (with the setting it named), then its workloads' (a sync
+/// log's, which the run's figures rest on), each once: the same risks the
+/// reports' RISK lines say, so "risks: none found" never stands beside
+/// one.
 pub fn risks(target: &TargetResult) -> Vec<String> {
-    let own = target.env.iter().flat_map(|e| &e.risks);
-    let workloads = target.workloads.iter().flat_map(|w| &w.risks);
+    let name = |r: &Risk| risk_name(&r.code);
+    let own = target.env.iter().flat_map(|e| &e.risks).map(name);
+    let declared = target
+        .built
+        .iter()
+        .flat_map(|b| &b.declared_risks)
+        .map(|(code, setting)| declared_name(code, setting));
+    let workloads = target.workloads.iter().flat_map(|w| &w.risks).map(name);
     let mut names: Vec<String> = Vec::new();
-    for name in own.chain(workloads).map(|r| risk_name(&r.code)) {
+    for name in own.chain(declared).chain(workloads) {
         if !names.contains(&name) {
             names.push(name);
         }
     }
     names
+}
+
+/// A target's own risk flags: those probed from its mount, then those its
+/// configuration declared (what a server does, which no probe sees).
+pub fn own_risks(target: &TargetResult) -> Vec<Risk> {
+    let probed = target.env.iter().flat_map(|e| e.risks.iter().cloned());
+    let declared = target.built.iter().flat_map(|b| b.risks());
+    probed.chain(declared).collect()
 }
 
 /// A risk's short name; a sync log's says so ("sync log never synced",
@@ -113,6 +128,36 @@ mod tests {
             durability: None,
             cuts_losing,
         }
+    }
+
+    /// A risk the target's configuration declared is among its risks, in
+    /// the verdict's words with the setting that raised it, and among its
+    /// own risks (the RISK lines, what `compare` says was gained).
+    #[test]
+    fn a_declared_risk_is_named_with_where_it_came_from() {
+        let target: TargetResult = serde_json::from_str(
+            r#"{"name":"a","path":"/a","env":null,"workloads":[],"cleanup":null,
+                "built":{"declared_risks":{"server_async":"sync always = no"}}}"#,
+        )
+        .unwrap();
+        let names = risks(&target);
+        assert_eq!(
+            names,
+            [
+                "server acknowledges writes before its disk has them: a server crash loses them (declared: sync always = no)"
+            ]
+        );
+        assert_eq!(
+            Safety::of(&target).clause().unwrap(),
+            format!("not crash-safe: {}", names[0])
+        );
+        let own = own_risks(&target);
+        assert_eq!(own.len(), 1);
+        assert!(
+            own[0]
+                .message
+                .ends_with("(declared by its configuration: sync always = no)")
+        );
     }
 
     /// Measured losses come first and say what was measured; a flag that

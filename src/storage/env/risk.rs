@@ -40,8 +40,50 @@ pub fn short_name(code: &str) -> &str {
         "data_writeback" => "data=writeback",
         "no_journal" => "no journal",
         "write_back_cache" => "unflushed write-back cache",
+        "server_async" => {
+            "server acknowledges writes before its disk has them: a server crash loses them"
+        }
+        "client_write_behind" => {
+            "client acknowledges writes before the server has them: a client crash loses them"
+        }
         other => other,
     }
+}
+
+/// The risks a configuration may declare (`declared_risks` in a
+/// configurations file), with what each can lose: what its setup makes a
+/// server do, which no probe of the client's mount can see (a Samba
+/// share's `sync always = no`, a GlusterFS volume's write-behind: neither
+/// shows in the client's mount options).
+pub const DECLARABLE: &[(&str, &str)] = &[
+    (
+        "server_async",
+        "the server acknowledges writes before its disk has them: a crash or power cut of the server loses what it acknowledged since it last wrote back (on Linux up to ~30 s of writes), fsynced data too where the client's flush does not reach the server's disk",
+    ),
+    (
+        "client_write_behind",
+        "the client acknowledges writes before the server has them: a crash of the client loses them, and a write that fails on the server is reported late (at a later write, fsync or close) or, with flush-behind, not at close at all",
+    ),
+];
+
+/// A risk a configuration declared, `setting` being what the file says
+/// makes it so; its message says where the flag came from. A code this
+/// version does not know (a result of a later one) is its own message.
+pub fn declared(code: &str, setting: &str) -> Risk {
+    let what = DECLARABLE
+        .iter()
+        .find(|(known, _)| *known == code)
+        .map_or(code, |(_, what)| what);
+    Risk {
+        code: code.into(),
+        message: format!("{what} (declared by its configuration: {setting})"),
+    }
+}
+
+/// A declared risk in the verdict's words: what it can lose, and that
+/// the configuration said so, not a probe.
+pub fn declared_name(code: &str, setting: &str) -> String {
+    format!("{} (declared: {setting})", short_name(code))
 }
 
 /// The risks of a probed target. `jbd2_dir` is where the kernel lists the
@@ -172,6 +214,37 @@ mod tests {
             codes(&unflushed, jbd2.path()),
             ["nobarrier", "write_back_cache"]
         );
+    }
+
+    /// A declared risk says what it can lose and that the configuration,
+    /// not a probe, raised it.
+    #[test]
+    fn a_declared_risk_says_what_it_loses_and_who_said_so() {
+        let risk = declared("server_async", "sync always = no");
+        assert_eq!(risk.code, "server_async");
+        assert!(
+            risk.message
+                .starts_with("the server acknowledges writes before its disk has them: a crash or power cut of the server loses"),
+            "{}",
+            risk.message
+        );
+        assert!(
+            risk.message
+                .ends_with("(declared by its configuration: sync always = no)"),
+            "{}",
+            risk.message
+        );
+        assert_eq!(
+            declared_name("server_async", "sync always = no"),
+            "server acknowledges writes before its disk has them: a server crash loses them (declared: sync always = no)"
+        );
+        assert_eq!(
+            declared("later_code", "x").message,
+            "later_code (declared by its configuration: x)"
+        );
+        for (code, _) in DECLARABLE {
+            assert_ne!(short_name(code), *code, "{code} has no short name");
+        }
     }
 
     #[test]
