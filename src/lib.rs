@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod compat;
 pub mod configs;
+pub mod console;
 pub mod crash;
 pub mod driver;
 pub mod error;

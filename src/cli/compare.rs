@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::flags::MinEffectFlag;
+use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::history::latest_comparable;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
-use crate::report::output::{Stream, emit};
 use crate::report::save;
 use crate::report::terminal::Terminal;
 use crate::store::{ResultsEnv, load, results_dir};

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::output::{check_json_path, json_to_stdout};
-use crate::report::output::{Stream, emit};
+use crate::console::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::store::listing::Listing;
 use crate::store::{ResultsEnv, results_dir};

@@ -10,10 +10,11 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use super::Config;
 use super::build::Builds;
 use super::place::Place;
-use super::{Built, Config};
 use crate::driver::Remount;
+use crate::result::built::Built;
 
 /// What measures the targets a round built (the driver, run by `fsbench
 /// run` with its suite).

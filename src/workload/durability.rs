@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseClock, PhaseTiming};
+use crate::result::env::TargetEnv;
 use crate::result::{LatencySummary, Metric, WorkloadResult};
 use crate::rng::{Random, WyRand};
-use crate::storage::env::TargetEnv;
 use crate::workload::{RunContext, Workload};
 
 /// The size of every write: one page, the unit of a small durable update
@@ -366,7 +366,7 @@ fn format_ms(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::env::risk::Risk;
+    use crate::result::env::Risk;
 
     fn disk(rotational: Option<bool>, risks: &[&str]) -> TargetEnv {
         TargetEnv {

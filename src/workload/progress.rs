@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::report::output::{stderr_line, stderr_text};
+use crate::console::{stderr_line, stderr_text};
 use crate::size::format_bytes_of;
 
 /// How often a phase's amount may rewrite the status: a hot loop reports

@@ -25,9 +25,10 @@ use serde_json::json;
 
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseTiming};
+use crate::result::env::Risk;
+use crate::result::env::TargetEnv;
 use crate::result::{Metric, WorkloadResult};
-use crate::storage::env::risk::Risk;
-use crate::storage::env::{TargetEnv, probe_target};
+use crate::storage::env::probe_target;
 use crate::storage::scratch::Scratch;
 
 /// `--sync-log target`: the log goes in the target's own scratch directory

@@ -3,26 +3,9 @@
 //! lose, so a fast result is never read without its price.
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use crate::result::env::Risk;
 
 use super::TargetEnv;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Risk {
-    /// Stable short name, e.g. "data_writeback".
-    pub code: String,
-    /// What can be lost, for people.
-    pub message: String,
-}
-
-impl Risk {
-    fn new(code: &str, message: &str) -> Risk {
-        Risk {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// The mount options, one by one.
 fn options(env: &TargetEnv) -> Vec<&str> {

@@ -16,7 +16,8 @@ use super::{BonnieConfig, FileKind, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
-use crate::storage::cleanup::{self, CleanupReport};
+use crate::result::cleanup::CleanupReport;
+use crate::storage::cleanup;
 use crate::workload::RunContext;
 
 /// The test directory and its subdirectories, open for `*at` calls.

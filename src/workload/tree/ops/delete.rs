@@ -10,7 +10,8 @@ use rustix::fs::AtFlags;
 use rustix::io::Errno;
 
 use super::Tally;
-use crate::storage::cleanup::{CleanupReport, empty_dir, open_subdir};
+use crate::result::cleanup::CleanupReport;
+use crate::storage::cleanup::{empty_dir, open_subdir};
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use crate::workload::tree::parallel::{self, Parallel, open_beneath};
 use crate::workload::tree::walk::{Kind, Visited, Visitor, kind_of, read_listing};

@@ -18,7 +18,7 @@ use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
 use crate::storage::env::in_memory;
-use crate::storage::space::{Growth, Used};
+use crate::workload::space::{Growth, Used};
 use crate::workload::synclog::SyncLog;
 
 mod cold;
@@ -217,7 +217,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     /// What operation `name` laid down, from its `readings`: its space
-    /// metrics (`storage::space`) after its others, and the readings in
+    /// metrics (`workload::space`) after its others, and the readings in
     /// the result's parameters (`space.<name>`).
     fn laid_down(
         &mut self,
@@ -601,7 +601,7 @@ fn generate(
     Ok(src)
 }
 
-/// Operation `name`'s space figures (`storage::space::Growth::metrics`)
+/// Operation `name`'s space figures (`workload::space::Growth::metrics`)
 /// from its `readings` (before, after), and the readings themselves in
 /// the result's parameters, under `space.<name>`: nothing without
 /// readings. The readings are of the whole file system: on a shared one
