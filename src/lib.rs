@@ -27,6 +27,7 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod scale;
+pub mod session;
 pub mod shell;
 pub mod size;
 pub mod storage;

@@ -3,6 +3,8 @@
 //! [`Workload`] and yields the common [`WorkloadResult`].
 pub mod bonnie;
 pub mod durability;
+#[cfg(test)]
+pub mod fake;
 pub mod meta;
 pub mod pattern;
 pub mod postmark;
