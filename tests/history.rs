@@ -362,6 +362,11 @@ fn compare_last_looks_in_the_directory_given() {
     assert!(out.stdout.starts_with("earlier.json"), "{out}");
     compare(&[last, new.as_os_str()]).assert_error(2, &["--last", "no saved run"]);
     let earlier = runs.path().join("earlier.json");
-    compare(&[earlier.as_os_str(), new.as_os_str(), dir, runs.path().as_os_str()])
-        .assert_error(2, &["--dir: only with --last"]);
+    compare(&[
+        earlier.as_os_str(),
+        new.as_os_str(),
+        dir,
+        runs.path().as_os_str(),
+    ])
+    .assert_error(2, &["--dir: only with --last"]);
 }

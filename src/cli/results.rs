@@ -3,11 +3,11 @@ use std::path::Path;
 
 use clap::Args;
 
+use super::flags::ResultsDirFlag;
 use super::output::{check_json_path, json_to_stdout};
 use crate::console::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::store::listing::Listing;
-use super::flags::ResultsDirFlag;
 
 const RESULTS_EXAMPLES: &str = "\
 Examples:

@@ -305,6 +305,11 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
         }
         Origin::Resumed(record, path) => (*record, Some(path), true),
     };
+    // A resumed run's time cap counts the repetitions it already holds.
+    let precision = precision.map(|rule| Precision {
+        measured_before: record.repetitions_measured(),
+        ..rule
+    });
     let policy = Policy {
         allow_shell: args.allow_shell,
         results_dir,

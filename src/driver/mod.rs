@@ -471,6 +471,7 @@ fn run_repetition(
             let steps = instance.steps();
             for step in 0..steps {
                 if slot - first_slot < held[target] {
+                    progress.skip_step(slot);
                     slot += 1;
                     continue;
                 }
