@@ -19,6 +19,7 @@ use rustix::io::Errno;
 
 use crate::result::cleanup::CleanupReport;
 
+use super::just_closed;
 use super::marker::{self, FoundMarker, MARKER_C, NotOurs};
 
 /// Scratch directories are `<target>/fsbench-<run-id>`.
@@ -208,15 +209,18 @@ impl Emptier<'_, '_> {
                 return self.move_to_top(dir, &entry.name, &child);
             }
             Ok(true) => self.remove_subdir(dir, &entry.name, &child, depth),
-            Ok(false) => rustix::fs::unlinkat(dir, entry.name.as_c_str(), AtFlags::empty())
+            // The workload's files were closed a moment ago; the errno
+            // alone is kept, for the matches below.
+            Ok(false) => just_closed::unlink(dir, entry.name.as_c_str())
                 .map(|()| Removal::Removed)
-                .map_err(anyhow::Error::from),
+                .map_err(|refused| anyhow::Error::from(refused.errno)),
             Err(e) => Err(e.into()),
         };
         let removal = match outcome {
             Ok(removal) => removal,
             Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => Removal::Retry,
-            // A file with another file bind-mounted on it.
+            // A file with another file bind-mounted on it (busy still,
+            // after a file just closed has had time to settle).
             Err(e) if is_errno(&e, Errno::BUSY) => Removal::MountPoint,
             // Name only the entry that failed, not every directory above it.
             Err(e) if e.downcast_ref::<Errno>().is_some() => {
@@ -357,30 +361,11 @@ pub fn remove_marked(
         );
     }
     drop(marker);
-    unlink_closed(dir, MARKER_C).with_context(|| format!("cannot remove marker in {shown}"))?;
+    just_closed::unlink(dir, MARKER_C)
+        .with_context(|| format!("cannot remove marker in {shown}"))?;
     rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
         .with_context(|| format!("cannot remove {shown}"))?;
     Ok(())
-}
-
-/// How long an unlink may wait for a file it has just closed to be
-/// closed on the server too.
-const CLOSE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Unlinks `name`, a file just closed. FUSE sends a close on without
-/// waiting for it, and an SMB client (smbnetfs) refuses to delete a file
-/// its server still has open (EBUSY): such a refusal is retried for a
-/// moment.
-fn unlink_closed(dir: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<()> {
-    let deadline = std::time::Instant::now() + CLOSE_SETTLES;
-    loop {
-        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
-            Err(Errno::BUSY) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            other => return other,
-        }
-    }
 }
 
 /// True if `name` in `parent` is still the directory open as `dir` (not

@@ -4,6 +4,7 @@ pub mod cleanup;
 pub mod devices;
 pub mod distinct;
 pub mod env;
+pub mod just_closed;
 pub mod loopdev;
 pub mod made;
 pub mod marker;

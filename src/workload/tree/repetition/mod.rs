@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use rustix::fs::AtFlags;
 
 use super::dataset::Plan;
 use super::ops::{Find, Read, StatAll, Tally};
@@ -18,6 +17,7 @@ use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
 use crate::storage::env::in_memory;
+use crate::storage::just_closed;
 use crate::workload::space::{Growth, Used};
 use crate::workload::synclog::SyncLog;
 
@@ -493,8 +493,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
             return Ok(());
         }
         let c_name = cstring(name)?;
-        let removed = match rustix::fs::unlinkat(self.dir.as_fd(), &c_name, AtFlags::empty()) {
-            Err(rustix::io::Errno::ISDIR) => {
+        let removed = match just_closed::unlink(self.dir.as_fd(), &c_name) {
+            Err(refused) if refused.errno == rustix::io::Errno::ISDIR => {
                 ops::delete_tree(self.dir.as_fd(), &c_name).map(|_| ())
             }
             other => other.map_err(Into::into),
