@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod compat;
 pub mod configs;
+pub mod console;
 pub mod crash;
 pub mod driver;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod scale;
+pub mod session;
 pub mod shell;
 pub mod size;
 pub mod storage;

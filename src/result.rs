@@ -1,18 +1,29 @@
 //! The one result model. Every workload yields named metrics with units and a
 //! direction; every report format is a view of this model, and its JSON form
 //! (versioned) is the source of truth that later commands re-read.
+pub mod built;
+pub mod cleanup;
+pub mod durability;
+pub mod env;
 pub mod fingerprint;
 
 use serde::{Deserialize, Serialize};
 
 use crate::size::format_bytes;
 
-use crate::storage::cleanup::CleanupReport;
-use crate::storage::env::risk::Risk;
-use crate::storage::env::{HostEnv, TargetEnv};
+use cleanup::CleanupReport;
+use env::{HostEnv, Risk, TargetEnv};
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The unit of a space ratio: bytes on disk per byte of file contents
+/// (1 = no overhead; below 1 = compressed; well above 1 = small files
+/// rounded up to blocks).
+pub const SPACE_UNIT: &str = "×";
+
+/// The unit of inodes used per entry made.
+pub const INODES_UNIT: &str = "inodes/entry";
 
 /// A phase shorter than this is reported but flagged as imprecise (the
 /// limit bonnie++ uses to hide results behind "+++++").
@@ -129,11 +140,11 @@ pub struct TargetResult {
     /// How fsbench built the target (`fsbench run --configs`): the
     /// commands it ran, the sweep's parameters, mkfs's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub built: Option<crate::configs::Built>,
+    pub built: Option<built::Built>,
     /// What simulated power cuts found (`fsbench crash`, or a crash
     /// entry of a suite run on configurations fsbench built).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub durability: Option<crate::crash::Durability>,
+    pub durability: Option<durability::Durability>,
     /// What makes its runs comparable (`fingerprint`), for whoever reads
     /// the JSON; fsbench computes it anew on load (`fingerprint::refresh`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -765,7 +776,7 @@ pub enum AcrossRanks {
     /// and standard deviation.
     StdDevOf(String),
     /// A ratio of what the one shared file system grew by to the work's
-    /// samples (space on disk per logical byte, `storage::space`): every
+    /// samples (space on disk per logical byte, `workload::space`): every
     /// rank's reading of the file system counts every rank's writes, so
     /// the job's value is rank 0's growth over all ranks' samples.
     FileSystemGrowth,

@@ -4,6 +4,7 @@
 //! with its size and what changed, in every format.
 mod common;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -331,4 +332,41 @@ fn compare_last_takes_the_latest_earlier_comparable_run() {
     let first = write(elsewhere.path(), "first.json", &cloned(base, 0));
     std::fs::remove_file(results.join("0.json")).unwrap();
     compare_last(home.path(), &first).assert_error(2, &["--last", "no saved run"]);
+}
+
+/// `--dir` names the results directory `--last` looks in (as `fsbench
+/// results --dir`), and means nothing without `--last`.
+#[test]
+fn compare_last_looks_in_the_directory_given() {
+    let Some(base) = real_result() else {
+        return;
+    };
+    let empty_home = tempfile::tempdir().unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    write(runs.path(), "earlier.json", &cloned(base, 1));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let new = write(elsewhere.path(), "new.json", &cloned(base, 2));
+    let compare = |args: &[&OsStr]| {
+        let mut command = Command::new(FSBENCH);
+        command
+            .arg("compare")
+            .args(args)
+            .env("XDG_DATA_HOME", empty_home.path());
+        let out = Running::spawn_command(&mut command, format!("compare {args:?}")).wait();
+        out.assert_no_panic();
+        out
+    };
+    let (last, dir) = (OsStr::new("--last"), OsStr::new("--dir"));
+    let out = compare(&[last, new.as_os_str(), dir, runs.path().as_os_str()]);
+    out.assert_success();
+    assert!(out.stdout.starts_with("earlier.json"), "{out}");
+    compare(&[last, new.as_os_str()]).assert_error(2, &["--last", "no saved run"]);
+    let earlier = runs.path().join("earlier.json");
+    compare(&[
+        earlier.as_os_str(),
+        new.as_os_str(),
+        dir,
+        runs.path().as_os_str(),
+    ])
+    .assert_error(2, &["--dir: only with --last"]);
 }

@@ -12,8 +12,8 @@ use std::process::Command;
 
 use fsbench::report::html::Html;
 use fsbench::report::{Reporter, Summary, names};
+use fsbench::result::env::Risk;
 use fsbench::result::{DeviceEvidence, Flag, RunResult};
-use fsbench::storage::env::risk::Risk;
 use fsbench::store::load;
 
 /// A result of real runs: bonnie and io on two tmpfs mounts, three

@@ -11,7 +11,7 @@ use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
 use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
-use fsbench::storage::env::risk::Risk;
+use fsbench::result::env::Risk;
 use fsbench::store::load;
 
 fn fixture() -> RunResult {

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use super::flags::Targets;
 use super::output::check_json_path;
-use crate::configs::made;
+use crate::console::{Stream, emit, stderr_line};
 use crate::driver::record::{new_run_id, new_run_result};
-use crate::report::output::{Stream, emit, stderr_line};
 use crate::result::TargetResult;
+use crate::result::cleanup::CleanupReport;
 use crate::storage::Target;
-use crate::storage::cleanup::{CleanupReport, Leftover, find_leftovers};
+use crate::storage::cleanup::{Leftover, find_leftovers};
+use crate::storage::made;
 use crate::storage::marker::FoundMarker;
 
 #[derive(Debug, Args)]
@@ -170,7 +171,7 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
 }
 
 /// A crash run killed while its I/O waited on its own FUSE recorder
-/// (`crash::recorder`) never exits and keeps its lock. Only for a run
+/// (`storage::recorder`) never exits and keeps its lock. Only for a run
 /// with a kill pending (never a healthy one) are its recorders' FUSE
 /// connections aborted, which ends that wait; true once it has exited and
 /// let go of the lock (held here from then on).

@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::flags::MinEffectFlag;
+use super::flags::{MinEffectFlag, ResultsDirFlag};
+use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::history::latest_comparable;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
-use crate::report::output::{Stream, emit};
 use crate::report::save;
 use crate::report::terminal::Terminal;
-use crate::store::{ResultsEnv, load, results_dir};
+use crate::store::load;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -22,9 +22,13 @@ pub struct CompareArgs {
     #[arg(value_name = "RESULT.json", num_args = 2.., required_unless_present = "last")]
     results: Vec<PathBuf>,
     /// Compare FILE with the latest saved run (in `fsbench run`'s results
-    /// directory) of the same targets and workloads that started before it.
+    /// directory, or --dir) of the same targets and workloads that started
+    /// before it.
     #[arg(long, value_name = "FILE", conflicts_with = "results")]
     last: Option<PathBuf>,
+    /// With --last: where the saved runs are.
+    #[command(flatten)]
+    dir: ResultsDirFlag,
     /// Also write the chart of relative change (SVG) to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -37,7 +41,10 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
         return usage("--json: compare writes no result; save its table or --svg instead");
     }
     let results = match &args.last {
-        Some(new) => with_the_last_saved(new)?,
+        Some(new) => with_the_last_saved(new, &args.dir.resolve()?)?,
+        None if args.dir.dir.is_some() => {
+            return usage("--dir: only with --last (the runs compared are named)");
+        }
         None => args.results.clone(),
     };
     let names = short_names(&results);
@@ -62,10 +69,9 @@ pub fn run(args: CompareArgs, json: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `new` after the latest comparable saved run: the two files compared.
-fn with_the_last_saved(new: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn with_the_last_saved(new: &Path, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let run = load(new)?;
-    let dir = results_dir(&ResultsEnv::of_process(), &[])?;
-    match latest_comparable(&dir, &run) {
+    match latest_comparable(dir, &run) {
         Some((saved, _)) => Ok(vec![saved, new.to_path_buf()]),
         None => usage(format!(
             "--last {}: no saved run in {} has the same targets and workloads and started before it",

@@ -7,12 +7,13 @@ use clap::Args;
 use super::flags::parse_flags;
 use super::output::check_json_path;
 use crate::configs::place::Place;
+use crate::console::{Stream, emit};
 use crate::crash::oracle::Unsynced;
-use crate::crash::{self, Model, Options};
+use crate::crash::{self, Options};
 use crate::driver::record::{new_run_id, new_run_result};
 use crate::error::usage;
-use crate::report::output::{Stream, emit};
 use crate::result::TargetResult;
+use crate::result::durability::Model;
 
 #[derive(Debug, Args)]
 pub struct CrashArgs {

@@ -1,10 +1,13 @@
 //! Flags shared by the commands that run workloads, and a suite entry's
 //! `args` parsed by its subcommand's own clap definition, so suites and
 //! the command line share one vocabulary and one set of checks.
+use std::path::PathBuf;
+
 use clap::{Args, Parser};
 
 use super::output::first_line;
 use crate::error::usage;
+use crate::store::{ResultsEnv, results_dir};
 
 /// How a single-workload command runs: repetitions, scratch data kept or
 /// not, progress lines or not.
@@ -63,6 +66,26 @@ impl MinEffectFlag {
 }
 
 /// `--keep`, for every command that makes scratch directories.
+/// `--dir DIR`: the directory saved runs are read from.
+#[derive(Debug, Args)]
+pub struct ResultsDirFlag {
+    /// The results directory [default: `fsbench run`'s,
+    /// $XDG_DATA_HOME/fsbench/results].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+impl ResultsDirFlag {
+    /// The directory given, or `fsbench run`'s (never refused: nothing is
+    /// measured where it is).
+    pub fn resolve(&self) -> anyhow::Result<PathBuf> {
+        match &self.dir {
+            Some(dir) => Ok(dir.clone()),
+            None => results_dir(&ResultsEnv::of_process(), &[]),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct KeepFlag {
     /// Keep the scratch data instead of removing it.

@@ -6,10 +6,10 @@ use clap::Args;
 
 use super::output::check_output_path;
 use super::report::{FormatName, named_format, write_report};
+use crate::console::stderr_line;
 use crate::error::usage;
 use crate::history::{self, History, collect};
 use crate::report::format::Format;
-use crate::report::output::stderr_line;
 use crate::report::terminal::Terminal;
 use crate::store::{ResultsEnv, results_dir};
 

@@ -10,8 +10,8 @@ use clap::{Arg, Args, Command};
 use clap_complete::Shell;
 use roff::{Roff, roman};
 
+use crate::console::{Stream, emit};
 use crate::error::usage;
-use crate::report::output::{Stream, emit};
 
 /// The shells fsbench writes completions for, by the name the user types.
 const SHELLS: [(&str, Shell); 3] = [

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::console::stderr_line;
 use crate::error::Interrupted;
-use crate::report::output::stderr_line;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -2,8 +2,8 @@
 //! `--json` paths up front.
 use std::path::Path;
 
+use crate::console::Stream;
 use crate::error::usage;
-use crate::report::output::Stream;
 
 /// The first line of clap's error `message`, without its `error: ` label
 /// and the usage and help lines that follow.

@@ -8,9 +8,9 @@ use clap::{Arg, Args, Command, ValueEnum};
 
 use super::flags::MinEffectFlag;
 use super::output::json_to_stdout;
+use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::report::format::Format;
-use crate::report::output::{Stream, emit};
 use crate::report::{Summary, baseline_of, save};
 use crate::store::load;
 

@@ -1,13 +1,13 @@
 //! `fsbench results [--dir DIR] [--last]`: the saved runs, newest first.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Args;
 
+use super::flags::ResultsDirFlag;
 use super::output::{check_json_path, json_to_stdout};
-use crate::report::output::{Stream, emit};
+use crate::console::{Stream, emit};
 use crate::report::terminal::Terminal;
 use crate::store::listing::Listing;
-use crate::store::{ResultsEnv, results_dir};
 
 const RESULTS_EXAMPLES: &str = "\
 Examples:
@@ -19,10 +19,8 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = RESULTS_EXAMPLES)]
 pub struct ResultsArgs {
-    /// The results directory [default: `fsbench run`'s,
-    /// $XDG_DATA_HOME/fsbench/results].
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    dir: ResultsDirFlag,
     /// Print only the newest complete result's path, for
     /// `fsbench report $(fsbench results --last)`.
     #[arg(long)]
@@ -31,11 +29,7 @@ pub struct ResultsArgs {
 
 pub fn run(args: ResultsArgs, json: Option<&Path>) -> anyhow::Result<()> {
     check_json_path(json)?;
-    let dir = match args.dir {
-        Some(dir) => dir,
-        // Nothing is measured here, so the fallback is never refused.
-        None => results_dir(&ResultsEnv::of_process(), &[])?,
-    };
+    let dir = args.dir.resolve()?;
     let listing = Listing::of(&dir)?;
     if args.last {
         return match listing.last() {

@@ -11,24 +11,23 @@ use super::kinds::{EntryInput, build_entry, find};
 use super::output::{check_json_path, tables_stream};
 use crate::configs::Config;
 use crate::configs::place::Place;
-use crate::configs::session::{self, Outcome};
+use crate::configs::session::Outcome as Builds;
+use crate::console::{Stream, emit};
 use crate::crash;
-use crate::driver::record::{keep_partial, new_run_id, new_run_result};
-use crate::driver::{Overhead, Remount, StopRule};
+use crate::driver::record::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
-use crate::report::output::{Stream, emit, stderr_line};
 use crate::report::precision::{Precision, RepeatFlags};
 use crate::report::terminal::Terminal;
 use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::report::{Reporter, Summary};
 use crate::result::RunResult;
+use crate::result::env::HostEnv;
+use crate::session::{CrashPlan, Options, Outcome, Request};
 use crate::storage::Target;
-use crate::storage::env::HostEnv;
 use crate::storage::wipe::check_wipeable;
-use crate::suite::plan::{Builder, SuiteOptions};
 use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
-use crate::workload::{ColdMode, Progress, Workload};
+use crate::workload::{ColdMode, Workload};
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -242,7 +241,8 @@ fn args_of(command: &[String]) -> Option<RunArgs> {
     }
 }
 
-/// Runs `suite` as `args` say, into a new record or on into a resumed one.
+/// Runs `suite` as `args` say, into a new record or on into a resumed one,
+/// and prints what it measured.
 fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
     refuse_under_mpi(&suite)?;
@@ -297,7 +297,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     check_json_path(json)?;
     let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
     let results_dir = crate::store::for_run(args.save_dir.as_deref(), &paths)?;
-    let (mut record, save_path, resumed) = match origin {
+    let (record, save_path, resumed) = match origin {
         Origin::New => {
             let mut record = new_run_result(&run_id);
             record.suite = Some(suite.name.clone());
@@ -308,6 +308,11 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
         }
         Origin::Resumed(record, path) => (*record, Some(path), true),
     };
+    // A resumed run's time cap counts the repetitions it already holds.
+    let precision = precision.map(|rule| Precision {
+        measured_before: record.repetitions_measured(),
+        ..rule
+    });
     let policy = Policy {
         allow_shell: args.allow_shell,
         results_dir,
@@ -315,94 +320,57 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     let host = record.host.clone();
     let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
     let references = targets.split_off(measured);
-    let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
-    let json_file = json.filter(|path| !crate::store::is_stdout(path));
-    let mut runner = Runner {
+    // With --configs the targets were names for the checks above: the
+    // session measures the configurations where it builds them.
+    if configs.is_some() {
+        targets.clear();
+    }
+    let request = Request {
         suite: &suite,
         build: &build,
-        args: &args,
-        precision,
+        targets,
         references,
-        record: &mut record,
-        overhead: Overhead::default(),
-        preface: precision.map(|rule| rule.plan_text()),
-        scratch_id: &run_id,
-        resumed,
-        saving: Saving {
-            files: save_path
-                .iter()
-                .map(PathBuf::clone)
-                .chain(json_file.map(Path::to_path_buf))
-                .collect(),
-            references: reference_names.clone(),
-            saved: 0,
+        configs: configs.as_ref(),
+        crash,
+        precision,
+        repeat,
+        options: Options {
+            scale: args.scale,
+            keep: args.keep.keep,
+            cold: args.cold,
+            quiet: args.quiet,
+            verbose: args.verbose,
+            fresh: args.fresh,
         },
+        record,
+        resumed,
+        scratch_id: run_id,
+        save_path: save_path.clone(),
+        json: json.map(Path::to_path_buf),
     };
-    let mut built = Outcome::default();
-    let outcome = match &configs {
-        Some((configs, place)) => {
-            let measured = session::run(
-                configs,
-                place,
-                args.fresh,
-                0..repeat,
-                &run_id,
-                &mut runner,
-                &mut built,
-            );
-            session::mark_shared(configs, place, &mut built);
-            measured.map(|()| built.stopped.take())
-        }
-        None => runner.measure_targets(targets, 0..repeat, true, true, None),
-    };
-    let overhead = runner.overhead.clone();
-    let measured_here = runner.saving.saved > 0;
-    mark_references(&mut record, &reference_names);
-    for target in &mut record.targets {
-        target.built = built
-            .built
-            .iter()
-            .find(|(name, _)| *name == target.name)
-            .map(|(_, record)| record.clone());
-    }
-    crate::result::fingerprint::refresh(&mut record);
-    let outcome = outcome.and_then(|stopped| {
-        if let Some(crash) = &crash {
-            judge_crash(crash, &run_id, &mut record)?;
-        }
-        Ok(stopped)
-    });
-    let stopped = match outcome {
-        Ok(stopped) => stopped,
-        // A run refused before it measured anything leaves its file (and
-        // a resumed run's file) as it was, and makes no results directory.
-        Err(e) if !measured_here => return Err(e),
-        Err(e) => {
-            let files: Vec<&Path> = save_path.iter().map(PathBuf::as_path).chain(json).collect();
-            return Err(keep_partial(&record, &files, e));
-        }
-    };
-    // Under MPI rank 0 holds the combined results and alone reports them.
-    if !crate::scale::is_root() {
+    let Some(outcome) = crate::session::run(request)? else {
         return Ok(());
-    }
-    record.finished = Some(chrono::Utc::now());
-    record.stopping = precision.map(|rule| rule.stopping(&record, stopped));
+    };
+    print_outcome(&args, &outcome, save_path.as_deref(), json, started)
+}
 
+/// The table, where the result was saved, why the repetitions stopped,
+/// what building took; an error if a configuration could not be built.
+fn print_outcome(
+    args: &RunArgs,
+    outcome: &Outcome,
+    save_path: Option<&Path>,
+    json: Option<&Path>,
+    started: Instant,
+) -> anyhow::Result<()> {
+    let record = &outcome.record;
     let report_clock = Instant::now();
     // By name, as every report of the saved record takes it: targets built
     // from configurations are recorded in the order they were built.
-    let summary = Summary::with_baseline(&record, crate::report::baseline_of(&record));
-    let table = Terminal::for_stdout().render(&record, &summary)?;
-    if let Some(path) = &save_path {
-        crate::store::save_in_dir(&record, path)?;
-    }
-    if let Some(path) = json {
-        crate::store::save(&record, path)?;
-    }
-    let report_time = report_clock.elapsed();
-    let out = tables_stream(json);
-    emit(out, &table)?;
+    let summary = Summary::with_baseline(record, crate::report::baseline_of(record));
+    let table = Terminal::for_stdout().render(record, &summary)?;
+    let report_time = report_clock.elapsed() + outcome.save_time;
+    emit(tables_stream(json), &table)?;
     if let Some(path) = save_path {
         emit(
             Stream::Stderr,
@@ -413,14 +381,18 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
         emit(Stream::Stderr, &format!("fsbench: {stopping}\n"))?;
     }
     let wall = started.elapsed();
+    let builds = &outcome.builds;
     // Nothing built (the only configuration failed): nothing to time.
-    if configs.is_some() && !built.built.is_empty() {
-        emit(Stream::Stderr, &built_line(&built, wall))?;
+    if args.configs.is_some() && !builds.built.is_empty() {
+        emit(Stream::Stderr, &built_line(builds, wall))?;
     }
     if args.verbose {
-        emit(Stream::Stderr, &overhead.breakdown(report_time, wall))?;
+        emit(
+            Stream::Stderr,
+            &outcome.overhead.breakdown(report_time, wall),
+        )?;
     }
-    match built.failed.as_slice() {
+    match builds.failed.as_slice() {
         [] => Ok(()),
         failed => anyhow::bail!(
             "{} of the configurations could not be built ({}); the others were measured",
@@ -435,7 +407,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
 }
 
 /// How long building took, and what share of the run's wall time.
-fn built_line(built: &Outcome, wall: std::time::Duration) -> String {
+fn built_line(built: &Builds, wall: std::time::Duration) -> String {
     let builds: u32 = built.built.iter().map(|(_, b)| b.builds).sum();
     format!(
         "fsbench: {builds} builds of {} configurations took {:.1} s ({:.1} % of the run's {:.1} s)\n",
@@ -446,62 +418,6 @@ fn built_line(built: &Outcome, wall: std::time::Duration) -> String {
     )
 }
 
-/// What runs the suite on targets, for the whole run (`measure_targets`)
-/// or round by round as configurations are built (`session::Measure`).
-struct Runner<'a> {
-    suite: &'a Suite,
-    build: &'a Builder<'a>,
-    args: &'a RunArgs,
-    precision: Option<Precision>,
-    /// The references, measured with the targets (with the first round of
-    /// configurations).
-    references: Vec<Target>,
-    record: &'a mut RunResult,
-    overhead: Overhead,
-    /// How the run repeats, said once, by the first plan that passes its
-    /// checks.
-    preface: Option<String>,
-    /// The name of the scratch directories: the run's id, or a resumed
-    /// run's own (the killed run's may still stand).
-    scratch_id: &'a str,
-    /// Measure only what the record lacks (`--resume`).
-    resumed: bool,
-    saving: Saving,
-}
-
-/// The files a run rewrites after each result (its results file, a
-/// `--json FILE`), so a kill loses at most the workload in flight.
-struct Saving {
-    files: Vec<PathBuf>,
-    /// The references' names: the record marks them only at the end.
-    references: Vec<String>,
-    /// How many results this process has measured (each saved into
-    /// `files`, when there are any).
-    saved: usize,
-}
-
-impl Saving {
-    /// Saves the record so far, still incomplete (no end time).
-    fn save(&mut self, record: &RunResult) -> anyhow::Result<()> {
-        self.saved += 1;
-        if self.files.is_empty() {
-            return Ok(());
-        }
-        let mut record = record.clone();
-        mark_references(&mut record, &self.references);
-        self.files
-            .iter()
-            .try_for_each(|path| crate::store::save_in_dir(&record, path))
-    }
-}
-
-/// Marks the targets named in `references` as references.
-fn mark_references(record: &mut RunResult, references: &[String]) {
-    for target in &mut record.targets {
-        target.reference = references.contains(&target.name);
-    }
-}
-
 /// A resumed run's targets at the absolute paths its record keeps: the
 /// command line may have named them relative to where it was started.
 fn place_as_recorded(targets: &mut [Target], record: &RunResult) {
@@ -509,102 +425,6 @@ fn place_as_recorded(targets: &mut [Target], record: &RunResult) {
         if let Some(recorded) = record.targets.iter().find(|t| t.name == target.name) {
             target.path = PathBuf::from(&recorded.path);
         }
-    }
-}
-
-impl Runner<'_> {
-    /// Runs the suite on `targets` (and the references, `with_references`)
-    /// over `repetitions` through the driver; `until`: with the precision
-    /// rule, if one was asked for.
-    fn measure_targets(
-        &mut self,
-        targets: Vec<Target>,
-        repetitions: std::ops::Range<u32>,
-        with_references: bool,
-        until: bool,
-        remount: Option<&Remount<'_>>,
-    ) -> anyhow::Result<Option<String>> {
-        let rule = self.precision.filter(|_| until);
-        let options = SuiteOptions {
-            repeat: repetitions.end,
-            until: rule.map(|rule| {
-                Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
-            }),
-            scale: self.args.scale,
-            keep: self.args.keep.keep,
-            progress: match self.args.quiet {
-                true => Progress::new(true),
-                false => Progress::bar(),
-            },
-        };
-        let references = self.references.iter().filter(|_| with_references);
-        let targets = targets.into_iter().chain(references.cloned()).collect();
-        let clock = Instant::now();
-        let mut plan = self.suite.plan(targets, self.build, options)?;
-        plan.repetitions = repetitions;
-        plan.cold = self.args.cold;
-        plan.remount = remount;
-        plan.preface = self.preface.take();
-        plan.scratch_id = Some(self.scratch_id.to_string());
-        plan.resume = self.resumed;
-        let build_time = clock.elapsed();
-        let verbose = self.args.verbose;
-        let saving = &mut self.saving;
-        let ran = crate::driver::run(plan, self.record, |record, target, result| {
-            if verbose {
-                stderr_line!("fsbench: {target}: {} done", result.name());
-            }
-            saving.save(record)
-        })?;
-        self.overhead.add(&ran.overhead.plus_build(build_time));
-        Ok(ran.stopped)
-    }
-}
-
-impl session::Measure for Runner<'_> {
-    fn measure(
-        &mut self,
-        targets: &[(String, PathBuf)],
-        repetitions: std::ops::Range<u32>,
-        with_references: bool,
-        remount: &Remount<'_>,
-    ) -> anyhow::Result<Option<String>> {
-        let targets = targets
-            .iter()
-            .map(|(name, path)| Target {
-                name: name.clone(),
-                path: path.clone(),
-            })
-            .collect();
-        let until = !self.args.fresh;
-        self.measure_targets(targets, repetitions, with_references, until, Some(remount))
-    }
-
-    fn stop_after_repetition(&mut self) -> anyhow::Result<Option<String>> {
-        // Rank 0 alone holds the results: every rank follows its reason.
-        let rule = self.precision.filter(|_| crate::scale::is_root());
-        let reason = rule.and_then(|rule| rule.reached(self.record));
-        crate::scale::from_root(Ok(reason))
-    }
-
-    fn planned_bytes(&self) -> anyhow::Result<u64> {
-        let probe = Target {
-            name: "probe".into(),
-            path: PathBuf::from("/"),
-        };
-        let options = SuiteOptions {
-            repeat: 1,
-            until: None,
-            scale: self.args.scale,
-            keep: false,
-            progress: Progress::new(true),
-        };
-        let plan = self.suite.plan(vec![probe], self.build, options)?;
-        Ok(plan
-            .parts
-            .iter()
-            .map(|p| p.instances[0].planned_bytes())
-            .sum())
     }
 }
 
@@ -660,14 +480,6 @@ fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> 
     Ok(Some((configs, place)))
 }
 
-/// A suite's crash entry, planned: its options, where its recorded disks
-/// go, and the configurations it cuts off.
-struct CrashPlan<'a> {
-    options: crash::Options,
-    place: Place,
-    recordables: Vec<crash::Recordable<'a>>,
-}
-
 /// The suite's crash entry checked against the configurations before
 /// anything is built; None without one. Only configurations fsbench
 /// builds can be cut off.
@@ -697,21 +509,6 @@ fn plan_crash<'a>(
         place,
         recordables,
     }))
-}
-
-/// Cuts off every configuration that was measured and puts what it lost
-/// in its target's record.
-fn judge_crash(plan: &CrashPlan, run_id: &str, record: &mut RunResult) -> anyhow::Result<()> {
-    let measured = plan
-        .recordables
-        .iter()
-        .filter(|r| record.targets.iter().any(|t| t.name == r.config.name));
-    for (config, durability) in crash::judge_all(measured, &plan.place, &plan.options, run_id)? {
-        if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {
-            target.durability = Some(durability);
-        }
-    }
-    Ok(())
 }
 
 /// Refuses a scale that is not a positive factor of sensible size.

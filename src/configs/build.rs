@@ -22,13 +22,14 @@ use anyhow::Context;
 use rustix::fs::Mode;
 
 use super::kinds::Standing;
-use super::made::{self, Made, Record, Unmounted, WhenBusy};
 use super::place::Place;
-use super::{Built, Config, DEV, DIR};
-use crate::report::output::stderr_line;
+use super::{Config, DEV, DIR};
+use crate::console::stderr_line;
+use crate::result::built::Built;
 use crate::shell::{line_output, output_of, quoted};
 use crate::storage::env::mounts::read_mountinfo;
 use crate::storage::loopdev::FileId;
+use crate::storage::made::{self, Made, Record, Unmounted, WhenBusy};
 use crate::storage::scratch::Scratch;
 
 /// The configurations built, mounted and ready to be measured.

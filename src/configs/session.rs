@@ -15,10 +15,11 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use super::Config;
 use super::build::Builds;
 use super::place::Place;
-use super::{Built, Config};
 use crate::driver::Remount;
+use crate::result::built::Built;
 use crate::scale;
 
 /// What measures the targets a round built (the driver, run by `fsbench

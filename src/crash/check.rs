@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use super::cuts::CrashState;
 use super::oracle::{self, Op, Verdict};
-use super::recorder::Recorder;
-use crate::configs::made::{self, Record, Unmounted, WhenBusy};
 use crate::shell::{output_of, quoted};
 use crate::storage::loopdev::{FileId, LoopDevice};
+use crate::storage::made::{self, Record, Unmounted, WhenBusy};
+use crate::storage::recorder::Recorder;
 
 /// What fsbench knows of checking a file system after a crash.
 #[derive(Debug, Clone, PartialEq, Eq)]

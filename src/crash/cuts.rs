@@ -17,35 +17,15 @@
 //! in one pass over the log with the cuts in order: the part every later
 //! cut shares is applied once, and each state adds its own few entries to
 //! a copy of that map.
-use serde::{Deserialize, Serialize};
 
-use super::blocklog::{Entry, Kind};
-use super::extents::{Extents, Source};
+use crate::result::durability::Model;
 use crate::rng::{Random, WyRand};
+use crate::storage::recorder::blocklog::{Entry, Kind};
+use crate::storage::recorder::extents::{Extents, Source};
 
 /// The smallest sector a disk writes atomically (512n disks); the
 /// default models 4 KiB physical sectors (512e and 4Kn disks).
 pub const SECTOR: u64 = 512;
-
-/// How the disk behaves at a power cut.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Model {
-    Flush,
-    #[default]
-    Cache,
-    Lying,
-}
-
-impl Model {
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Flush => "flush",
-            Model::Cache => "cache",
-            Model::Lying => "lying",
-        }
-    }
-}
 
 /// One crash state.
 pub struct CrashState {

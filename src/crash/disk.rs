@@ -2,7 +2,7 @@
 //! its own: `img/base.img` (the disk before recording), `log/blocks.log`,
 //! the recorder mounted on `rec`, the file system on `mnt`, the crash
 //! states' checks on `chk`. Everything made is in the scratch directory's
-//! record (`configs::made`) before anything relies on it, and `Site`'s
+//! record (`storage::made`) before anything relies on it, and `Site`'s
 //! drop takes it down — mounts, loop devices, the recorder — on every way
 //! out; after a kill -9, `fsbench clean` releases the same record.
 use std::cell::RefCell;
@@ -13,18 +13,19 @@ use std::time::Instant;
 use anyhow::Context;
 use rustix::fs::Mode;
 
-use super::blocklog::{self, Entry, Kind};
 use super::check::{Checked, Checker, FsCheck};
 use super::cuts;
 use super::oracle::{self, Op};
-use super::recorder::{self, Places, Recorder};
-use super::{Durability, Options, Recordable, WORK_DIR};
-use crate::configs::made::{self, Made, Record, WhenBusy};
+use super::{Options, Recordable, WORK_DIR};
 use crate::configs::place::Place;
 use crate::configs::{Config, DEV};
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
+use crate::result::durability::Durability;
 use crate::shell::output_of;
 use crate::storage::loopdev::LoopDevice;
+use crate::storage::made::{self, Made, Record, WhenBusy};
+use crate::storage::recorder::blocklog::{self, Entry, Kind};
+use crate::storage::recorder::{self, Places, Recorder};
 use crate::storage::scratch::Scratch;
 
 const REC: &str = "rec";

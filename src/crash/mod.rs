@@ -13,23 +13,18 @@
 //! - `check`: one state mounted, checked and verified;
 //! - `disk`: one configuration recorded and judged, torn down on every
 //!   way out.
-pub mod blocklog;
 pub mod check;
 pub mod cuts;
 mod disk;
-pub mod extents;
 pub mod oracle;
-pub mod recorder;
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use crate::configs::Config;
 use crate::configs::place::Place;
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
+use crate::result::durability::{Durability, Model};
 
-pub use cuts::Model;
 pub use disk::judge;
 
 /// A configuration fsbench can record: made by mkfs on an image of its
@@ -140,79 +135,5 @@ impl Options {
             direct_io: true,
             wipe: Vec::new(),
         }
-    }
-}
-
-/// What the power cuts of one configuration found.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Durability {
-    pub model: Model,
-    pub seed: u64,
-    pub cache_bytes: u64,
-    #[serde(default)]
-    pub sector_bytes: u64,
-    /// Whether the workload's sync log was acknowledged without syncing
-    /// (`--unsynced-log`).
-    #[serde(default)]
-    pub sync_log_unsynced: bool,
-    /// Crash states checked.
-    pub states: usize,
-    /// States where acknowledged data was lost or corrupt.
-    pub states_losing: usize,
-    /// Of those, the ones that mounted and whose fsck was clean: nothing
-    /// would have told the user.
-    pub states_silent: usize,
-    /// States whose fsck found errors after the replay.
-    pub states_fsck_errors: usize,
-    /// States that did not mount.
-    pub states_unmountable: usize,
-    /// Acknowledged operations lost, summed over the states.
-    pub acknowledged_lost: usize,
-    /// Acknowledged operations whose data was corrupt, summed over the
-    /// states.
-    pub acknowledged_corrupt: usize,
-    /// Unsynced files lost, summed over the states (expected).
-    pub unacknowledged_lost: usize,
-    /// Files judged by an acknowledged operation, summed over the states
-    /// that mounted: how much the verdict rests on.
-    #[serde(default)]
-    pub acknowledged_judged: usize,
-    /// The workload: its operations and how many were acknowledged.
-    pub operations: usize,
-    pub acknowledged: usize,
-    /// What the recorder saw while the workload ran.
-    pub writes: u64,
-    pub written_bytes: u64,
-    pub flushes: u64,
-    pub record_seconds: f64,
-    pub check_seconds: f64,
-    /// The reproducers kept (`--keep-failures`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kept: Vec<String>,
-}
-
-impl Durability {
-    /// One line: "0 of 200 cuts lost acknowledged data", or "lost
-    /// acknowledged data in 24 of 200 cuts (fsck clean: silent in 24)".
-    pub fn summary(&self) -> String {
-        let mut text = match self.states_losing {
-            0 => format!("0 of {} cuts lost acknowledged data", self.states),
-            n => format!("lost acknowledged data in {n} of {} cuts", self.states),
-        };
-        if self.states_silent > 0 {
-            text += &format!(" (fsck clean: silent in {})", self.states_silent);
-        }
-        let loud: Vec<String> = [
-            (self.states_fsck_errors, "with fsck errors"),
-            (self.states_unmountable, "unmountable"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
-        if !loud.is_empty() {
-            text += &format!("; {}", loud.join(", "));
-        }
-        text
     }
 }

@@ -21,12 +21,13 @@ mod scratch;
 
 use std::time::{Duration, Instant};
 
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
+use crate::result::env::TargetEnv;
 use crate::result::{RunResult, TargetResult, WorkloadResult, fingerprint};
 use crate::scale;
 use crate::storage::Target;
 use crate::storage::distinct::check_distinct;
-use crate::storage::env::{TargetEnv, probe_target};
+use crate::storage::env::probe_target;
 use crate::workload::progress::Schedule;
 use crate::workload::{Cold, ColdMode, Location, Progress, RunContext, Space, Workload};
 use scratch::TargetScratch;
@@ -469,6 +470,7 @@ fn run_repetition(
             let steps = instance.steps();
             for step in 0..steps {
                 if slot - first_slot < held[target] {
+                    progress.skip_step(slot);
                     slot += 1;
                     continue;
                 }

@@ -3,7 +3,7 @@
 //! interrupt (a partial record, marked by its missing end time).
 use std::path::Path;
 
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
 use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::scale;
 use crate::storage::env::probe_host;

@@ -1,8 +1,8 @@
 //! A target's scratch directories for a plan: one, or with several parts
 //! one per part inside it (so each part's data is its own, and a part can
 //! be kept or inspected on its own).
+use crate::result::cleanup::CleanupReport;
 use crate::storage::Target;
-use crate::storage::cleanup::CleanupReport;
 use crate::storage::scratch::Scratch;
 
 pub struct TargetScratch {

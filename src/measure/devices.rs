@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use crate::kernel_file;
 use crate::measure::noise::{self, Noise, Reading};
-use crate::storage::devices::{BlockDev, Network, NetworkMount};
+use crate::result::env::{BlockDev, Network, NetworkMount};
 
 /// Bytes per diskstats sector, whatever the device's sector size.
 const SECTOR: u64 = 512;

@@ -5,9 +5,9 @@
 //! data=writeback` is faster because it is no longer crash-safe, and that
 //! is the first thing a reader must see.
 use super::verdict::own_risks;
+use crate::result::env::Risk;
 use crate::result::fingerprint;
 use crate::result::{RunResult, TargetResult};
-use crate::storage::env::risk::Risk;
 
 /// The differences of one target between a run and a later one.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +85,7 @@ pub fn render(diffs: &[TargetDiff], before: &str, after: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::env::TargetEnv;
+    use crate::result::env::TargetEnv;
 
     fn run_with(name: &str, options: &str, risks: &[&str]) -> RunResult {
         let mut run = crate::driver::record::new_run_result("t");

@@ -6,9 +6,9 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::{fitted, wrap};
-use crate::crash::Durability;
 use crate::measure::stats::fisher_exact;
 use crate::result::RunResult;
+use crate::result::durability::Durability;
 
 /// The section's title in every report.
 pub const TITLE: &str = "Durability (simulated power cuts)";

@@ -13,7 +13,6 @@ pub mod html;
 pub mod live;
 pub mod markdown;
 pub mod names;
-pub mod output;
 pub mod placement;
 pub mod precision;
 pub mod scale_out;

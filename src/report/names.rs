@@ -40,7 +40,7 @@ const NAMES: &[(&str, &str)] = &[
     ("untar_sync", "untar's closing sync"),
     ("concat_sync", "concat's closing sync"),
     // Space on disk per logical byte, and inodes per entry made, of what
-    // a tree's operations lay down (`storage::space`).
+    // a tree's operations lay down (`workload::space`).
     ("generate_space", "dataset space on disk"),
     ("copy_space", "copy space on disk"),
     ("untar_space", "untar space on disk"),

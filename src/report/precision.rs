@@ -47,6 +47,10 @@ pub struct Precision {
     /// this much time since `started`.
     pub max_time: Duration,
     pub started: Instant,
+    /// Repetitions measured before `started`, by the process a resumed
+    /// run continues: they count at this process's pace against
+    /// `max_time`, and are not the pace's.
+    pub measured_before: u32,
     /// A ratio whose interval lies within this fraction of 1 either way
     /// is decided: no practical difference (`verdict::DEFAULT_MIN_EFFECT`).
     pub min_effect: f64,
@@ -115,6 +119,7 @@ impl Precision {
             max_repeat,
             max_time: flags.max_time.unwrap_or(DEFAULT_MAX_TIME),
             started: Instant::now(),
+            measured_before: 0,
             min_effect,
         }))
     }
@@ -151,9 +156,9 @@ impl Precision {
     /// repetition, at the pace so far, would end past the time cap.
     fn out_of_time(&self, record: &RunResult) -> Option<String> {
         let done = record.repetitions_measured();
-        let elapsed = self.started.elapsed();
-        let each = elapsed.checked_div(done)?;
-        if elapsed + each <= self.max_time {
+        let done_here = done.saturating_sub(self.measured_before);
+        let each = self.started.elapsed().checked_div(done_here)?;
+        if each * (done + 1) <= self.max_time {
             return None;
         }
         Some(format!(
@@ -509,6 +514,37 @@ mod tests {
             ),
             "{reason}"
         );
+    }
+
+    /// A resumed run's earlier repetitions count against the cap at the
+    /// pace of the repetitions this process measured.
+    #[test]
+    fn a_resumed_run_counts_its_earlier_repetitions_at_the_pace_measured_now() {
+        let wide = run(&[
+            ("a", &[10.0, 12.0, 8.0, 11.0]),
+            ("b", &[10.0, 12.5, 8.5, 11.5]),
+        ]);
+        // Three repetitions came from the killed run; this process measured
+        // the fourth in 5 minutes: a fifth would end at 25 minutes.
+        let rule = Precision {
+            max_time: Duration::from_secs(1800),
+            started: Instant::now() - Duration::from_secs(300),
+            measured_before: 3,
+            ..five_percent()
+        };
+        assert_eq!(rule.reached(&wide), None);
+        let tight = Precision {
+            max_time: Duration::from_secs(1200),
+            ..rule
+        };
+        let reason = tight.reached(&wide).expect("out of time");
+        assert!(reason.contains("about 5m00s each"), "{reason}");
+        // Nothing measured yet by this process: no pace, no stop.
+        let fresh = Precision {
+            measured_before: 4,
+            ..tight
+        };
+        assert_eq!(fresh.reached(&wide), None);
     }
 
     /// A difference whose whole interval lies within the minimum effect

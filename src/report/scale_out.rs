@@ -15,7 +15,7 @@ const MAX_RANK_COLUMNS: usize = 16;
 /// (stdout may carry CSV or JSON that must stay machine-readable).
 pub fn show(result: &WorkloadResult) -> anyhow::Result<()> {
     match render(result) {
-        Some(text) => super::output::emit(super::output::Stream::Stderr, &text),
+        Some(text) => crate::console::emit(crate::console::Stream::Stderr, &text),
         None => Ok(()),
     }
 }

@@ -27,8 +27,8 @@ use super::{
     PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, number, ratio,
     target_label, workload_title,
 };
-use crate::configs::Built;
 use crate::result::RunResult;
+use crate::result::built::Built;
 
 /// Width used when standard output is not a terminal (files, pipes, tests),
 /// and the least a terminal gets: a narrower one wraps long lines itself.

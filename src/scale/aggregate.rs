@@ -9,11 +9,11 @@ use super::log::{Latency, Span};
 use crate::measure::LatencyRecorder;
 use crate::measure::devices::Delta;
 use crate::measure::phase::Measured;
+use crate::result::env::{HostEnv, TargetEnv};
 use crate::result::{
     AcrossRanks, DeviceEvidence, Figure, Flag, HostPart, LatencySummary, MIN_PRECISE_SECONDS,
     Metric, RankPart, ScaleOut, Spread, Straggler, WorkloadResult,
 };
-use crate::storage::env::{HostEnv, TargetEnv};
 
 /// One rank's contribution, as it travels to rank 0.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -257,7 +257,7 @@ fn combined_value(parts: &[&Part<'_>], samples: f64, seconds: f64) -> f64 {
             .map(|p| p.metric.value)
             .fold(f64::NEG_INFINITY, f64::max),
         // The ranks write on one shared file system and take their readings
-        // in step (`storage::space`), so each rank's growth is the whole
+        // in step (`workload::space`), so each rank's growth is the whole
         // job's: rank 0's (the first part; its value × its samples is the
         // growth it read) over the logical bytes of every rank. Summing the
         // ranks' growths would count every byte once per rank.
@@ -310,7 +310,7 @@ fn combined_of(parts: &[&Part<'_>]) -> Metric {
         .with_detail(model.detail);
     match model.across_ranks {
         // Read after a sync, outside the phase: the phase's flags (too
-        // short, writes cached) say nothing of it (`storage::space`).
+        // short, writes cached) say nothing of it (`workload::space`).
         AcrossRanks::FileSystemGrowth => Metric {
             flags: Vec::new(),
             ..metric
@@ -1209,11 +1209,11 @@ mod tests {
 
     /// A copy of `bytes` on a shared file system of 4 ranks that grew by
     /// `grew` in all while they copied, as rank `number` read it: its
-    /// reading counts every rank's copy (`storage::space`).
+    /// reading counts every rank's copy (`workload::space`).
     fn copier(number: u32, on: &str, bytes: u64, grew: f64) -> RankReport {
         let space = Metric {
             value: grew / bytes as f64,
-            unit: crate::storage::space::SPACE_UNIT.into(),
+            unit: crate::result::SPACE_UNIT.into(),
             direction: Direction::LowerIsBetter,
             across_ranks: AcrossRanks::FileSystemGrowth,
             ..rate("copy_space", "", 1.0, bytes, 0.1)

@@ -31,7 +31,7 @@ pub use team::{RankFailed, exit_code_of};
 
 use crate::measure::{PhaseTiming, checkpoint};
 use crate::result::WorkloadResult;
-use crate::storage::env::TargetEnv;
+use crate::result::env::TargetEnv;
 
 thread_local! {
     /// MPI is used from the main thread only: the team lives there.
@@ -60,6 +60,9 @@ pub fn init() -> anyhow::Result<()> {
     RANK.store(team.rank(), Ordering::Relaxed);
     SIZE.store(team.size(), Ordering::Relaxed);
     crate::storage::set_processes(team.size());
+    if team.rank() != 0 {
+        crate::console::leave_reports_to_another_process();
+    }
     if team.size() > 1 {
         checkpoint::enable();
         crate::measure::latency::keep_histograms_with(log::add_latency);

@@ -9,9 +9,9 @@
 //! who failed, and nobody takes another step.
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Interrupted, UsageError};
 #[cfg(not(feature = "mpi"))]
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
+use crate::error::{Interrupted, UsageError};
 
 /// A rank failed; every rank of the job returns this from the agreement
 /// that revealed it.

@@ -16,8 +16,10 @@ use std::time::Duration;
 use anyhow::Context;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, RenameFlags, ResolveFlags, StatxFlags};
 use rustix::io::Errno;
-use serde::{Deserialize, Serialize};
 
+use crate::result::cleanup::CleanupReport;
+
+use super::just_closed;
 use super::marker::{self, FoundMarker, MARKER_C, NotOurs};
 
 /// Scratch directories are `<target>/fsbench-<run-id>`.
@@ -28,69 +30,6 @@ pub const SCRATCH_PREFIX: &str = "fsbench-";
 const MAX_IDLE_PASSES: u32 = 20;
 /// Directory levels descended with open fds (see `Emptier`).
 const MAX_OPEN_DEPTH: usize = 32;
-/// How many foreign names a report lists (the count is always exact).
-const MAX_LISTED: usize = 20;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CleanupReport {
-    /// Entries removed, directories included.
-    pub removed: u64,
-    /// Entries fsbench did not create (`._x`, `.nfs…`, `.DS_Store`…) that
-    /// had to be removed so the directory could go.
-    pub foreign_count: u64,
-    /// The first few foreign names, relative to the scratch directory.
-    pub foreign: Vec<String>,
-    /// Most listing passes one directory needed (1 = the normal case).
-    pub passes: u32,
-    /// Mount points found inside, relative to the scratch directory: left
-    /// alone (never descended into), so the scratch directory stays.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mounts_left: Vec<String>,
-    /// Why the scratch directory could not be removed, if it could not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
-}
-
-impl CleanupReport {
-    fn note_foreign(&mut self, rel: String) {
-        self.foreign_count += 1;
-        if self.foreign.len() < MAX_LISTED {
-            self.foreign.push(rel);
-        }
-    }
-
-    /// Adds the report of a scratch directory that was nested in this one
-    /// (its foreign names prefixed with its directory name).
-    pub fn absorb(&mut self, nested: CleanupReport, dir_name: &str) {
-        self.removed += nested.removed;
-        self.foreign_count += nested.foreign_count;
-        let room = MAX_LISTED.saturating_sub(self.foreign.len());
-        let names = nested.foreign.into_iter().take(room);
-        self.foreign
-            .extend(names.map(|name| format!("{dir_name}/{name}")));
-        self.passes = self.passes.max(nested.passes);
-        let mounts = nested.mounts_left.into_iter();
-        self.mounts_left
-            .extend(mounts.map(|mount| format!("{dir_name}/{mount}")));
-        if self.failed.is_none() {
-            self.failed = nested.failed;
-        }
-    }
-
-    /// A one-line summary when something unusual happened, else None.
-    pub fn unusual(&self) -> Option<String> {
-        if self.foreign_count == 0 && self.passes <= 1 {
-            return None;
-        }
-        Some(format!(
-            "cleanup needed {} listing pass(es) and removed {} entries fsbench did not create: {}",
-            self.passes,
-            self.foreign_count,
-            self.foreign.join(", ")
-        ))
-    }
-}
-
 /// Files that network and desktop file systems create by themselves:
 /// AppleDouble (`._x`), NFS silly renames (`.nfsXXXX`), Finder metadata,
 /// FUSE hidden files, SMB delete-on-close leftovers, Windows thumbnails.
@@ -270,15 +209,18 @@ impl Emptier<'_, '_> {
                 return self.move_to_top(dir, &entry.name, &child);
             }
             Ok(true) => self.remove_subdir(dir, &entry.name, &child, depth),
-            Ok(false) => rustix::fs::unlinkat(dir, entry.name.as_c_str(), AtFlags::empty())
+            // The workload's files were closed a moment ago; the errno
+            // alone is kept, for the matches below.
+            Ok(false) => just_closed::unlink(dir, entry.name.as_c_str())
                 .map(|()| Removal::Removed)
-                .map_err(anyhow::Error::from),
+                .map_err(|refused| anyhow::Error::from(refused.errno)),
             Err(e) => Err(e.into()),
         };
         let removal = match outcome {
             Ok(removal) => removal,
             Err(e) if is_errno(&e, Errno::NOENT) || is_errno(&e, Errno::NOTEMPTY) => Removal::Retry,
-            // A file with another file bind-mounted on it.
+            // A file with another file bind-mounted on it (busy still,
+            // after a file just closed has had time to settle).
             Err(e) if is_errno(&e, Errno::BUSY) => Removal::MountPoint,
             // Name only the entry that failed, not every directory above it.
             Err(e) if e.downcast_ref::<Errno>().is_some() => {
@@ -419,30 +361,11 @@ pub fn remove_marked(
         );
     }
     drop(marker);
-    unlink_closed(dir, MARKER_C).with_context(|| format!("cannot remove marker in {shown}"))?;
+    just_closed::unlink(dir, MARKER_C)
+        .with_context(|| format!("cannot remove marker in {shown}"))?;
     rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
         .with_context(|| format!("cannot remove {shown}"))?;
     Ok(())
-}
-
-/// How long an unlink may wait for a file it has just closed to be
-/// closed on the server too.
-const CLOSE_SETTLES: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Unlinks `name`, a file just closed. FUSE sends a close on without
-/// waiting for it, and an SMB client (smbnetfs) refuses to delete a file
-/// its server still has open (EBUSY): such a refusal is retried for a
-/// moment.
-fn unlink_closed(dir: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<()> {
-    let deadline = std::time::Instant::now() + CLOSE_SETTLES;
-    loop {
-        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
-            Err(Errno::BUSY) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            other => return other,
-        }
-    }
 }
 
 /// True if `name` in `parent` is still the directory open as `dir` (not

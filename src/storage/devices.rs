@@ -17,55 +17,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use crate::result::env::{BlockDev, Network, NetworkMount};
 
 use super::env::block::{MAX_STACK_DEPTH, block_device_number, read_sysfs};
 use super::env::mounts::{parse_majmin, read_mountinfo, select_mount};
-
-/// One block device, as /proc/diskstats names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockDev {
-    /// Kernel name: "loop3", "vda1", "dm-0", "md127".
-    pub name: String,
-    /// major:minor, the key of its diskstats line.
-    pub dev: (u32, u32),
-    /// Its counters are the target's (summed over every counted device);
-    /// false for a device beneath one (a member, a loop's backing disk).
-    pub counted: bool,
-    /// The bottom of a chain of loop devices: a disk that holds a loop
-    /// device's image. Its counters say whether the target's I/O reached
-    /// it or the host's page cache of the image served it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub backing: bool,
-}
-
-/// Where a network file system's I/O is counted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "counters")]
-pub enum Network {
-    /// The NFS client's counters of this mount (/proc/self/mountstats):
-    /// bytes read from and written to the server, the client's cache left
-    /// out.
-    Nfs { mount_point: String },
-    /// The bytes of every network interface but lo (/proc/net/dev): the
-    /// mount's traffic, and any other traffic of the host.
-    Interfaces,
-}
-
-/// A network mount's counters and link.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NetworkMount {
-    #[serde(flatten)]
-    pub counters: Network,
-    /// The fastest link of the host, in bytes/s (see `Link`); None where
-    /// nothing says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_bytes_per_s: Option<u64>,
-    /// What says so: "given with --link-speed", "eth0, 1000 Mb/s as its
-    /// device reports", "veth1, shaped by tbf to 1000 Mbit/s".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_source: Option<String>,
-}
 
 /// A link speed and what says so.
 #[derive(Debug, Clone, PartialEq, Eq)]

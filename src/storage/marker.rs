@@ -11,6 +11,8 @@ use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
+use super::just_closed;
+
 /// Name of the marker file inside every scratch directory.
 pub const MARKER: &str = ".fsbench-scratch";
 /// The same name, for `*at` system calls.
@@ -80,7 +82,7 @@ fn place(fd: OwnedFd, dir: BorrowedFd<'_>) -> anyhow::Result<OwnedFd> {
         Err(e) => return Err(anyhow::Error::from(e).context("cannot put the marker in place")),
     }
     drop(fd);
-    put_in_place(dir).context("cannot put the marker in place")?;
+    just_closed::retry(|| put_in_place(dir)).context("cannot put the marker in place")?;
     let fd = rustix::fs::openat(
         dir,
         MARKER_C,

@@ -4,10 +4,12 @@ pub mod cleanup;
 pub mod devices;
 pub mod distinct;
 pub mod env;
+pub mod just_closed;
 pub mod loopdev;
+pub mod made;
 pub mod marker;
+pub mod recorder;
 pub mod scratch;
-pub mod space;
 pub mod wipe;
 
 use std::path::{Path, PathBuf};

@@ -16,9 +16,10 @@ use anyhow::Context;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use super::cleanup::{self, CleanupReport, SCRATCH_PREFIX};
+use super::cleanup::{self, SCRATCH_PREFIX};
 use super::marker::{self, Marker};
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
+use crate::result::cleanup::CleanupReport;
 
 /// Names tried before giving up when `fsbench-<id>` names already exist
 /// (only someone creating them on purpose makes a second try necessary).

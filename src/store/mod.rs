@@ -76,7 +76,7 @@ pub fn save(result: &RunResult, path: &Path) -> anyhow::Result<()> {
     }
     let text = serde_json::to_string_pretty(result)? + "\n";
     if is_stdout(path) {
-        return crate::report::output::emit(crate::report::output::Stream::Stdout, &text);
+        return crate::console::emit(crate::console::Stream::Stdout, &text);
     }
     atomic::write(path, &text)
 }

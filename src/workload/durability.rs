@@ -15,9 +15,10 @@ use serde::Serialize;
 
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseClock, PhaseTiming};
+use crate::result::env::TargetEnv;
 use crate::result::{LatencySummary, Metric, WorkloadResult};
 use crate::rng::{Random, WyRand};
-use crate::storage::env::TargetEnv;
+use crate::storage::just_closed;
 use crate::workload::{RunContext, Workload};
 
 /// The size of every write: one page, the unit of a small durable update
@@ -211,12 +212,8 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
     }
     let timing = clock.stop();
     drop(file);
-    rustix::fs::unlinkat(
-        ctx.scratch.dir(),
-        name.as_str(),
-        rustix::fs::AtFlags::empty(),
-    )
-    .with_context(|| format!("cannot remove {name}"))?;
+    just_closed::unlink(ctx.scratch.dir(), name.as_str())
+        .with_context(|| format!("cannot remove {name}"))?;
     Ok(Outcome {
         writes,
         timing,
@@ -366,7 +363,7 @@ fn format_ms(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::env::risk::Risk;
+    use crate::result::env::Risk;
 
     fn disk(rotational: Option<bool>, risks: &[&str]) -> TargetEnv {
         TargetEnv {

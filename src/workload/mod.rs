@@ -3,17 +3,20 @@
 //! [`Workload`] and yields the common [`WorkloadResult`].
 pub mod bonnie;
 pub mod durability;
+#[cfg(test)]
+pub mod fake;
 pub mod meta;
 pub mod pattern;
 pub mod postmark;
 pub mod progress;
+pub mod space;
 pub mod synclog;
 pub mod threads;
 pub mod tree;
 
 use crate::result::WorkloadResult;
+use crate::result::env::TargetEnv;
 use crate::storage::Target;
-use crate::storage::env::TargetEnv;
 use crate::storage::scratch::Scratch;
 pub use progress::Progress;
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::report::output::{stderr_line, stderr_text};
+use crate::console::{stderr_line, stderr_text};
 use crate::size::format_bytes_of;
 
 /// How often a phase's amount may rewrite the status: a hot loop reports
@@ -175,6 +175,15 @@ impl Progress {
         }
     }
 
+    /// Step `slot` is skipped (a resumed run's record holds it): the bar
+    /// moves on, and the ETA counts it as done.
+    pub fn skip_step(&self, slot: usize) {
+        if let Display::Bar(bar) = &self.display {
+            lock(&bar.schedule).schedule.skipped(slot);
+            bar.bar.inc(1);
+        }
+    }
+
     /// The run is over: the bar goes.
     pub fn finish(&self) {
         if let Display::Bar(bar) = &self.display {
@@ -322,9 +331,23 @@ impl Schedule {
     pub fn finished(&mut self, slot: usize, seconds: f64) {
         if let Some(estimate) = self.estimates.get_mut(slot) {
             *estimate = Some(seconds);
-            self.pending[slot] = false;
         }
         self.running = None;
+        self.leave(slot);
+    }
+
+    /// Step `slot` is not run this repetition (a resumed run's record
+    /// holds its result): it is done, and tells nothing of its time.
+    pub fn skipped(&mut self, slot: usize) {
+        self.leave(slot);
+    }
+
+    /// Step `slot` is behind: when every slot is, the next repetition
+    /// begins.
+    fn leave(&mut self, slot: usize) {
+        if let Some(pending) = self.pending.get_mut(slot) {
+            *pending = false;
+        }
         self.done += 1;
         if self.pending.iter().all(|p| !p) {
             self.pending.fill(true);
@@ -416,6 +439,23 @@ mod tests {
         schedule.begin(0);
         assert_eq!(schedule.remaining(20.0), Some(41.0));
         schedule.finished(0, 61.0);
+        assert_eq!(schedule.remaining(0.0), Some(0.0));
+    }
+
+    /// A resumed run skips what its record holds: the ETA counts only
+    /// the steps still to run.
+    #[test]
+    fn skipped_steps_are_done_and_leave_the_eta() {
+        let mut schedule = Schedule::new(vec![Some(30.0), Some(60.0)], 2, false);
+        assert_eq!(schedule.remaining(0.0), Some(180.0));
+        schedule.skipped(0);
+        schedule.skipped(1);
+        // The first repetition was held whole: one repetition is left.
+        assert_eq!(schedule.remaining(0.0), Some(90.0));
+        schedule.skipped(1);
+        schedule.begin(0);
+        assert_eq!(schedule.remaining(10.0), Some(20.0));
+        schedule.finished(0, 30.0);
         assert_eq!(schedule.remaining(0.0), Some(0.0));
     }
 

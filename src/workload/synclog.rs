@@ -19,15 +19,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use serde::Serialize;
 use serde_json::json;
 
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseTiming};
+use crate::result::env::Risk;
+use crate::result::env::TargetEnv;
 use crate::result::{Metric, WorkloadResult};
-use crate::storage::env::risk::Risk;
-use crate::storage::env::{TargetEnv, probe_target};
+use crate::storage::env::probe_target;
+use crate::storage::just_closed;
 use crate::storage::scratch::Scratch;
 
 /// `--sync-log target`: the log goes in the target's own scratch directory
@@ -392,7 +394,7 @@ impl SyncLog {
                 scratch.finish();
             }
             Home::InTarget { dir, keep: false } => {
-                rustix::fs::unlinkat(&dir, self.name.as_str(), AtFlags::empty())
+                just_closed::unlink(&dir, self.name.as_str())
                     .with_context(|| format!("cannot remove {}", self.path.display()))?;
             }
             Home::InTarget { keep: true, .. } => {}

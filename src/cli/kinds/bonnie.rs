@@ -13,9 +13,9 @@ use crate::compat::bonnie::args::{
 use crate::compat::bonnie::printout::{CSV_HEADER, csv_line, text_report};
 use crate::compat::bonnie::user::switch_to;
 use crate::error::usage;
-use crate::report::output::{Stream, emit};
+use crate::console::{Stream, emit};
 use crate::storage::Target;
-use crate::storage::env::HostEnv;
+use crate::result::env::HostEnv;
 use crate::workload::Workload;
 use crate::workload::bonnie::{Bonnie, BonnieConfig, FileKind, FileTestConfig, MIB, Seed};
 

@@ -10,7 +10,7 @@ use crate::cli::flags::{OneTarget, RunFlags, parse_flags, refuse_in_suite};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::durability_table;
-use crate::report::output::emit;
+use crate::console::emit;
 use crate::storage::Target;
 use crate::units::{parse_time, time_arg};
 use crate::workload::Workload;

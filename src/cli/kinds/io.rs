@@ -16,7 +16,7 @@ use crate::compat::vdbench::parmfile::{Overrides, ParmFile};
 use crate::compat::vdbench::sink::{report_sink, warnings_sink};
 use crate::error::usage;
 use crate::measure::series::SteadyRule;
-use crate::report::output::{Stream, emit};
+use crate::console::{Stream, emit};
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::units::{size_arg, time_arg};

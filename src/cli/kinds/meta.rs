@@ -11,7 +11,7 @@ use crate::cli::flags::{OneTarget, RunFlags, parse_flags};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::error::usage;
 use crate::report::live::{Columns, latency_table};
-use crate::report::output::emit;
+use crate::console::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::units::size_arg;

@@ -11,9 +11,9 @@ use crate::cli::flags::Single;
 use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result, save_so_far};
 use crate::driver::{Part, Plan, Spread};
 use crate::policy::Policy;
+use crate::result::env::HostEnv;
 use crate::result::{RunResult, WorkloadResult};
 use crate::storage::Target;
-use crate::storage::env::HostEnv;
 use crate::workload::{Progress, Workload};
 
 /// Declares each kind's module and lists its `KIND` in `KINDS`, in the

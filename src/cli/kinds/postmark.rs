@@ -14,7 +14,7 @@ use crate::compat::postmark::session::config_of;
 use crate::driver::record::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
 use crate::store::{ResultsEnv, results_dir};
 use crate::workload::Workload;
 use crate::workload::postmark::Postmark;

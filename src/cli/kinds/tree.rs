@@ -10,7 +10,7 @@ use super::{EntryInput, Kind, new_record, run_single};
 use crate::cli::flags::{OneTarget, RunFlags, parse_flags};
 use crate::cli::output::{check_json_path, tables_stream};
 use crate::report::live::{tree_heading, tree_table};
-use crate::report::output::emit;
+use crate::console::emit;
 use crate::size::parse_size;
 use crate::storage::Target;
 use crate::units::size_arg;

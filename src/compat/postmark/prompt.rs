@@ -6,10 +6,10 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 
 use super::session::{Flow, Runner, Session};
+use crate::console::stderr_line;
 use crate::error::{Interrupted, usage};
 use crate::input::StdinLines;
 use crate::policy::{Origin, Policy};
-use crate::report::output::stderr_line;
 use crate::scale;
 
 const MPI_NEEDS_CONFIG: &str =

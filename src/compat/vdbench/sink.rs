@@ -5,7 +5,7 @@ use std::rc::Rc;
 use std::time::SystemTime;
 
 use super::printout::{HEADER_EVERY, header, job_line, row_line, start_line};
-use crate::report::output::{Stream, emit};
+use crate::console::{Stream, emit};
 use crate::workload::pattern::counters::IntervalFigures;
 use crate::workload::pattern::{Event, Sink};
 

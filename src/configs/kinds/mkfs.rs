@@ -11,11 +11,11 @@ use rustix::fs::{Mode, OFlags};
 
 use super::{Kind, Make, Reader};
 use crate::configs::build::{Fs, Site};
-use crate::configs::made::{self, Made};
+use crate::storage::made::{self, Made};
 use crate::configs::place::Place;
 use crate::configs::{Config, DEV, DIR, Entry, is_word, split_words, substitute};
 use crate::error::usage;
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
 use crate::shell::{output_of, quoted};
 use crate::size::format_bytes;
 use crate::storage::loopdev::{Backing, FileId, LoopDevice};

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::build::{Fs, Site};
 use super::place::Place;
-use super::{Built, Config, DIR, Entry};
+use super::{Config, DIR, Entry};
+use crate::result::built::Built;
 
 /// Declares each kind's module and lists its `READER` in `READERS`, in the
 /// order messages name them.
@@ -36,7 +37,7 @@ pub enum Make {
         device: Option<PathBuf>,
     },
     /// mkfs, as for `Mkfs`, on an image fsbench makes into a recorded
-    /// disk (`crash::recorder`): every write and flush it gets is logged.
+    /// disk (`storage::recorder`): every write and flush it gets is logged.
     Recorded { words: Vec<String> },
     /// A mount of an existing source: an NFS export, a device with other
     /// options, a tmpfs.

@@ -1,6 +1,6 @@
 //! mkfs on a recorded disk (`recorded = true` beside `mkfs`): the image
 //! `img/<name>.img` and its block log `img/<name>.log` behind fsbench's
-//! recorder (`crash::recorder`, a FUSE file system served in-process)
+//! recorder (`storage::recorder`, a FUSE file system served in-process)
 //! mounted on `rec/<name>`, a loop device on the recorder's disk, then
 //! mkfs and the mount as on any image. Every write and flush the disk gets
 //! is appended to the log: measured against the same configuration
@@ -16,12 +16,13 @@ use rustix::io::Errno;
 use super::mkfs::{self, Mkfs};
 use super::{Kind, Make, Reader, Standing};
 use crate::configs::build::{Fs, Site};
-use crate::configs::made::RECORDER;
+use crate::storage::made::RECORDER;
 use crate::configs::place::Place;
-use crate::configs::{Built, Config, DEV, DIR, Entry};
-use crate::crash::recorder::{self, Places, Recorder};
+use crate::configs::{Config, DEV, DIR, Entry};
+use crate::result::built::Built;
+use crate::storage::recorder::{self, Places, Recorder};
 use crate::error::usage;
-use crate::report::output::stderr_line;
+use crate::console::stderr_line;
 
 pub(super) const READER: Reader = Reader {
     key: "recorded",

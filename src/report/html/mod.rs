@@ -27,9 +27,9 @@ use super::verdict::{Verdict, VerdictLines};
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
 };
+use crate::result::env::TargetEnv;
 use crate::result::{RunResult, TargetResult};
 use crate::size::format_bytes;
-use crate::storage::env::TargetEnv;
 use durability::DurabilityView;
 use figures::{latency_chart, metric_bar_chart, overview_charts, series_charts};
 
@@ -497,7 +497,7 @@ fn environment_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
 
 /// How fsbench built the targets (`fsbench run --configs`).
 fn built_rows(targets: &[TargetResult]) -> Vec<EnvRow> {
-    type BuiltField = fn(&crate::configs::Built) -> String;
+    type BuiltField = fn(&crate::result::built::Built) -> String;
     let fields: [(&'static str, BuiltField); 7] = [
         ("built by mkfs", |b| b.mkfs.clone()),
         ("built on", terminal::built_on),

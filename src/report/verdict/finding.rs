@@ -14,7 +14,7 @@ pub(super) const UNDECIDED_AT: f64 = 1.5;
 pub struct Finding {
     /// Workload and metric, as a reader says them ("tree-photos find").
     pub what: String,
-    /// The metric's unit: a space figure (`storage::space::SPACE_UNIT`)
+    /// The metric's unit: a space figure (`result::SPACE_UNIT`)
     /// is smaller or larger, not faster or slower.
     pub unit: String,
     pub direction: Direction,
@@ -55,7 +55,7 @@ impl Finding {
 
     /// Space on disk: a measured amount, whose difference is exact.
     pub(super) fn exact(&self) -> bool {
-        self.unit == crate::storage::space::SPACE_UNIT
+        self.unit == crate::result::SPACE_UNIT
     }
 
     /// The difference's size on the log scale, whichever its direction.

@@ -549,7 +549,7 @@ mod tests {
     /// risk of the run: said where the target's own are, never "none".
     #[test]
     fn a_workload_risk_is_among_the_targets_risks() {
-        let risk = |code: &str| crate::storage::env::risk::Risk {
+        let risk = |code: &str| crate::result::env::Risk {
             code: code.into(),
             message: "m".into(),
         };
@@ -705,7 +705,7 @@ mod tests {
     #[test]
     fn less_space_on_disk_is_said_as_smaller_not_faster() {
         let space = |what: &str, ratio| Finding {
-            unit: crate::storage::space::SPACE_UNIT.into(),
+            unit: crate::result::SPACE_UNIT.into(),
             direction: Direction::LowerIsBetter,
             ..finding(what, ratio, Some(1e-5), None)
         };
@@ -735,7 +735,7 @@ mod tests {
     #[test]
     fn space_differences_come_after_the_speeds_and_are_not_counted() {
         let space = |what: &str, ratio| Finding {
-            unit: crate::storage::space::SPACE_UNIT.into(),
+            unit: crate::result::SPACE_UNIT.into(),
             direction: Direction::LowerIsBetter,
             ..finding(what, ratio, Some(0.0), None)
         };

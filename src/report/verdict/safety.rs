@@ -3,7 +3,8 @@
 //! was found to be: measured by power cuts, else judged by the durability
 //! workload's timing.
 use crate::result::TargetResult;
-use crate::storage::env::risk::{Risk, declared_name, short_name};
+use crate::result::env::Risk;
+use crate::storage::env::risk::{declared_by, declared_name, short_name};
 
 /// What a target can lose on a crash, as its verdict says it.
 #[derive(Debug, Clone, Default)]
@@ -81,7 +82,7 @@ pub fn risks(target: &TargetResult) -> Vec<String> {
 /// configuration declared (what a server does, which no probe sees).
 pub fn own_risks(target: &TargetResult) -> Vec<Risk> {
     let probed = target.env.iter().flat_map(|e| e.risks.iter().cloned());
-    let declared = target.built.iter().flat_map(|b| b.risks());
+    let declared = target.built.iter().flat_map(declared_by);
     probed.chain(declared).collect()
 }
 

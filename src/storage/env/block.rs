@@ -1,6 +1,7 @@
 //! The disk under a file system, from sysfs: its name, a loop device's
 //! backing file, queue settings and RAID level, through partitions and
 //! stacked devices (device-mapper, md).
+use crate::result::env::DeviceFacts;
 use std::path::{Path, PathBuf};
 
 /// Bound on walks down stacked block devices (dm on dm on md on ...), so a
@@ -18,65 +19,6 @@ pub(super) struct BlockInfo {
     pub(super) write_cache: Option<String>,
     pub(super) raid_level: Option<String>,
     pub(super) facts: Option<DeviceFacts>,
-}
-
-/// What the disk under a target is, from sysfs: enough to see a
-/// misaligned partition (a 4 KiB-sector disk whose partition does not
-/// start on a 4 KiB boundary turns every write into a read-modify-write).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct DeviceFacts {
-    /// device/model (SCSI/ATA/NVMe), trimmed; None for virtual devices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// device/firmware_rev (NVMe) or device/rev (SCSI/ATA), trimmed: a
-    /// firmware update can change what the disk does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firmware: Option<String>,
-    /// The whole disk's size (`size` × 512).
-    pub size_bytes: u64,
-    /// queue/logical_block_size and queue/physical_block_size.
-    pub logical_sector: u64,
-    pub physical_sector: u64,
-    /// Where the partition starts on its disk (`start` × 512); None when
-    /// the file system is on the whole disk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition_offset: Option<u64>,
-    /// queue/nr_requests: how many requests the block layer queues for
-    /// the disk (what a deep io job's requests wait in).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue_depth: Option<u64>,
-}
-
-impl DeviceFacts {
-    /// A partition that does not start on a physical sector boundary.
-    pub fn misaligned(&self) -> bool {
-        self.partition_offset
-            .is_some_and(|offset| self.physical_sector > 0 && offset % self.physical_sector != 0)
-    }
-
-    /// One line: "QEMU HARDDISK, 256.0 GiB, sectors 512/4096 B, partition at
-    /// 1.0 MiB (aligned)".
-    pub fn described(&self) -> String {
-        use crate::size::format_bytes;
-        let mut parts: Vec<String> = self.model.iter().cloned().collect();
-        parts.extend(self.firmware.iter().map(|f| format!("firmware {f}")));
-        parts.push(format_bytes(self.size_bytes));
-        parts.push(format!(
-            "sectors {}/{} B (logical/physical)",
-            self.logical_sector, self.physical_sector
-        ));
-        if let Some(depth) = self.queue_depth {
-            parts.push(format!("queue depth {depth}"));
-        }
-        if let Some(offset) = self.partition_offset {
-            let alignment = match self.misaligned() {
-                true => format!("MISALIGNED to its {} B sectors", self.physical_sector),
-                false => "aligned".to_string(),
-            };
-            parts.push(format!("partition at {offset} B ({alignment})"));
-        }
-        parts.join(", ")
-    }
 }
 
 /// The facts of `disk`, `node` being the partition (or the disk itself).

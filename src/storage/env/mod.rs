@@ -13,13 +13,12 @@ mod text;
 use std::path::Path;
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
 
-pub use block::DeviceFacts;
+use crate::result::env::{HostEnv, TargetEnv};
 use block::{block_device_number, probe_block_device};
 pub use host::{dirty_limit_bytes, host_name, online_cpu_count, probe_host};
 use mounts::{MountEntry, read_mountinfo, select_mount};
-use risk::{Risk, risks_of};
+use risk::risks_of;
 pub use text::render_text;
 
 /// Magic numbers of file systems that live in RAM (statfs f_type).
@@ -37,92 +36,6 @@ pub fn in_memory(fd: std::os::fd::BorrowedFd<'_>) -> bool {
 
 /// Stands in for a text field the kernel left empty or we could not read.
 const UNKNOWN: &str = "unknown";
-
-/// The machine a result was measured on.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HostEnv {
-    pub hostname: String,
-    /// uname release, e.g. "6.1.0-18-amd64".
-    pub kernel: String,
-    /// uname version string.
-    pub kernel_version: String,
-    /// PRETTY_NAME from /etc/os-release.
-    pub os: Option<String>,
-    /// uname machine.
-    pub arch: String,
-    pub cpu_model: Option<String>,
-    /// Logical CPUs online; 0 if unknown.
-    pub cpu_count: usize,
-    /// MemTotal; 0 if unknown.
-    pub ram_bytes: u64,
-}
-
-/// The file system and device a benchmarked path lives on.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TargetEnv {
-    /// Canonical path probed.
-    pub path: String,
-    pub mount_point: String,
-    /// e.g. "ext4", "tmpfs", "nfs4", "fuse.sshfs".
-    pub fs_type: String,
-    /// Per-mount options and super options merged, comma separated, no
-    /// duplicates, e.g. "rw,relatime,data=ordered".
-    pub mount_options: String,
-    /// Mount source, e.g. "/dev/loop3", "tmpfs", "server:/export".
-    pub source: String,
-    /// For /dev/loopN: /sys/block/loopN/loop/backing_file.
-    pub loop_backing_file: Option<String>,
-    /// Kernel name of the whole disk holding the fs, e.g. "vda", "nvme0n1",
-    /// "md0", "loop3" (a partition is resolved to its parent disk).
-    pub block_device: Option<String>,
-    /// /sys/block/<disk>/queue/rotational.
-    pub rotational: Option<bool>,
-    /// The active I/O scheduler, e.g. "mq-deadline" or "none".
-    pub scheduler: Option<String>,
-    /// queue/write_cache: "write back" or "write through".
-    pub write_cache: Option<String>,
-    /// /sys/block/mdX/md/level, e.g. "raid1"; for device-mapper devices
-    /// stacked on md, that md's level.
-    pub raid_level: Option<String>,
-    /// statvfs f_blocks * f_frsize.
-    pub total_bytes: u64,
-    /// statvfs f_bavail * f_frsize (available to unprivileged users).
-    pub free_bytes: u64,
-    pub total_inodes: u64,
-    pub free_inodes: u64,
-    /// What this configuration can lose on a crash (see `risk`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub risks: Vec<Risk>,
-    /// What the disk under the target is: model, size, sector sizes, the
-    /// partition's offset (None: no block device, or a result from before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_facts: Option<DeviceFacts>,
-    /// The block devices under the target (`storage::devices`): those
-    /// whose counters count its I/O, then those beneath them. Empty for
-    /// "no device" (tmpfs) and in results made before they were resolved.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<crate::storage::devices::BlockDev>,
-    /// A network file system's counters and link (`storage::devices`);
-    /// None for a local one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<crate::storage::devices::NetworkMount>,
-}
-
-/// Kernel name prefixes of block devices that are not a physical disk:
-/// loop, virtio-blk, Xen, network block, compressed RAM, RAM disks, Ceph
-/// RBD. What they report about themselves (rotational, cache mode) is
-/// not the medium's: a loop device says rotational whatever lies beneath.
-const VIRTUAL_DEVICES: [&str; 7] = ["loop", "vd", "xvd", "nbd", "zram", "ram", "rbd"];
-
-impl TargetEnv {
-    /// The target's disk when it is a virtual or loop device (see
-    /// [`VIRTUAL_DEVICES`]); None for a physical or unknown one.
-    pub fn virtual_device(&self) -> Option<&str> {
-        let device = self.block_device.as_deref()?;
-        let is_virtual = VIRTUAL_DEVICES.iter().any(|p| device.starts_with(p));
-        is_virtual.then_some(device)
-    }
-}
 
 /// Describes the file system and device `path` lives on. Fails only if
 /// `path` can't be stat'ed or statvfs'ed; the rest is best-effort.

@@ -3,26 +3,10 @@
 //! lose, so a fast result is never read without its price.
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use crate::result::built::Built;
+use crate::result::env::Risk;
 
 use super::TargetEnv;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Risk {
-    /// Stable short name, e.g. "data_writeback".
-    pub code: String,
-    /// What can be lost, for people.
-    pub message: String,
-}
-
-impl Risk {
-    fn new(code: &str, message: &str) -> Risk {
-        Risk {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// The mount options, one by one.
 fn options(env: &TargetEnv) -> Vec<&str> {
@@ -78,6 +62,15 @@ pub fn declared(code: &str, setting: &str) -> Risk {
         code: code.into(),
         message: format!("{what} (declared by its configuration: {setting})"),
     }
+}
+
+/// The risks a built configuration declared, as reports list them.
+pub fn declared_by(built: &Built) -> Vec<Risk> {
+    built
+        .declared_risks
+        .iter()
+        .map(|(code, setting)| declared(code, setting))
+        .collect()
 }
 
 /// A declared risk in the verdict's words: what it can lose, and that

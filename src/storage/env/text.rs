@@ -96,8 +96,8 @@ fn counted_devices(target: &TargetEnv) -> String {
 /// "NFS client counters (mountstats); link 117.7 MiB/s (eth0, 1000 Mb/s
 /// as its device reports)", "network interfaces (all but lo); link
 /// unknown (give --link-speed)".
-fn network_text(network: &crate::storage::devices::NetworkMount) -> String {
-    use crate::storage::devices::Network;
+fn network_text(network: &crate::result::env::NetworkMount) -> String {
+    use crate::result::env::Network;
     let counters = match network.counters {
         Network::Nfs { .. } => "NFS client counters (mountstats)",
         Network::Interfaces => "network interfaces (all but lo)",
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn a_network_mount_says_what_counts_it_and_its_link() {
-        use crate::storage::devices::{Network, NetworkMount};
+        use crate::result::env::{Network, NetworkMount};
         let nfs = TargetEnv {
             network: Some(NetworkMount {
                 counters: Network::Nfs {

@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use anyhow::Context;
 use crossbeam_utils::CachePadded;
-use rustix::fs::{AtFlags, Mode, OFlags, SeekFrom};
+use rustix::fs::{Mode, OFlags, SeekFrom};
 
 use super::rng::RandomSource;
 use super::{BonnieConfig, MIB, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed_reporting};
+use crate::storage::just_closed;
 use crate::workload::threads::{StartLine, spawn_all};
 use crate::workload::{Progress, RunContext};
 
@@ -103,8 +104,9 @@ impl DataFile<'_> {
     }
 
     fn remove(&self) -> anyhow::Result<()> {
-        match rustix::fs::unlinkat(self.dir, self.name.as_str(), AtFlags::empty()) {
-            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        match just_closed::unlink(self.dir, self.name.as_str()) {
+            Ok(()) => Ok(()),
+            Err(refused) if refused.errno == rustix::io::Errno::NOENT => Ok(()),
             Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.name)),
         }
     }

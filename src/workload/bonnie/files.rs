@@ -16,7 +16,9 @@ use super::{BonnieConfig, FileKind, Outcome, Test, announce};
 use crate::interrupt;
 use crate::io::{AlignedBuf, read_exact, write_all};
 use crate::measure::{LatencyRecorder, PhaseClock, each_timed};
-use crate::storage::cleanup::{self, CleanupReport};
+use crate::result::cleanup::CleanupReport;
+use crate::storage::cleanup;
+use crate::storage::just_closed;
 use crate::workload::RunContext;
 
 /// The test directory and its subdirectories, open for `*at` calls.
@@ -498,8 +500,8 @@ fn delete_in_order(
 /// the count of files deleted, checked against the files made, still
 /// catches a file that went missing.
 fn delete_listed(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<bool> {
-    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
-        Err(Errno::NOENT) => Ok(false),
+    match just_closed::unlink(dir, name) {
+        Err(refused) if refused.errno == Errno::NOENT => Ok(false),
         outcome => outcome
             .map(|()| true)
             .with_context(|| format!("cannot delete file {}", name.to_string_lossy())),
@@ -507,7 +509,7 @@ fn delete_listed(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<bool> {
 }
 
 fn delete_one(dir: BorrowedFd<'_>, name: &CStr) -> anyhow::Result<()> {
-    rustix::fs::unlinkat(dir, name, AtFlags::empty())
+    just_closed::unlink(dir, name)
         .with_context(|| format!("cannot delete file {}", name.to_string_lossy()))
 }
 

@@ -16,8 +16,10 @@ use super::{MetaConfig, MetaOp};
 use crate::measure::phase::{Measured, Rate};
 use crate::measure::{LatencyRecorder, PhaseClock, PhaseTiming, each_timed};
 use crate::result::Metric;
+use crate::result::cleanup::CleanupReport;
 use crate::rng::{Random, WyRand};
-use crate::storage::cleanup::{self, CleanupReport};
+use crate::storage::cleanup;
+use crate::storage::just_closed;
 use crate::storage::scratch::Scratch;
 use crate::workload::RunContext;
 use crate::workload::threads::{StartLine, spawn_all};
@@ -255,7 +257,7 @@ impl<'a> Repetition<'a> {
             MetaOp::Create => self.create_file(leaf, file.name())?,
             MetaOp::Rename => {
                 let new = new.set(leaf, RENAMED, number).name();
-                rustix::fs::renameat(fd, file.name(), fd, new)?
+                just_closed::rename(fd, file.name(), fd, new)?
             }
             MetaOp::Chmod => rustix::fs::chmodat(fd, file.name(), CHMOD_MODE, AtFlags::empty())?,
             MetaOp::Setxattr => {
@@ -272,7 +274,7 @@ impl<'a> Repetition<'a> {
                 rustix::fs::linkat(fd, file.name(), fd, link, AtFlags::empty())?
             }
             MetaOp::Truncate => truncate(leaf, file.name())?,
-            MetaOp::Unlink => rustix::fs::unlinkat(fd, file.name(), AtFlags::empty())?,
+            MetaOp::Unlink => just_closed::unlink(fd, file.name())?,
             MetaOp::ReaddirStat => unreachable!("readdir_stat works per directory"),
         }
         Ok(())
@@ -300,7 +302,7 @@ impl<'a> Repetition<'a> {
             let kinds = [(made.symlinks, SYMLINK), (made.links, HARD_LINK)];
             for (_, letter) in kinds.into_iter().filter(|(made, _)| *made) {
                 let link = names.new.set(leaf, letter, number);
-                rustix::fs::unlinkat(&leaf.fd, link.name(), AtFlags::empty())
+                just_closed::unlink(&leaf.fd, link.name())
                     .with_context(|| format!("unlink {} failed", link.path().to_string_lossy()))?;
             }
             Ok(())
@@ -489,9 +491,13 @@ fn read_xattr(path: &CStr) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What `truncate -s 0` does: open, ftruncate, close.
+/// What `truncate -s 0` does: open, ftruncate, close; but with the file
+/// opened for reading too, which the truncate does not notice: after a
+/// truncate smbnetfs asks the server for the file's attributes through
+/// the same handle, which a write-only SMB handle may not read, and it
+/// answers EIO and drops its connection.
 fn truncate(leaf: &Leaf, name: &CStr) -> anyhow::Result<()> {
-    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&leaf.fd, name, flags, Mode::empty())?;
     Ok(rustix::fs::ftruncate(&fd, 0)?)
 }
@@ -548,9 +554,13 @@ fn try_link(dir: &Path) -> anyhow::Result<rustix::io::Result<()>> {
     );
     std::fs::File::create(&file).with_context(|| format!("cannot create {}", file.display()))?;
     let linked = rustix::fs::link(&file, &link);
+    let remove = |path: &Path| {
+        just_closed::unlink(rustix::fs::CWD, path)
+            .with_context(|| format!("cannot remove {}", path.display()))
+    };
     if linked.is_ok() {
-        std::fs::remove_file(&link).with_context(|| format!("cannot remove {}", link.display()))?;
+        remove(&link)?;
     }
-    std::fs::remove_file(&file).with_context(|| format!("cannot remove {}", file.display()))?;
+    remove(&file)?;
     Ok(linked)
 }

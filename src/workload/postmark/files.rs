@@ -18,12 +18,13 @@ use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, IntoRawFd, OwnedFd};
 
 use anyhow::Context;
-use rustix::fs::{AtFlags, Mode, OFlags, SeekFrom};
+use rustix::fs::{Mode, OFlags, SeekFrom};
 
 use super::engine::FileOps;
 use super::pool::FileSlot;
 use super::stdio::{self, StdioReader, StdioWriter};
 use crate::io::{read_exact, write_all};
+use crate::storage::just_closed;
 
 /// The longest name: `s4294967295/4294967295` and a NUL.
 const NAME_CAPACITY: usize = 24;
@@ -191,7 +192,7 @@ impl FileOps for Syscalls {
 
     fn delete(&mut self, file: &FileSlot) -> anyhow::Result<()> {
         let (dir, name) = self.locate(file);
-        rustix::fs::unlinkat(dir, name, AtFlags::empty())
+        just_closed::unlink(dir, name)
             .with_context(|| format!("cannot delete {}", self.describe(file)))
     }
 }

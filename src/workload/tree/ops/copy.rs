@@ -54,6 +54,9 @@ impl Xattrs {
     /// when a side does not support them (the copy goes on without).
     fn copy(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> anyhow::Result<Option<String>> {
         if self.names.is_empty() {
+            if keeps_no_xattrs(src) {
+                return Ok(no_xattrs("source", Errno::OPNOTSUPP));
+            }
             self.names = vec![0; XATTR_BYTES];
             self.value = vec![0; XATTR_BYTES];
         }
@@ -81,6 +84,26 @@ impl Xattrs {
         }
         Ok(None)
     }
+}
+
+/// A name in each namespace a copy carries (user, security, POSIX ACLs),
+/// none of which a file is expected to have.
+const PROBES: [&CStr; 3] = [
+    c"user.fsbench-probe",
+    c"security.fsbench-probe",
+    c"system.posix_acl_access",
+];
+
+/// Whether `src`'s file system refuses xattrs in every namespace a copy
+/// carries, asked at each copier's first entry, before any listing:
+/// smbnetfs, which refuses them all, answers every listxattr with EIO and
+/// drops its connection, and calls on the mount may fail for seconds
+/// after.
+fn keeps_no_xattrs(src: BorrowedFd<'_>) -> bool {
+    PROBES.iter().all(|name| {
+        let asked = rustix::fs::fgetxattr(src, *name, &mut [0u8; 0][..]);
+        asked == Err(Errno::OPNOTSUPP)
+    })
 }
 
 fn no_xattrs(side: &str, e: Errno) -> Option<String> {

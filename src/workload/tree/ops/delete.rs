@@ -10,7 +10,9 @@ use rustix::fs::AtFlags;
 use rustix::io::Errno;
 
 use super::Tally;
-use crate::storage::cleanup::{CleanupReport, empty_dir, open_subdir};
+use crate::result::cleanup::CleanupReport;
+use crate::storage::cleanup::{empty_dir, open_subdir};
+use crate::storage::just_closed;
 use crate::workload::synclog::{LogOp, SyncLog, record_in};
 use crate::workload::tree::parallel::{self, Parallel, open_beneath};
 use crate::workload::tree::walk::{Kind, Visited, Visitor, kind_of, read_listing};
@@ -62,7 +64,7 @@ fn remove_tree(
         removed += match kind_of(fd, &item.name, item.file_type)? {
             Kind::Dir => remove_tree(fd, &item.name, rel, log)?,
             _ => {
-                rustix::fs::unlinkat(fd, item.name.as_c_str(), AtFlags::empty())
+                just_closed::unlink(fd, item.name.as_c_str())
                     .with_context(|| format!("cannot remove {}", item.name.to_string_lossy()))?;
                 record_in(log, LogOp::Delete, rel)?;
                 1
@@ -101,7 +103,7 @@ struct Unlink<'l> {
 impl Visitor for Unlink<'_> {
     fn leaf(&mut self, entry: &Visited<'_>) -> anyhow::Result<()> {
         let start = Instant::now();
-        rustix::fs::unlinkat(entry.parent, entry.name, AtFlags::empty())
+        just_closed::unlink(entry.parent, entry.name)
             .with_context(|| format!("cannot remove {}", entry.rel))?;
         if let Some(log) = self.log {
             self.logged.clear();

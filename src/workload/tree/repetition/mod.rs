@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use rustix::fs::AtFlags;
 
 use super::dataset::Plan;
 use super::ops::{Find, Read, StatAll, Tally};
@@ -18,7 +17,8 @@ use crate::measure::phase::{Measured, Rate};
 use crate::measure::{PhaseClock, PhaseTiming};
 use crate::result::{Metric, WorkloadResult};
 use crate::storage::env::in_memory;
-use crate::storage::space::{Growth, Used};
+use crate::storage::just_closed;
+use crate::workload::space::{Growth, Used};
 use crate::workload::synclog::SyncLog;
 
 mod cold;
@@ -217,7 +217,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     /// What operation `name` laid down, from its `readings`: its space
-    /// metrics (`storage::space`) after its others, and the readings in
+    /// metrics (`workload::space`) after its others, and the readings in
     /// the result's parameters (`space.<name>`).
     fn laid_down(
         &mut self,
@@ -493,8 +493,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
             return Ok(());
         }
         let c_name = cstring(name)?;
-        let removed = match rustix::fs::unlinkat(self.dir.as_fd(), &c_name, AtFlags::empty()) {
-            Err(rustix::io::Errno::ISDIR) => {
+        let removed = match just_closed::unlink(self.dir.as_fd(), &c_name) {
+            Err(refused) if refused.errno == rustix::io::Errno::ISDIR => {
                 ops::delete_tree(self.dir.as_fd(), &c_name).map(|_| ())
             }
             other => other.map_err(Into::into),
@@ -601,7 +601,7 @@ fn generate(
     Ok(src)
 }
 
-/// Operation `name`'s space figures (`storage::space::Growth::metrics`)
+/// Operation `name`'s space figures (`workload::space::Growth::metrics`)
 /// from its `readings` (before, after), and the readings themselves in
 /// the result's parameters, under `space.<name>`: nothing without
 /// readings. The readings are of the whole file system: on a shared one

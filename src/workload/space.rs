@@ -14,15 +14,7 @@ use std::os::fd::BorrowedFd;
 use serde::Serialize;
 
 use crate::measure::phase::Measured;
-use crate::result::{AcrossRanks, Direction, Metric};
-
-/// The unit of a space ratio: bytes on disk per byte of file contents
-/// (1 = no overhead; below 1 = compressed; well above 1 = small files
-/// rounded up to blocks).
-pub const SPACE_UNIT: &str = "×";
-
-/// The unit of inodes used per entry made.
-pub const INODES_UNIT: &str = "inodes/entry";
+use crate::result::{AcrossRanks, Direction, INODES_UNIT, Metric, SPACE_UNIT};
 
 /// What a file system uses: `(f_blocks - f_bfree) × f_frsize` bytes and
 /// `f_files - f_ffree` inodes.

@@ -1,8 +1,9 @@
 //! Writing reports to stdout/stderr without panicking when the reader has
 //! gone away (`fsbench ... | head`), and fsbench's own lines on stderr
 //! (`stderr_line!`, `stderr_text!`): never `eprintln!`, which panics when
-//! stderr cannot be written.
+//! stderr cannot be written. A leaf: every module may print through it.
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 
@@ -12,10 +13,19 @@ pub enum Stream {
     Stderr,
 }
 
+/// Whether this process writes reports: in an MPI job only rank 0 does
+/// (`scale::init` tells the others to keep quiet).
+static REPORTS: AtomicBool = AtomicBool::new(true);
+
+/// Makes `emit` silent in this process: a rank of an MPI job other than 0.
+pub fn leave_reports_to_another_process() {
+    REPORTS.store(false, Ordering::Relaxed);
+}
+
 /// Writes `text` to `stream`; a closed pipe is an error, not a panic. In
 /// an MPI job only rank 0 speaks.
 pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
-    if !crate::scale::is_root() {
+    if !REPORTS.load(Ordering::Relaxed) {
         return Ok(());
     }
     let result = match stream {
@@ -44,7 +54,7 @@ pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
 /// own code. Every rank of an MPI job speaks, as with `eprintln!`.
 macro_rules! stderr_line {
     ($($arg:tt)*) => {
-        $crate::report::output::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+        $crate::console::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 pub(crate) use stderr_line;
@@ -52,7 +62,7 @@ pub(crate) use stderr_line;
 /// `stderr_line!` without the newline (`eprint!`'s counterpart).
 macro_rules! stderr_text {
     ($($arg:tt)*) => {
-        $crate::report::output::to_stderr(format_args!($($arg)*))
+        $crate::console::to_stderr(format_args!($($arg)*))
     };
 }
 pub(crate) use stderr_text;

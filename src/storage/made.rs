@@ -296,7 +296,7 @@ fn on_own_loop(id: u64, made: &[Made]) -> bool {
         .any(|device| device.dev == mount.dev)
 }
 
-/// The FUSE source name of fsbench's recorder (`crash::recorder`).
+/// The FUSE source name of fsbench's recorder (`storage::recorder`).
 pub const RECORDER: &str = "fsbench-recorder";
 
 /// Aborts the FUSE connection of every recorder among the recorded mounts

@@ -18,13 +18,16 @@
 //! A process that serves its own file system cannot be killed cleanly: a
 //! kill -9 ends the server thread while another waits, uninterruptibly,
 //! for I/O only it could answer. `fsbench clean` first aborts the
-//! recorder's FUSE connection (`configs::made::release`), which fails
+//! recorder's FUSE connection (`storage::made::release`), which fails
 //! that I/O and lets the process go.
 //!
 //! Every file is opened with FOPEN_DIRECT_IO: no page cache of the FUSE
 //! mount holds a byte, so a state read is the state's. The kernel's
 //! writeback cache for FUSE is never asked for (fuser does not), so a
 //! write reaches the server before the call that made it returns.
+pub mod blocklog;
+pub mod extents;
+
 use std::cell::RefCell;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -42,10 +45,10 @@ use fuser::{
 };
 use rustix::fs::{Mode, OFlags};
 
-use super::blocklog::{self, Writer};
-use super::extents::{Extents, Files, Source};
-use crate::configs::made::{self, Made, Record, Unmounted, WhenBusy};
 use crate::storage::loopdev::FileId;
+use crate::storage::made::{self, Made, Record, Unmounted, WhenBusy};
+use blocklog::Writer;
+use extents::{Extents, Files, Source};
 
 const DISK: INodeNo = INodeNo(2);
 const CONTROL: INodeNo = INodeNo(3);

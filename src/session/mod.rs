@@ -1,0 +1,216 @@
+//! `fsbench run`'s session: a suite measured on targets, or on the
+//! configurations it builds round by round, repeated until the precision
+//! rule is met, with its references, its power cuts, and its record saved
+//! after every result and finished at the end.
+//!
+//! `cli/run.rs` reads the command line into a [`Request`] and prints the
+//! [`Outcome`]; everything between is here. How a suite entry becomes a
+//! workload comes with the request (`Request::build`: the registry's
+//! parsers), so the session knows no command line.
+mod runner;
+mod saving;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::configs::Config;
+use crate::configs::place::Place;
+use crate::configs::session::Outcome as Builds;
+use crate::crash;
+use crate::driver::Overhead;
+use crate::driver::record::keep_partial;
+use crate::report::precision::Precision;
+use crate::result::RunResult;
+use crate::storage::Target;
+use crate::suite::Suite;
+use crate::suite::plan::Builder;
+use crate::workload::ColdMode;
+use runner::Runner;
+use saving::{Saving, mark_references};
+
+/// What a session measures, how, and where its record goes.
+pub struct Request<'a> {
+    pub suite: &'a Suite,
+    /// How a suite entry becomes a workload, its sizes scaled.
+    pub build: &'a Builder<'a>,
+    /// The targets measured; empty with `configs`, whose configurations
+    /// are the targets.
+    pub targets: Vec<Target>,
+    /// Targets measured as ceilings (with the first round of
+    /// configurations), marked as references in the record.
+    pub references: Vec<Target>,
+    /// The configurations to build and where (`--configs`).
+    pub configs: Option<&'a (Vec<Config>, Place)>,
+    /// The suite's crash entry, planned against the configurations.
+    pub crash: Option<CrashPlan<'a>>,
+    /// The stopping rule (`--precision`); None: exactly `repeat`.
+    pub precision: Option<Precision>,
+    /// Repetitions: all of them, or the most with a precision rule.
+    pub repeat: u32,
+    pub options: Options,
+    /// The record measured into: a new one, or a saved incomplete one to
+    /// finish (`resumed`).
+    pub record: RunResult,
+    /// Measure only what `record` lacks (`--resume`).
+    pub resumed: bool,
+    /// The name of the scratch directories (a resumed run's own: the
+    /// killed run's may still stand).
+    pub scratch_id: String,
+    /// The results file, rewritten after each result and at the end.
+    pub save_path: Option<PathBuf>,
+    /// `--json FILE` (`-`: standard output, written at the end only).
+    pub json: Option<PathBuf>,
+}
+
+/// How the suite runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub scale: f64,
+    /// Keep the scratch directories (`--keep`).
+    pub keep: bool,
+    pub cold: Option<ColdMode>,
+    /// No progress bar.
+    pub quiet: bool,
+    /// A line per result measured.
+    pub verbose: bool,
+    /// Build every configuration anew for each repetition.
+    pub fresh: bool,
+}
+
+/// A suite's crash entry, planned: its options, where its recorded disks
+/// go, and the configurations it cuts off.
+pub struct CrashPlan<'a> {
+    pub options: crash::Options,
+    pub place: Place,
+    pub recordables: Vec<crash::Recordable<'a>>,
+}
+
+/// What a session measured: the finished record (saved), where the time
+/// went, and what was built.
+pub struct Outcome {
+    pub record: RunResult,
+    pub overhead: Overhead,
+    pub builds: Builds,
+    /// The time the final saves took.
+    pub save_time: Duration,
+}
+
+/// Runs the session. On an error after something was measured, the record
+/// so far is written to the request's files (still incomplete) before the
+/// error is returned; one refused before anything was measured leaves the
+/// files as they were. None on an MPI rank other than 0: rank 0 holds the
+/// combined results and alone saves them.
+pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
+    let files = saved_files(&request);
+    let Request {
+        suite,
+        build,
+        targets,
+        references,
+        configs,
+        crash,
+        precision,
+        repeat,
+        options,
+        mut record,
+        resumed,
+        scratch_id,
+        save_path,
+        json,
+    } = request;
+    let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
+    let mut runner = Runner {
+        suite,
+        build,
+        options,
+        precision,
+        references,
+        record: &mut record,
+        overhead: Overhead::default(),
+        preface: precision.map(|rule| rule.plan_text()),
+        scratch_id: &scratch_id,
+        resumed,
+        saving: Saving::new(files, reference_names.clone()),
+    };
+    let mut builds = Builds::default();
+    let measured = match configs {
+        Some((configs, place)) => runner.measure_configs(configs, place, repeat, &mut builds),
+        None => runner.measure_targets(targets, 0..repeat, true, true, None),
+    };
+    let overhead = runner.overhead.clone();
+    let measured_here = runner.saving.saved() > 0;
+    mark_references(&mut record, &reference_names);
+    record_builds(&mut record, &builds);
+    crate::result::fingerprint::refresh(&mut record);
+    let stopped = measured.and_then(|stopped| {
+        if let Some(crash) = &crash {
+            judge_crash(crash, &scratch_id, &mut record)?;
+        }
+        Ok(stopped)
+    });
+    let stopped = match stopped {
+        Ok(stopped) => stopped,
+        Err(e) if !measured_here => return Err(e),
+        Err(e) => {
+            let files: Vec<&Path> = save_path
+                .iter()
+                .chain(&json)
+                .map(PathBuf::as_path)
+                .collect();
+            return Err(keep_partial(&record, &files, e));
+        }
+    };
+    if !crate::scale::is_root() {
+        return Ok(None);
+    }
+    record.finished = Some(chrono::Utc::now());
+    record.stopping = precision.map(|rule| rule.stopping(&record, stopped));
+    let clock = Instant::now();
+    if let Some(path) = &save_path {
+        crate::store::save_in_dir(&record, path)?;
+    }
+    if let Some(path) = &json {
+        crate::store::save(&record, path)?;
+    }
+    Ok(Some(Outcome {
+        record,
+        overhead,
+        builds,
+        save_time: clock.elapsed(),
+    }))
+}
+
+/// The files rewritten after every result: the results file and a
+/// `--json FILE` (not standard output, written once at the end).
+fn saved_files(request: &Request<'_>) -> Vec<PathBuf> {
+    let json = request.json.iter().filter(|p| !crate::store::is_stdout(p));
+    request.save_path.iter().chain(json).cloned().collect()
+}
+
+/// Each built target's record of how it was built.
+fn record_builds(record: &mut RunResult, builds: &Builds) {
+    for target in &mut record.targets {
+        target.built = builds
+            .built
+            .iter()
+            .find(|(name, _)| *name == target.name)
+            .map(|(_, built)| built.clone());
+    }
+}
+
+/// Cuts off every configuration that was measured and puts what it lost
+/// in its target's record.
+fn judge_crash(plan: &CrashPlan, run_id: &str, record: &mut RunResult) -> anyhow::Result<()> {
+    let measured = plan
+        .recordables
+        .iter()
+        .filter(|r| record.targets.iter().any(|t| t.name == r.config.name));
+    for (config, durability) in crash::judge_all(measured, &plan.place, &plan.options, run_id)? {
+        if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {
+            target.durability = Some(durability);
+        }
+    }
+    Ok(())
+}

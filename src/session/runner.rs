@@ -1,0 +1,150 @@
+//! What runs the suite on targets through the driver: for the whole run,
+//! or round by round as configurations are built (`configs::session`).
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::Options;
+use super::saving::Saving;
+use crate::configs::Config;
+use crate::configs::place::Place;
+use crate::configs::session::{self, Outcome as Builds};
+use crate::console::stderr_line;
+use crate::driver::{Overhead, Remount, StopRule};
+use crate::report::precision::Precision;
+use crate::result::RunResult;
+use crate::storage::Target;
+use crate::suite::Suite;
+use crate::suite::plan::{Builder, SuiteOptions};
+use crate::workload::Progress;
+
+pub(super) struct Runner<'a> {
+    pub(super) suite: &'a Suite,
+    pub(super) build: &'a Builder<'a>,
+    pub(super) options: Options,
+    pub(super) precision: Option<Precision>,
+    /// The references, measured with the targets (with the first round of
+    /// configurations).
+    pub(super) references: Vec<Target>,
+    pub(super) record: &'a mut RunResult,
+    pub(super) overhead: Overhead,
+    /// How the run repeats, said once, by the first plan that passes its
+    /// checks.
+    pub(super) preface: Option<String>,
+    pub(super) scratch_id: &'a str,
+    /// Measure only what the record lacks (`--resume`).
+    pub(super) resumed: bool,
+    pub(super) saving: Saving,
+}
+
+impl Runner<'_> {
+    /// Builds the configurations round by round and measures each round
+    /// (`configs::session::run`), recording what they share.
+    pub(super) fn measure_configs(
+        &mut self,
+        configs: &[Config],
+        place: &Place,
+        repeat: u32,
+        builds: &mut Builds,
+    ) -> anyhow::Result<Option<String>> {
+        let fresh = self.options.fresh;
+        let scratch_id = self.scratch_id.to_string();
+        let measured = session::run(configs, place, fresh, 0..repeat, &scratch_id, self, builds);
+        session::mark_shared(configs, place, builds);
+        measured.map(|()| builds.stopped.take())
+    }
+
+    /// Runs the suite on `targets` (and the references, `with_references`)
+    /// over `repetitions` through the driver; `until`: with the precision
+    /// rule, if one was asked for.
+    pub(super) fn measure_targets(
+        &mut self,
+        targets: Vec<Target>,
+        repetitions: Range<u32>,
+        with_references: bool,
+        until: bool,
+        remount: Option<&Remount<'_>>,
+    ) -> anyhow::Result<Option<String>> {
+        let rule = self.precision.filter(|_| until);
+        let options = SuiteOptions {
+            repeat: repetitions.end,
+            until: rule.map(|rule| {
+                Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
+            }),
+            scale: self.options.scale,
+            keep: self.options.keep,
+            progress: match self.options.quiet {
+                true => Progress::new(true),
+                false => Progress::bar(),
+            },
+        };
+        let references = self.references.iter().filter(|_| with_references);
+        let targets = targets.into_iter().chain(references.cloned()).collect();
+        let clock = Instant::now();
+        let mut plan = self.suite.plan(targets, self.build, options)?;
+        plan.repetitions = repetitions;
+        plan.cold = self.options.cold;
+        plan.remount = remount;
+        plan.preface = self.preface.take();
+        plan.scratch_id = Some(self.scratch_id.to_string());
+        plan.resume = self.resumed;
+        let build_time = clock.elapsed();
+        let verbose = self.options.verbose;
+        let saving = &mut self.saving;
+        let ran = crate::driver::run(plan, self.record, |record, target, result| {
+            if verbose {
+                stderr_line!("fsbench: {target}: {} done", result.name());
+            }
+            saving.save(record)
+        })?;
+        self.overhead.add(&ran.overhead.plus_build(build_time));
+        Ok(ran.stopped)
+    }
+}
+
+impl session::Measure for Runner<'_> {
+    fn measure(
+        &mut self,
+        targets: &[(String, PathBuf)],
+        repetitions: Range<u32>,
+        with_references: bool,
+        remount: &Remount<'_>,
+    ) -> anyhow::Result<Option<String>> {
+        let targets = targets
+            .iter()
+            .map(|(name, path)| Target {
+                name: name.clone(),
+                path: path.clone(),
+            })
+            .collect();
+        let until = !self.options.fresh;
+        self.measure_targets(targets, repetitions, with_references, until, Some(remount))
+    }
+
+    fn stop_after_repetition(&mut self) -> anyhow::Result<Option<String>> {
+        // Rank 0 alone holds the results: every rank follows its reason.
+        let rule = self.precision.filter(|_| crate::scale::is_root());
+        let reason = rule.and_then(|rule| rule.reached(self.record));
+        crate::scale::from_root(Ok(reason))
+    }
+
+    fn planned_bytes(&self) -> anyhow::Result<u64> {
+        let probe = Target {
+            name: "probe".into(),
+            path: PathBuf::from("/"),
+        };
+        let options = SuiteOptions {
+            repeat: 1,
+            until: None,
+            scale: self.options.scale,
+            keep: false,
+            progress: Progress::new(true),
+        };
+        let plan = self.suite.plan(vec![probe], self.build, options)?;
+        Ok(plan
+            .parts
+            .iter()
+            .map(|p| p.instances[0].planned_bytes())
+            .sum())
+    }
+}
