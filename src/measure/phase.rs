@@ -9,7 +9,9 @@
 use crate::measure::PhaseTiming;
 use crate::measure::devices::Delta;
 use crate::measure::noise::Noise;
-use crate::result::{Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric};
+use crate::result::{
+    AcrossRanks, Cliff, DeviceEvidence, Direction, Flag, MIN_PRECISE_SECONDS, Metric,
+};
 
 /// The one evidence rule, for reads and writes alike: a figure is the
 /// storage's only when the devices under the target (and, under a loop
@@ -261,6 +263,16 @@ impl Measured {
         self.metric(name, "s", Direction::LowerIsBetter, self.elapsed_s, samples)
     }
 
+    /// The time a part of the phase took (the closing fsync of the
+    /// writes), `seconds` timed on its own; a detail, lower is better.
+    /// Under MPI the job's is the slowest rank's: each rank timed its own
+    /// part, which is not the phase's span.
+    pub fn part_seconds(&self, name: impl Into<String>, seconds: f64) -> Metric {
+        self.metric(name, "s", Direction::LowerIsBetter, seconds, 1)
+            .with_across_ranks(AcrossRanks::Max)
+            .as_detail()
+    }
+
     /// A `value` the workload computed over the phase from `samples` (a
     /// mean response time, or a rate it reports itself), with the phase's
     /// time, CPU %, flags and timing. No latency, and combined over MPI
@@ -488,6 +500,18 @@ mod tests {
         let metric = files(&phase(4000, 0));
         assert_eq!((metric.value, metric.unit.as_str()), (25.0, "files/s"));
         assert_eq!((metric.samples, metric.elapsed_s), (100, 4.0));
+    }
+
+    /// A part of the phase (a closing fsync) is its own time, a detail,
+    /// and the slowest rank's under MPI, never the phase's span.
+    #[test]
+    fn a_part_of_the_phase_is_its_own_time_and_the_slowest_ranks() {
+        let metric = Measured::over(&phase(2000, 0)).part_seconds("sync_s", 0.0017);
+        assert_eq!((metric.value, metric.unit.as_str()), (0.0017, "s"));
+        assert_eq!(metric.elapsed_s, 2.0);
+        assert_eq!(metric.direction, Direction::LowerIsBetter);
+        assert_eq!(metric.across_ranks, AcrossRanks::Max);
+        assert!(metric.detail);
     }
 
     #[test]

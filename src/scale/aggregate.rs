@@ -1207,6 +1207,31 @@ mod tests {
         assert!((scale.spread[1].stonewall_value - mean).abs() < 1e-9);
     }
 
+    /// Each rank's closing fsync, timed on its own: the job's is the
+    /// slowest rank's, not the span of the phase it closed (the bug it
+    /// was: 2 ranks' 1.7 ms fsyncs read 2.000 s, their 2 s phase).
+    #[test]
+    fn a_part_of_a_phase_is_the_slowest_ranks_not_the_span() {
+        let sync = |seconds: f64| Metric {
+            value: seconds,
+            direction: Direction::LowerIsBetter,
+            across_ranks: AcrossRanks::Max,
+            detail: true,
+            ..rate("sync_s", "s", 1.0, 1, 2.0)
+        };
+        let reports = vec![
+            rank(0, "a", vec![sync(0.0017)], vec![span(0.0, 2.0, 0, vec![])]),
+            rank(1, "b", vec![sync(0.0031)], vec![span(0.0, 2.0, 0, vec![])]),
+        ];
+        let result = aggregate(&reports).unwrap();
+        assert_eq!(result.metric("sync_s").unwrap().value, 0.0031);
+        let scale = result.scale.unwrap();
+        let own: Vec<f64> = scale.per_rank.iter().map(|r| r.metrics[0].value).collect();
+        assert_eq!(own, [0.0017, 0.0031]);
+        let hosts: Vec<f64> = scale.hosts.iter().map(|h| h.metrics[0].value).collect();
+        assert_eq!(hosts, [0.0017, 0.0031]);
+    }
+
     /// A copy of `bytes` on a shared file system of 4 ranks that grew by
     /// `grew` in all while they copied, as rank `number` read it: its
     /// reading counts every rank's copy (`workload::space`).

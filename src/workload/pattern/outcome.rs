@@ -258,7 +258,7 @@ fn metrics(
     // The closing fsync's share of the job's time (the rest is what the
     // writes took to reach the page cache, or the device with O_DIRECT).
     if let Some(sync_s) = outcome.sync_s {
-        metrics.push(measured.metric("sync_s", "s", Lower, sync_s, 1).as_detail());
+        metrics.push(measured.part_seconds("sync_s", sync_s));
     }
     metrics
 }

@@ -269,7 +269,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         if let (Wrote::Synced(_), Some(sync_s)) = (wrote, self.sync_s.take()) {
             self.result
                 .metrics
-                .push(sync_detail(name, &measured, sync_s));
+                .push(measured.part_seconds(format!("{name}_sync_s"), sync_s));
         }
     }
 
@@ -527,14 +527,6 @@ fn timed_syncfs(dir: BorrowedFd<'_>) -> anyhow::Result<f64> {
     Ok(clock.elapsed().as_secs_f64())
 }
 
-/// The detail `<name>_sync_s`: how long an operation's closing sync took
-/// (its time minus this is the page cache's).
-fn sync_detail(name: &str, measured: &Measured, sync_s: f64) -> Metric {
-    let direction = crate::result::Direction::LowerIsBetter;
-    let sync = measured.metric(format!("{name}_sync_s"), "s", direction, sync_s, 1);
-    sync.as_detail()
-}
-
 /// Writes the dataset into `<dir>/src`, timed as operation `generate`:
 /// with `end_sync`, up to its being on the device (a syncfs inside the
 /// timed window), as the other writing operations.
@@ -591,7 +583,7 @@ fn generate(
     if let Some(sync_s) = sync_s {
         result
             .metrics
-            .push(sync_detail("generate", &measured, sync_s));
+            .push(measured.part_seconds("generate_sync_s", sync_s));
     }
     // What the dataset costs on disk is no view of how fast it was made:
     // `generate_space` is a headline (what seed 002's table called "space
