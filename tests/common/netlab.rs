@@ -1010,19 +1010,7 @@ impl NetLab {
             .map(str::to_string)
             .collect()
         });
-        let server = self.address(Host::Server).to_string();
-        let clients: Vec<PathBuf> = mounts
-            .iter()
-            .map(|m| m.join(&server).join("share"))
-            .collect();
-        for dir in &clients {
-            self.wait_for("smbd", || dir.is_dir());
-        }
-        Share {
-            fs: Fs::Smb,
-            clients,
-            mounts,
-        }
+        self.smb_share(mounts, "share")
     }
 
     fn write_smb_config(&self, smb: &Path) -> PathBuf {
@@ -1274,19 +1262,21 @@ impl NetLab {
             .unwrap();
         config.write_all(section.as_bytes()).unwrap();
         must(Command::new("sh").args(["-c", &self.on_server(&self.smb_reload())]));
+        self.smb_share(smb.mounts.clone(), name)
+    }
+
+    /// Share `[name]` as each smbnetfs mount in `mounts` shows it (under
+    /// the server's address), once smbd serves it.
+    fn smb_share(&self, mounts: Vec<PathBuf>, name: &str) -> Share {
         let server = self.address(Host::Server).to_string();
-        let clients: Vec<PathBuf> = smb
-            .mounts
-            .iter()
-            .map(|m| m.join(&server).join(name))
-            .collect();
+        let clients: Vec<PathBuf> = mounts.iter().map(|m| m.join(&server).join(name)).collect();
         for dir in &clients {
             self.wait_for("smbd", || dir.is_dir());
         }
         Share {
             fs: Fs::Smb,
             clients,
-            mounts: smb.mounts.clone(),
+            mounts,
         }
     }
 
