@@ -5,12 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Formatting is a rule, not a habit: checked first, it needs nothing built.
+cargo fmt --check
+
 # bonnie++: the real bon_csv2html/bon_csv2txt that must accept our CSV.
 # postmark: the reference binary whose counts fsbench must equal.
 # e2fsprogs: mkfs.ext4 for loop-mounted test file systems. time: peak RSS.
 # xfsprogs, btrfs-progs: mkfs.xfs and mkfs.btrfs for `run --configs`.
-# python3-fusepy, fuse: a FUSE file system whose readdir skips entries after
-# unlinks, as NFS/SMB/AFP do (tests/fixtures/skipfs.py).
+# python3-fusepy (with libfuse2), fuse3 (fusermount, mount.fuse): a FUSE file
+# system whose readdir skips entries after unlinks, as NFS/SMB/AFP do
+# (tests/fixtures/skipfs.py). Not `fuse`, FUSE 2's tools: fuse3 and sshfs
+# break it, and fuse3 ships fusermount too.
 # chromium: the HTML report is loaded in a real headless browser.
 # rsync, tar: the tree workload's --cmd is tested with the real tools.
 # strace: counts the sync log's fdatasync/fsync calls (group commit).
@@ -23,7 +28,7 @@ cd "$(dirname "$0")/.."
 # and SMB from a server namespace to client namespaces over shaped links.
 # fio: the real fio's JSON, whose every key --fio-json must write alike.
 # python3-venv: a virtual environment for fio-plot (PyPI), below.
-packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy fuse chromium rsync tar
+packages=(bonnie++ postmark e2fsprogs xfsprogs btrfs-progs time util-linux python3-fusepy libfuse2 fuse3 chromium rsync tar
   strace libopenmpi-dev openmpi-bin libclang-dev man-db fdisk fio python3-venv
   glusterfs-server glusterfs-client sshfs openssh-server samba smbnetfs iproute2)
 if [ "$(id -u)" = 0 ]; then
@@ -39,6 +44,10 @@ else
   echo "not root: not installing ${packages[*]}; tests that mount file systems will skip" >&2
 fi
 
+# Lints, as errors, on both builds (the mpi feature compiles other code).
+cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --all-targets --features mpi -- -D warnings
+
 # The default build (no MPI) must keep compiling on its own: the static
 # binary users copy is that build (scripts/build-static.sh, a second release
 # build: about 2.5 min on 2 cores). The tests run once, on the build with
@@ -50,7 +59,8 @@ if [ ! -x target/fio-plot/bin/fio-plot ]; then
   python3 -m venv target/fio-plot && target/fio-plot/bin/pip install -q fio-plot
 fi
 export FSBENCH_FIO_PLOT=$PWD/target/fio-plot/bin/fio-plot
-cargo test --release --locked --features mpi
+# --no-fail-fast: one failing test binary does not hide the others' results.
+cargo test --release --locked --features mpi --no-fail-fast
 
 # What users install: the static binary and the .deb, each running a suite.
 ./scripts/test-install.sh

@@ -164,3 +164,52 @@ fn json_is_refused_where_nothing_is_measured() {
         assert_eq!(out.stdout, "", "{out}");
     }
 }
+
+/// The Debian packages scripts/test.sh installs: its `packages=( ... )` list.
+fn test_packages() -> Vec<String> {
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test.sh"))
+        .expect("scripts/test.sh");
+    let list = script
+        .split_once("packages=(")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .expect("scripts/test.sh declares packages=( ... )")
+        .0;
+    list.split_whitespace().map(str::to_owned).collect()
+}
+
+/// `apt-get install -s` of the test packages with `extra` options: whether
+/// apt finds a way to install them all, and what it said.
+fn apt_simulates_install(extra: &[&str]) -> (bool, String) {
+    let out = Command::new("apt-get")
+        .args(["install", "-s", "-q"])
+        .args(extra)
+        .args(test_packages())
+        .output()
+        .expect("apt-get runs");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), said)
+}
+
+/// The test command starts by installing its packages; on a fresh machine
+/// that fails before anything is built when two of them break each other
+/// (fuse against fuse3 and sshfs) or one breaks what the machine image ships
+/// (qemu-system-x86 against the image's newer qemu-utils). Simulated twice:
+/// against this machine's packages, and against none (an empty dpkg status),
+/// so a conflict inside the list shows on a machine where all of it is
+/// already installed.
+#[test]
+fn the_test_packages_install_together_on_a_fresh_machine() {
+    if !installed("apt-get") {
+        eprintln!("skipped: no apt-get on this machine");
+        return;
+    }
+    let (here, said) = apt_simulates_install(&[]);
+    assert!(here, "the test packages cannot be installed here:\n{said}");
+    let empty = tempfile::NamedTempFile::new().unwrap();
+    let status = format!("Dir::State::status={}", empty.path().display());
+    let (fresh, said) = apt_simulates_install(&["-o", &status]);
+    assert!(
+        fresh,
+        "the test packages conflict among themselves:\n{said}"
+    );
+}
