@@ -1,11 +1,13 @@
 //! Reading the files fsbench is given as input (results, suites, the
 //! configurations `run --configs` builds, PostMark configurations,
 //! vdbench parameter files, fio job files, bonnie's `-Z` file) and the command lines
-//! PostMark mode reads from stdin. Every read is bounded, so
-//! `/dev/zero`, an endless pipe or a huge file is a one-line usage error
-//! naming the limit instead of a process that eats all memory.
+//! PostMark mode reads from stdin. An input file must be a regular file (a
+//! FIFO would block its open forever, /dev/zero never end), and every read
+//! is bounded, so a huge file is a one-line usage error naming the limit
+//! instead of a process that eats all memory.
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -93,7 +95,23 @@ pub fn read_input_bytes(path: &Path, kind: InputKind) -> anyhow::Result<Vec<u8>>
     let cannot_read = |e: std::io::Error| {
         UsageError(format!("cannot read {} {}: {e}", kind.what, path.display()))
     };
-    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    // Opened without blocking: a FIFO would wait for a writer forever, deaf
+    // to SIGTERM; then anything but a regular file (a FIFO, a device such as
+    // /dev/zero, a directory) is refused before a byte is read.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot_read)?;
+    let kind_of_file = file.metadata().map_err(cannot_read)?.file_type();
+    if !kind_of_file.is_file() {
+        return usage(format!(
+            "{} {}: not a regular file ({})",
+            kind.what,
+            path.display(),
+            file_type_name(kind_of_file)
+        ));
+    }
     let mut bytes = Vec::new();
     // One byte past the limit tells a file of exactly the limit from a
     // larger one.
@@ -104,6 +122,19 @@ pub fn read_input_bytes(path: &Path, kind: InputKind) -> anyhow::Result<Vec<u8>>
         return too_large(&path.display().to_string(), kind);
     }
     Ok(bytes)
+}
+
+/// What a file that is not a regular file is, for an error.
+fn file_type_name(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    match kind {
+        _ if kind.is_dir() => "a directory",
+        _ if kind.is_fifo() => "a FIFO",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => "not a file",
+    }
 }
 
 /// The next line of `reader` (its end included), None at end of input; a
@@ -229,9 +260,32 @@ mod tests {
     }
 
     #[test]
-    fn an_endless_file_is_refused() {
+    fn an_endless_device_and_a_fifo_are_refused_without_blocking() {
         let e = read_input_file(Path::new("/dev/zero"), RESULT).unwrap_err();
-        assert!(format!("{e:#}").contains("larger than 64 MiB"), "{e:#}");
+        assert!(
+            format!("{e:#}").ends_with("/dev/zero: not a regular file (a character device)"),
+            "{e:#}"
+        );
+        // No writer ever opens it: a blocking open would wait forever.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let e = read_input_file(&fifo, SUITE).unwrap_err();
+        assert!(e.is::<UsageError>());
+        assert!(
+            format!("{e:#}").ends_with("not a regular file (a FIFO)"),
+            "{e:#}"
+        );
+        let e = read_input_file(dir.path(), SUITE).unwrap_err();
+        assert!(
+            format!("{e:#}").ends_with("not a regular file (a directory)"),
+            "{e:#}"
+        );
     }
 
     #[test]

@@ -577,7 +577,7 @@ fn a_matrix_past_the_cap_is_refused_naming_its_count() {
 }
 
 #[test]
-fn an_endless_configurations_file_is_refused_naming_the_limit() {
+fn an_endless_configurations_file_is_refused_at_once() {
     let Some(stage) = ConfigsStage::new() else {
         return;
     };
@@ -587,7 +587,7 @@ fn an_endless_configurations_file_is_refused_naming_the_limit() {
         &[
             "--configs",
             "/dev/zero",
-            "configurations file larger than 1 MiB",
+            "not a regular file (a character device)",
         ],
     );
 }

@@ -314,42 +314,48 @@ fn postmark_instances_that_cannot_start_fail_cleanly() {
 
 // 5. Endless and huge input files.
 
-/// Every way fsbench reads a file it is given, fed /dev/zero: a usage
-/// error naming the size limit, well within the address-space limit.
+/// Every way fsbench reads a file it is given, fed /dev/zero (which never
+/// ends) and a FIFO no one writes (whose open would block forever, deaf to
+/// SIGTERM): a usage error at once, saying what the file is.
 #[test]
-fn endless_input_files_are_refused_within_bounded_memory() {
+fn endless_and_blocking_input_files_are_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/run-before.json"
     );
-    let (_load, loader) = temp_file("pm.cfg", "load /dev/zero\n");
-    let (_inc, include) = temp_file("parm", "include=/dev/zero\n");
     let target = dir.path().to_str().unwrap();
-    let cases: [&[&str]; 8] = [
-        &["report", "/dev/zero"],
-        &["compare", "/dev/zero", fixture],
-        &["postmark", "/dev/zero"],
-        &["postmark", &loader],
-        &["io", "--vdbench", "/dev/zero"],
-        &["io", "--vdbench", &include],
-        &["run", "--suite", "/dev/zero", "--target", target],
-        &[
-            "bonnie",
-            "-d",
-            target,
-            "-s",
-            "1",
-            "-n",
-            "0",
-            "-r",
-            "0",
-            "-Z",
-            "/dev/zero",
-        ],
-    ];
-    for args in cases {
-        run_bounded(args).assert_error(2, &["/dev/zero", "MiB"]);
+    for (input, what) in [
+        ("/dev/zero", "(a character device)"),
+        (fifo.to_str().unwrap(), "(a FIFO)"),
+    ] {
+        let (_load, loader) = temp_file("pm.cfg", &format!("load {input}\n"));
+        let (_inc, include) = temp_file("parm", &format!("include={input}\n"));
+        let (_fio, fio_include) = temp_file("jobs.fio", &format!("[j]\ninclude {input}\n"));
+        let cases: [&[&str]; 13] = [
+            &["report", input],
+            &["compare", input, fixture],
+            &["run", "--resume", input],
+            &["postmark", input],
+            &["postmark", &loader],
+            &["io", "--vdbench", input],
+            &["io", "--vdbench", &include],
+            &["io", "--fio", input],
+            &["io", "--fio", &fio_include],
+            &["io", "--fio", input, "--lint"],
+            &["run", "--suite", input, "--target", target],
+            &["run", "--configs", input],
+            &[
+                "bonnie", "-d", target, "-s", "1", "-n", "0", "-r", "0", "-Z", input,
+            ],
+        ];
+        for args in cases {
+            let out = run_bounded(args);
+            out.assert_error(2, &[input, "not a regular file", what]);
+        }
     }
 }
 

@@ -289,13 +289,19 @@ fn sentinel_seen_through(dir: &Path) {
     );
 }
 
-/// A file written through client 0 reads back through client 1, and each
+/// A file written (and synced: sshfs sends writes without waiting for
+/// their replies, so a close alone may leave some in flight on a busy
+/// machine) through client 0 reads back through client 1, and each
 /// client's own link counted the bytes it moved.
 fn a_file_crosses_from_client_to_client(lab: &NetLab, share: &Share) {
     let bytes = 1 << 20;
     let contents: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let (sent_before, received_before) = (lab.client_counters(0), lab.client_counters(1));
-    std::fs::write(share.clients[0].join("crossing"), &contents).unwrap();
+    use std::io::Write;
+    let mut written = std::fs::File::create(share.clients[0].join("crossing")).unwrap();
+    written.write_all(&contents).unwrap();
+    written.sync_all().unwrap();
+    drop(written);
     let read = std::fs::read(share.clients[1].join("crossing")).unwrap();
     assert!(
         read == contents,

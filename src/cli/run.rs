@@ -160,10 +160,38 @@ pub struct RunArgs {
     show_suite: Option<String>,
     /// Finish an incomplete saved run (killed, interrupted or failed): the
     /// same suite, targets and options, measuring only what the file
-    /// lacks, saved into it.
-    #[arg(long, value_name = "FILE", exclusive = true)]
+    /// lacks, saved into it. Only --allow-shell (which the file cannot
+    /// grant), --max-time, --quiet and --verbose may be given with it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = RESUME_CONFLICTS)]
     resume: Option<PathBuf>,
 }
+
+/// Every flag of `fsbench run` but those a resumed run takes from the
+/// resuming command line ([`resumed_args`]): the plan is the file's.
+const RESUME_CONFLICTS: [&str; 22] = [
+    "suite",
+    "targets",
+    "target_flags",
+    "references",
+    "repeat",
+    "precision",
+    "max_repeat",
+    "min_effect",
+    "scale",
+    "baseline",
+    "keep",
+    "save_dir",
+    "no_save",
+    "configs",
+    "images",
+    "buffered_images",
+    "image_size",
+    "wipe",
+    "cold",
+    "fresh",
+    "list_suites",
+    "show_suite",
+];
 
 /// Where a run's record comes from: a new one, or an incomplete saved run
 /// to finish (`--resume`), saved back to its file.
@@ -180,7 +208,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
         return show_suite(name);
     }
     match &args.resume {
-        Some(file) => resume(file, json),
+        Some(file) => resume(file, &args, json),
         None => {
             let suite = Suite::load(&args.suite)?;
             measure(args, suite, Origin::New, json)
@@ -189,8 +217,9 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `--resume FILE`: the incomplete run of `file` measured on to its end,
-/// with the command line and the suite it keeps.
-fn resume(file: &Path, json: Option<&Path>) -> anyhow::Result<()> {
+/// with the command line and the suite it keeps, and what `resuming` (the
+/// command line that resumes it) says.
+fn resume(file: &Path, resuming: &RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let record = crate::store::load(file)?;
     let shown = file.display();
     if record.finished.is_some() {
@@ -207,11 +236,12 @@ fn resume(file: &Path, json: Option<&Path>) -> anyhow::Result<()> {
             "--resume {shown}: made by `{made_by}`: only a run of `fsbench run` can be resumed"
         ));
     }
-    let Some(args) = args_of(&record.command) else {
+    let Some(saved) = args_of(&record.command) else {
         return usage(format!(
             "--resume {shown}: its command line is not one of `fsbench run` this fsbench reads, so its plan cannot be rebuilt"
         ));
     };
+    let args = resumed_args(saved, resuming, file)?;
     if args.configs.is_some() {
         return usage(format!(
             "--resume {shown}: a run of --configs cannot be resumed: its file systems were taken down"
@@ -229,6 +259,29 @@ fn resume(file: &Path, json: Option<&Path>) -> anyhow::Result<()> {
         Origin::Resumed(Box::new(record), file.to_path_buf()),
         json,
     )
+}
+
+/// The arguments a resumed run runs with: the plan the saved command line
+/// `saved` made, and what the resuming command line says of the rest. A
+/// result file is data anyone may have edited, so a permission comes from
+/// `resuming` only: a file whose run had --allow-shell is refused unless
+/// it is given again (a --wipe run, of --configs, is never resumed).
+fn resumed_args(saved: RunArgs, resuming: &RunArgs, file: &Path) -> anyhow::Result<RunArgs> {
+    if saved.allow_shell && !resuming.allow_shell {
+        return usage(format!(
+            "--resume {}: this run ran its suite's shell commands (--allow-shell); give --allow-shell again to resume it",
+            file.display()
+        ));
+    }
+    Ok(RunArgs {
+        allow_shell: resuming.allow_shell,
+        wipe: Vec::new(),
+        max_time: resuming.max_time.clone().or(saved.max_time),
+        quiet: resuming.quiet,
+        verbose: resuming.verbose,
+        resume: None,
+        ..saved
+    })
 }
 
 /// The arguments of the `fsbench run` command line `command`; None for
@@ -348,6 +401,13 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
         save_path: save_path.clone(),
         json: json.map(Path::to_path_buf),
     };
+    // No other fsbench saves into these files while this one measures (a
+    // --resume of this run would measure the same targets again).
+    if let Some(path) = &save_path {
+        crate::store::make_dir_of(path)?;
+    }
+    let json_file = json.filter(|path| !crate::store::is_stdout(path));
+    let _claims = crate::store::claim(save_path.as_deref().into_iter().chain(json_file))?;
     let Some(outcome) = crate::session::run(request)? else {
         return Ok(());
     };
@@ -603,5 +663,32 @@ fn show_suite(name: &str) -> anyhow::Result<()> {
             "--show-suite {name}: no such built-in suite ({})",
             builtin_names().join(", ")
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flag added to `fsbench run` must say whether a resumed run takes
+    /// it: left out of both lists, it would be silently dropped on resume.
+    #[test]
+    fn every_flag_of_run_conflicts_with_resume_or_is_taken_from_the_resuming_line() {
+        let resumable = [
+            "allow_shell",
+            "max_time",
+            "quiet",
+            "verbose",
+            "resume",
+            "help",
+        ];
+        let command = RunArgs::augment_args(clap::Command::new("run"));
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(
+                RESUME_CONFLICTS.contains(&id) != resumable.contains(&id),
+                "{id}: in neither or both of RESUME_CONFLICTS and the resumable flags"
+            );
+        }
     }
 }

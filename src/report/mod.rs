@@ -23,8 +23,6 @@ pub mod verdict;
 
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::result::RunResult;
 pub use summary::Summary;
 use summary::WorkloadSummary;
@@ -69,9 +67,9 @@ fn asked_baseline(command: &[String]) -> Option<&str> {
     asked
 }
 
-/// Writes a rendered report to `path`.
+/// Writes a rendered report to `path`, as a result is saved.
 pub fn save(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    crate::store::write_file(path, text)
 }
 
 /// What the placement tables say, for every format's introduction.

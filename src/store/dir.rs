@@ -59,14 +59,19 @@ pub fn results_dir(env: &ResultsEnv, measured: &[PathBuf]) -> anyhow::Result<Pat
 }
 
 /// The directory a run measuring `targets` saves in: `given` (`--save-dir`),
-/// or the default away from the targets ([`results_dir`]).
+/// or the default away from the targets ([`results_dir`]); refused before
+/// anything is measured when another user could swap it.
 pub fn for_run(given: Option<&Path>, targets: &[PathBuf]) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = given {
-        return Ok(dir.to_path_buf());
-    }
-    let env = ResultsEnv::of_process();
-    let measured: Vec<PathBuf> = targets.iter().map(|t| comparable(t, &env.cwd)).collect();
-    results_dir(&env, &measured)
+    let dir = match given {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            let env = ResultsEnv::of_process();
+            let measured: Vec<PathBuf> = targets.iter().map(|t| comparable(t, &env.cwd)).collect();
+            results_dir(&env, &measured)?
+        }
+    };
+    super::check_directory(&dir)?;
+    Ok(dir)
 }
 
 /// `path` as [`results_dir`] compares it with the current directory:

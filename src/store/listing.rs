@@ -63,7 +63,9 @@ impl Listing {
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if super::atomic::is_temp(&name) {
+            if super::claim::is_lock(&name) {
+                continue;
+            } else if super::atomic::is_temp(&name) {
                 listing.cut_short.push(name);
             } else if path.extension().is_some_and(|e| e == "json") && path.is_file() {
                 listing.runs.push(Saved::read(&path));
@@ -244,11 +246,19 @@ fn verdict_line(path: &Path, run: &RunResult) -> String {
 }
 
 /// An incomplete run: still running, or stopped before its end (an error,
-/// an interrupt, a kill); `fsbench run` can finish its own.
+/// an interrupt, a kill); `fsbench run` can finish its own, but for a run
+/// of `--configs` (its file systems were taken down).
 fn incomplete_line(path: &Path, run: &RunResult) -> String {
     let results: usize = run.targets.iter().map(|t| t.workloads.len()).sum();
+    if super::is_claimed(path) {
+        return format!("running: {results} results so far");
+    }
     let line = format!("incomplete: {results} results so far");
-    match run.made_by() == "fsbench run" {
+    let of_configs = run
+        .command
+        .iter()
+        .any(|word| word == "--configs" || word.starts_with("--configs="));
+    match run.made_by() == "fsbench run" && !of_configs {
         true => format!(
             "{line}; `fsbench run --resume {}` finishes it",
             path.display()

@@ -2,8 +2,10 @@
 //! writing a result so that a crash never leaves a torn file (`atomic`),
 //! reading one back with its kind and schema checked, and listing a
 //! directory of them (`listing`). Everything that saves or reads a result
-//! file goes through here.
+//! file goes through here, and every other file fsbench writes for the user
+//! (a report, fio's JSON) is saved as a result is (`write_file`).
 mod atomic;
+mod claim;
 mod dir;
 pub mod listing;
 
@@ -12,6 +14,8 @@ use std::path::{Path, PathBuf};
 use crate::error::usage;
 use crate::input::{self, read_input_file};
 use crate::result::{RunResult, SCHEMA_VERSION};
+pub use atomic::{check_destination, check_directory, write as write_file};
+pub use claim::{Claims, claim, is_claimed};
 pub use dir::{RESULTS_DIR, ResultsEnv, for_run, results_dir};
 
 /// The `kind` every fsbench result file carries: what tells it from other
@@ -84,12 +88,18 @@ pub fn save(result: &RunResult, path: &Path) -> anyhow::Result<()> {
 /// Saves the result as file `path` of a results directory, making the
 /// directory first when it is missing.
 pub fn save_in_dir(result: &RunResult, path: &Path) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
-        })?;
-    }
+    make_dir_of(path)?;
     save(result, path)
+}
+
+/// Makes the results directory `path` is to be saved in, when it is missing.
+pub fn make_dir_of(path: &Path) -> anyhow::Result<()> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The name of a new run's file in `dir`: `DIR/<UTC timestamp>.json`, not

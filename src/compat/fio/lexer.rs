@@ -27,11 +27,42 @@ pub(super) struct Section {
 /// The sections of `path`, its includes spliced in place.
 pub(super) fn read_sections(path: &Path) -> anyhow::Result<Vec<Section>> {
     let mut sections = Vec::new();
-    collect(path, 0, &mut sections)?;
+    let mut budget = Budget {
+        left: input::FIO_JOBFILE.limit,
+    };
+    collect(path, 0, &mut sections, &mut budget)?;
     Ok(sections)
 }
 
-fn collect(path: &Path, depth: usize, sections: &mut Vec<Section>) -> anyhow::Result<()> {
+/// What is left of the most text a job file and its includes may expand
+/// to: each file is bounded, and so is what its `${VAR}`s make of it (one
+/// line of many `${VAR}` of a large value would grow without end).
+struct Budget {
+    left: u64,
+}
+
+impl Budget {
+    /// Takes `bytes` more of expanded text, or says where it ran out.
+    fn take(&mut self, at: &str, bytes: usize) -> anyhow::Result<()> {
+        match self.left.checked_sub(bytes as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => usage(format!(
+                "{at}: the job file, its includes and their ${{VAR}}s expanded come to more than {} MiB, the most fsbench reads",
+                input::FIO_JOBFILE.limit >> 20
+            )),
+        }
+    }
+}
+
+fn collect(
+    path: &Path,
+    depth: usize,
+    sections: &mut Vec<Section>,
+    budget: &mut Budget,
+) -> anyhow::Result<()> {
     if depth > MAX_INCLUDE_DEPTH {
         return usage(format!(
             "{}: include nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)",
@@ -39,25 +70,49 @@ fn collect(path: &Path, depth: usize, sections: &mut Vec<Section>) -> anyhow::Re
         ));
     }
     let text = read_input_file(path, input::FIO_JOBFILE)?;
+    // A line is quoted in an error only once this file has shown a
+    // [section] header, or when it is an option of the file the user named
+    // (`size=1m` before any section): `include /etc/shadow` must not print
+    // root's line.
+    let mut a_job_file = false;
     for (number, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), number + 1);
-        let line = substitute(&at, without_comment(raw))?;
+        let line = substitute(&at, without_comment(raw), budget)?;
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
+        let quoted = a_job_file || (depth == 0 && option(&at, line).is_some());
+        let shown = |line: &str| match quoted {
+            true => format!("'{line}'"),
+            false => "this line (not quoted: no [section] before it, so maybe not a job file)"
+                .to_string(),
+        };
         if let Some(included) = line.strip_prefix("include ") {
             let base = path.parent().unwrap_or(Path::new("."));
-            collect(&base.join(included.trim()), depth + 1, sections)?;
+            collect(&base.join(included.trim()), depth + 1, sections, budget)?;
         } else if let Some(name) = line.strip_prefix('[') {
-            sections.push(header(&at, name)?);
+            let Some(section) = header(&at, name) else {
+                return usage(format!("{at}: {} is not a [section] header", shown(line)));
+            };
+            a_job_file = true;
+            sections.push(section);
         } else {
             let Some(section) = sections.last_mut() else {
                 return usage(format!(
-                    "{at}: '{line}' comes before any [section]: fio options belong to [global] or a [job]"
+                    "{at}: {} comes before any [section]: fio options belong to [global] or a [job]",
+                    shown(line)
                 ));
             };
-            section.options.push(option(&at, line)?);
+            match option(&at, line) {
+                Some(option) => section.options.push(option?),
+                None => {
+                    return usage(format!(
+                        "{at}: {} is not key=value or a bare key",
+                        shown(line)
+                    ));
+                }
+            }
         }
     }
     Ok(())
@@ -68,48 +123,61 @@ fn without_comment(line: &str) -> &str {
     line.split(['#', ';']).next().unwrap_or("")
 }
 
-fn header(at: &str, rest: &str) -> anyhow::Result<Section> {
-    let name = match rest.strip_suffix(']') {
-        Some(name) if !name.trim().is_empty() => name.trim(),
-        _ => return usage(format!("{at}: '[{rest}' is not a [section] header")),
-    };
-    Ok(Section {
+/// The section a header line opens (`rest` follows its `[`); None when
+/// it is not one.
+fn header(at: &str, rest: &str) -> Option<Section> {
+    let name = rest.strip_suffix(']').map(str::trim)?;
+    (!name.is_empty()).then(|| Section {
         at: at.to_string(),
         name: name.to_string(),
         options: Vec::new(),
     })
 }
 
-fn option(at: &str, line: &str) -> anyhow::Result<Opt> {
+/// The option a `key=value` or bare `key` line sets; None when the line is
+/// neither, an error for a key without its value.
+fn option(at: &str, line: &str) -> Option<anyhow::Result<Opt>> {
     let (key, value) = match line.split_once('=') {
         Some((key, value)) => (key.trim(), Some(value.trim().to_string())),
         None => (line, None),
     };
-    if key.is_empty() || key.contains(char::is_whitespace) {
-        return usage(format!("{at}: '{line}' is not key=value or a bare key"));
+    // fio's option names are words of letters, digits and '_'; a line of
+    // another file (`root:$y$...` of /etc/shadow, NULs of
+    // /proc/self/environ) is not taken for one.
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    if key.is_empty()
+        || !key.chars().all(is_name)
+        || line.chars().any(|c| c.is_control() && c != '\t')
+    {
+        return None;
     }
     if value.as_deref() == Some("") {
-        return usage(format!("{at}: {key}= has no value"));
+        return Some(usage(format!("{at}: {key}= has no value")));
     }
-    Ok(Opt {
+    Some(Ok(Opt {
         at: at.to_string(),
         key: key.to_ascii_lowercase(),
         value,
-    })
+    }))
 }
 
-/// The line with every `${VAR}` replaced by the environment's value.
-fn substitute(at: &str, line: &str) -> anyhow::Result<String> {
+/// The line with every `${VAR}` replaced by the environment's value, taken
+/// from `budget` as it grows.
+fn substitute(at: &str, line: &str, budget: &mut Budget) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut rest = line;
     while let Some(start) = rest.find("${") {
+        budget.take(at, start)?;
         out.push_str(&rest[..start]);
         let Some(len) = rest[start + 2..].find('}') else {
             return usage(format!("{at}: '${{' without its closing '}}'"));
         };
         let name = &rest[start + 2..start + 2 + len];
         match std::env::var(name) {
-            Ok(value) => out.push_str(&value),
+            Ok(value) => {
+                budget.take(at, value.len())?;
+                out.push_str(&value);
+            }
             Err(_) => {
                 return usage(format!(
                     "{at}: ${{{name}}} is not set in the environment (or not text)"
@@ -118,6 +186,7 @@ fn substitute(at: &str, line: &str) -> anyhow::Result<String> {
         }
         rest = &rest[start + 3 + len..];
     }
+    budget.take(at, rest.len())?;
     out.push_str(rest);
     Ok(out)
 }
@@ -182,7 +251,11 @@ mod tests {
     fn malformed_lines_are_named() {
         let cases = [
             ("bs=4k\n", "jobs.fio:1: 'bs=4k' comes before any [section]"),
-            ("[j\n", "jobs.fio:1: '[j' is not a [section] header"),
+            (
+                "[j\n",
+                "jobs.fio:1: this line (not quoted: no [section] before it",
+            ),
+            ("[j]\n[k\n", "jobs.fio:2: '[k' is not a [section] header"),
             ("[]\n", "is not a [section] header"),
             ("[j]\nbs=\n", "jobs.fio:2: bs= has no value"),
             ("[j]\nb s=4k\n", "is not key=value"),
@@ -193,5 +266,40 @@ mod tests {
             let e = format!("{:#}", sections(text).unwrap_err());
             assert!(e.contains(needle) && !e.contains('\n'), "{text:?}: {e}");
         }
+    }
+
+    /// `include /etc/shadow` once printed root's line of it.
+    #[test]
+    fn an_included_file_that_is_not_a_job_file_is_never_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("shadow");
+        std::fs::write(&secret, "root:$y$j9T$secret:19000:0:99999:7:::\n").unwrap();
+        let text = format!("[j]\ninclude {}\n", secret.display());
+        let e = format!("{:#}", sections(&text).unwrap_err());
+        assert!(e.contains("shadow:1: this line (not quoted"), "{e}");
+        assert!(!e.contains("secret") && !e.contains("root:"), "{e}");
+        let environ = dir.path().join("environ");
+        std::fs::write(&environ, "TOKEN=hunter2\0HOME=/root\0").unwrap();
+        let text = format!("[j]\ninclude {}\n", environ.display());
+        let e = format!("{:#}", sections(&text).unwrap_err());
+        assert!(
+            e.contains("environ:1: this line (not quoted") && !e.contains("hunter2"),
+            "{e}"
+        );
+    }
+
+    /// 2,000 `${PATH}` on one line of each of many lines: refused once the
+    /// expanded text passes the bound, before it is built.
+    #[test]
+    fn variables_expand_to_a_bounded_text() {
+        let path = std::env::var("PATH").unwrap();
+        let line = "description=".to_string() + &"${PATH}".repeat(2000) + "\n";
+        let lines = (input::FIO_JOBFILE.limit as usize) / (path.len() * 2000) + 2;
+        let e = format!(
+            "{:#}",
+            sections(&("[j]\n".to_string() + &line.repeat(lines))).unwrap_err()
+        );
+        assert!(e.contains("come to more than 1 MiB"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 }

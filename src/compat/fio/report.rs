@@ -587,8 +587,7 @@ pub fn disks(target: &Path) -> Vec<String> {
 /// Writes a run's fio JSON `document` to `path` (`--fio-json`).
 pub fn write(path: &Path, document: &Value) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(document)? + "\n";
-    std::fs::write(path, text)
-        .map_err(|e| anyhow::anyhow!("--fio-json {}: cannot write: {e}", path.display()))
+    crate::store::write_file(path, &text).map_err(|e| anyhow::anyhow!("--fio-json: {e}"))
 }
 
 #[cfg(test)]

@@ -48,13 +48,17 @@ impl Caches {
 }
 
 impl Repetition<'_, '_> {
-    /// Syncs, so that no earlier phase's dirty data is written back during
-    /// the next one, and empties the caches as asked: drop_caches (needs
-    /// root; on the first failure, records why and stops trying) or a
-    /// remount of the target.
+    /// Syncs the target's and the source's file systems (syncfs, never
+    /// sync(2): a hung file system elsewhere on the host, a stuck NFS mount
+    /// or another run's killed recorder, would freeze this run with it), so
+    /// that no earlier phase's dirty data is written back during the next
+    /// one, and empties the caches as asked: drop_caches (needs root; on the
+    /// first failure, records why and stops trying) or a remount of the
+    /// target.
     pub(super) fn make_cold(&mut self) -> anyhow::Result<()> {
         self.made_cold = true;
-        rustix::fs::sync();
+        rustix::fs::syncfs(self.dir.as_fd()).context("syncfs of the target failed")?;
+        rustix::fs::syncfs(self.src.as_fd()).context("syncfs of the source failed")?;
         match self.caches {
             Caches::Dropping => {
                 if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
