@@ -22,8 +22,15 @@ pub fn leave_reports_to_another_process() {
     REPORTS.store(false, Ordering::Relaxed);
 }
 
-/// Writes `text` to `stream`; a closed pipe is an error, not a panic. In
-/// an MPI job only rank 0 speaks.
+/// Standard output's reader went away (`fsbench report ... | head`): what
+/// it wanted it has; the command stops there and exits 0, whatever the
+/// size of its output (one that fit in the pipe never saw the reader go).
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed by its reader")]
+pub struct StdoutClosed;
+
+/// Writes `text` to `stream`; a closed pipe is an error, not a panic
+/// ([`StdoutClosed`] on stdout). In an MPI job only rank 0 speaks.
 pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
     if !REPORTS.load(Ordering::Relaxed) {
         return Ok(());
@@ -35,16 +42,21 @@ pub fn emit(stream: Stream, text: &str) -> anyhow::Result<()> {
             .and_then(|()| std::io::stdout().flush()),
         Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
     };
-    result.with_context(|| {
-        format!(
-            "cannot write to standard {}",
-            if stream == Stream::Stdout {
-                "output"
-            } else {
-                "error"
-            }
-        )
-    })
+    match result {
+        Err(e) if stream == Stream::Stdout && e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Err(StdoutClosed.into())
+        }
+        result => result.with_context(|| {
+            format!(
+                "cannot write to standard {}",
+                if stream == Stream::Stdout {
+                    "output"
+                } else {
+                    "error"
+                }
+            )
+        }),
+    }
 }
 
 /// Writes one line to stderr, like `eprintln!`, but a write that fails

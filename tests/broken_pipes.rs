@@ -213,3 +213,26 @@ args = "-s 1m -b 4k --read 100 --duration 0.2s --interval 0.1s --warmup 0"
         );
     }
 }
+
+/// `fsbench report X --format F | head -c 100`: every format stops quietly
+/// with exit 0 when the reader has gone, the large ones (HTML, JSON) too,
+/// whose writes outlast the pipe's buffer.
+#[test]
+fn a_report_whose_reader_went_away_exits_0_quietly_in_every_format() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-two-targets.json"
+    );
+    for format in ["terminal", "markdown", "csv", "json", "html"] {
+        let out = Command::new(FSBENCH)
+            .args(["report", fixture, "--format", format])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(pipe_without_reader()))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
+        assert_eq!(stderr, "", "{format}");
+    }
+}

@@ -754,7 +754,7 @@ fn configurations_one_host_makes_are_refused_under_mpi() {
         ),
         (
             "setup = [\"touch {dir}/x\"]",
-            "ext4 has the path {dir}, a directory on one host",
+            "ext4 has {dir} in a setup or teardown command, a directory on one host",
         ),
     ];
     for (body, why) in cases {

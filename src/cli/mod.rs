@@ -222,6 +222,11 @@ fn exit_code_of_cleanup() -> i32 {
 }
 
 fn report_error(e: &anyhow::Error) -> i32 {
+    if e.chain()
+        .any(|cause| cause.is::<crate::console::StdoutClosed>())
+    {
+        return exit_code_of_cleanup();
+    }
     let code = crate::scale::exit_code_of(e);
     // Every rank of a failed MPI job knows who failed and why; rank 0 says it.
     if let Some(failed) = e.downcast_ref::<crate::scale::RankFailed>() {

@@ -78,9 +78,20 @@ impl Config {
 
     /// Why it cannot be measured from several hosts under MPI; None when
     /// it can (setup commands that change a server, and a path every host
-    /// sees).
+    /// sees). `{dir}` in a command names a directory on rank 0's host,
+    /// which no other host has.
     pub fn one_host_only(&self) -> Option<&'static str> {
-        self.make.kind().one_host_only()
+        let names_dir = self
+            .setup
+            .iter()
+            .chain(&self.teardown)
+            .any(|line| line.contains(DIR));
+        match names_dir {
+            true => Some(
+                "has {dir} in a setup or teardown command, a directory on one host: name the directory every host sees",
+            ),
+            false => self.make.kind().one_host_only(),
+        }
     }
 
     /// What it shares with other configurations, so they cannot be
@@ -694,8 +705,13 @@ mod tests {
             ),
             (
                 "setup = [\"zpool create -m {dir} p sdb\"]",
-                "a has the path {dir}, a directory on one host",
+                "a has {dir} in a setup or teardown command",
             ),
+            (
+                "setup = [\"ssh nas true\"]\nteardown = [\"rm -r {dir}/x\"]\npath = \"/mnt/nas\"",
+                "a has {dir} in a setup or teardown command",
+            ),
+            ("setup = [\"ssh nas true\"]", "a has the path {dir}"),
         ];
         for (body, why) in cases {
             let e = refused(body).unwrap_err();
