@@ -307,3 +307,56 @@ fn an_endless_proc_diskstats_is_read_to_a_bound_and_gives_no_counters() {
         "flags as with counters off"
     );
 }
+
+/// Twelve saved runs of about 26 MiB each (long interval series) as
+/// `fsbench history` reads them: one run is read at a time and only its
+/// headline figures kept, so twelve peak like one (they once took 930 MB,
+/// 2.9 times the input).
+#[test]
+fn history_of_large_results_keeps_their_figures_not_their_files() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-two-targets.json"
+    );
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let (one, twelve) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut size = 0;
+    for run in 0..12 {
+        let mut saved = base.clone();
+        saved["run_id"] = format!("20261201T0000{run:02}Z-{run:012x}").into();
+        saved["started"] = format!("2026-12-01T00:00:{run:02}Z").into();
+        for target in saved["targets"].as_array_mut().unwrap() {
+            for workload in target["workloads"].as_array_mut().unwrap() {
+                let Some(sample) = workload["intervals"].get(0).cloned() else {
+                    continue;
+                };
+                workload["intervals"] = Value::Array(vec![sample; 5_500]);
+            }
+        }
+        let text = saved.to_string();
+        size = text.len();
+        let name = format!("{run:02}.json");
+        std::fs::write(twelve.path().join(&name), &text).unwrap();
+        if run == 0 {
+            std::fs::write(one.path().join(&name), &text).unwrap();
+        }
+    }
+    assert!(size > 24 << 20, "{size} bytes a file");
+    let peak = |dir: &Path, what: &str| {
+        let finished = measure(Command::new(FSBENCH).arg("history").arg(dir), what, None);
+        finished.assert_success(what);
+        finished.peak_kib
+    };
+    let (alone, all) = (
+        peak(one.path(), "history of 1 run"),
+        peak(twelve.path(), "history of 12 runs"),
+    );
+    eprintln!(
+        "history peak RSS: 1 run of {} MiB {alone} KiB, 12 runs {all} KiB",
+        size >> 20
+    );
+    assert!(
+        all < alone * 3 / 2,
+        "12 runs peak at {all} KiB, one at {alone} KiB"
+    );
+}

@@ -8,7 +8,7 @@ use super::output::check_output_path;
 use super::report::{FormatName, named_format, write_report};
 use crate::console::stderr_line;
 use crate::error::usage;
-use crate::history::{self, History, collect};
+use crate::history::{self, History, RunPoints, collect};
 use crate::report::format::Format;
 use crate::report::terminal::Terminal;
 use crate::store::{ResultsEnv, results_dir};
@@ -48,7 +48,7 @@ pub fn run(args: HistoryArgs, json: Option<&Path>) -> anyhow::Result<()> {
         true => vec![results_dir(&ResultsEnv::of_process(), &[])?],
         false => args.paths,
     };
-    let collected = collect(&paths);
+    let collected = collect(&paths, |_, run| Some(RunPoints::of(&run)));
     for problem in &collected.problems {
         stderr_line!("fsbench: skipped {problem}");
     }
@@ -59,7 +59,7 @@ pub fn run(args: HistoryArgs, json: Option<&Path>) -> anyhow::Result<()> {
             places.join(", ")
         ));
     }
-    let history = History::of(collected.into_runs());
+    let history = History::of(collected.runs);
     let text = match format {
         Format::Terminal => history::terminal(&history, Terminal::for_stdout().width),
         Format::Markdown => history::markdown(&history),

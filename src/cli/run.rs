@@ -403,9 +403,6 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     };
     // No other fsbench saves into these files while this one measures (a
     // --resume of this run would measure the same targets again).
-    if let Some(path) = &save_path {
-        crate::store::make_dir_of(path)?;
-    }
     let json_file = json.filter(|path| !crate::store::is_stdout(path));
     let _claims = crate::store::claim(save_path.as_deref().into_iter().chain(json_file))?;
     let Some(outcome) = crate::session::run(request)? else {

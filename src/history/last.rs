@@ -10,12 +10,18 @@ use crate::result::RunResult;
 /// there is none. Files that cannot be read are passed over: they are
 /// not comparable.
 pub fn latest_comparable(dir: &Path, new: &RunResult) -> Option<(PathBuf, RunResult)> {
-    collect(&[dir.to_path_buf()])
+    let comparable = |path: &Path, run: RunResult| {
+        let before = run.run_id != new.run_id && run.started < new.started;
+        (before && measured(&run) == measured(new)).then(|| (run.started, path.to_path_buf()))
+    };
+    // Only each comparable run's start and file are kept; the latest is
+    // read again.
+    let (_, path) = collect(&[dir.to_path_buf()], comparable)
         .runs
         .into_iter()
-        .filter(|(_, run)| run.run_id != new.run_id && run.started < new.started)
-        .filter(|(_, run)| measured(run) == measured(new))
-        .max_by(|(_, a), (_, b)| a.started.cmp(&b.started))
+        .max()?;
+    let run = crate::store::load(&path).ok()?;
+    Some((path, run))
 }
 
 /// The (target, workload) names a run measured, sorted.

@@ -91,10 +91,11 @@ pub struct History {
 
 impl History {
     /// The series of `runs` (in any order) and their change points.
-    pub fn of(mut runs: Vec<RunResult>) -> History {
+    pub fn of(mut runs: Vec<RunPoints>) -> History {
         runs.sort_by(|a, b| a.started.cmp(&b.started).then(a.run_id.cmp(&b.run_id)));
+        let count = runs.len();
         let mut series: Vec<Series> = Vec::new();
-        for run in &runs {
+        for run in runs {
             add_run(&mut series, run);
         }
         for one in &mut series {
@@ -103,7 +104,7 @@ impl History {
         let mut notes = mixed_fingerprints(&series);
         notes.extend(too_short(&series));
         History {
-            runs: runs.len(),
+            runs: count,
             series,
             notes,
         }
@@ -115,46 +116,71 @@ impl History {
     }
 }
 
-/// Adds each headline metric of each target of `run` to its series.
-fn add_run(series: &mut Vec<Series>, run: &RunResult) {
-    let summary = Summary::of(run);
-    for target in &run.targets {
-        let Some(column) = summary.targets.iter().position(|t| *t == target.name) else {
-            continue;
-        };
-        let fingerprint = fingerprint_of(run, target);
-        for workload in &summary.workloads {
-            for metric in workload.headline() {
-                let Some(cell) = &metric.cells[column] else {
-                    continue;
-                };
-                let key = SeriesKey {
-                    target: target.name.clone(),
-                    workload: workload.name.clone(),
-                    parameters: fingerprint
-                        .workloads
-                        .get(&workload.name)
-                        .cloned()
-                        .unwrap_or_default(),
-                    metric: metric.name.clone(),
-                };
-                let point = Point {
-                    run_id: run.run_id.clone(),
-                    started: run.started,
-                    value: cell.stats.mean,
-                    fingerprint: fingerprint.clone(),
-                };
-                match series.iter_mut().find(|s| s.key == key) {
-                    Some(found) => found.points.push(point),
-                    None => series.push(Series {
-                        key,
-                        unit: metric.unit.clone(),
-                        direction: metric.direction,
-                        points: vec![point],
-                        changes: Vec::new(),
-                    }),
+/// What a history keeps of one run: its point in each series it has a
+/// value of, and nothing else of the file.
+#[derive(Debug)]
+pub struct RunPoints {
+    run_id: String,
+    started: DateTime<Utc>,
+    points: Vec<(SeriesKey, String, Direction, Point)>,
+}
+
+impl RunPoints {
+    /// Each headline metric of each target of `run`: its series' key,
+    /// unit and direction, and the run's point.
+    pub fn of(run: &RunResult) -> RunPoints {
+        let summary = Summary::of(run);
+        let mut points = Vec::new();
+        for target in &run.targets {
+            let Some(column) = summary.targets.iter().position(|t| *t == target.name) else {
+                continue;
+            };
+            let fingerprint = fingerprint_of(run, target);
+            for workload in &summary.workloads {
+                for metric in workload.headline() {
+                    let Some(cell) = &metric.cells[column] else {
+                        continue;
+                    };
+                    let key = SeriesKey {
+                        target: target.name.clone(),
+                        workload: workload.name.clone(),
+                        parameters: fingerprint
+                            .workloads
+                            .get(&workload.name)
+                            .cloned()
+                            .unwrap_or_default(),
+                        metric: metric.name.clone(),
+                    };
+                    let point = Point {
+                        run_id: run.run_id.clone(),
+                        started: run.started,
+                        value: cell.stats.mean,
+                        fingerprint: fingerprint.clone(),
+                    };
+                    points.push((key, metric.unit.clone(), metric.direction, point));
                 }
             }
+        }
+        RunPoints {
+            run_id: run.run_id.clone(),
+            started: run.started,
+            points,
+        }
+    }
+}
+
+/// Adds each of `run`'s points to its series.
+fn add_run(series: &mut Vec<Series>, run: RunPoints) {
+    for (key, unit, direction, point) in run.points {
+        match series.iter_mut().find(|s| s.key == key) {
+            Some(found) => found.points.push(point),
+            None => series.push(Series {
+                key,
+                unit,
+                direction,
+                points: vec![point],
+                changes: Vec::new(),
+            }),
         }
     }
 }

@@ -3,7 +3,8 @@
 //! the same targets and write the same file: an advisory lock on a hidden
 //! file beside each (`.NAME.fsbench-lock`), held while the process lives
 //! and released by the kernel however it ends, kill -9 included. A run
-//! that ends removes its lock files while it still holds them; one killed
+//! that ends removes its lock files while it still holds them (and the
+//! directories it made for them, if it saved nothing there); one killed
 //! leaves a hidden file that the next claim takes over.
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -18,14 +19,20 @@ const LOCK_SUFFIX: &str = ".fsbench-lock";
 #[derive(Debug)]
 pub struct Claims {
     held: Vec<(PathBuf, File)>,
+    /// The directories made for the lock files, deepest last.
+    made: Vec<PathBuf>,
 }
 
 /// Claims every one of `paths`; a usage error naming the first that a
 /// running fsbench holds.
 pub fn claim<'a>(paths: impl IntoIterator<Item = &'a Path>) -> anyhow::Result<Claims> {
-    let mut claims = Claims { held: Vec::new() };
+    let mut claims = Claims {
+        held: Vec::new(),
+        made: Vec::new(),
+    };
     for path in paths {
         let lock = lock_path(path);
+        claims.make_dirs(&lock)?;
         let file = open_lock(&lock)
             .map_err(|e| anyhow::anyhow!("cannot claim {}: {e}", path.display()))?;
         // A lock taken on a file its holder removed in between is no one's
@@ -41,14 +48,36 @@ pub fn claim<'a>(paths: impl IntoIterator<Item = &'a Path>) -> anyhow::Result<Cl
     Ok(claims)
 }
 
+impl Claims {
+    /// Makes the missing directories above `lock`, remembering each.
+    fn make_dirs(&mut self, lock: &Path) -> anyhow::Result<()> {
+        let missing: Vec<&Path> = lock
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| !dir.exists())
+            .collect();
+        for dir in missing.into_iter().rev() {
+            std::fs::create_dir(dir).map_err(|e| {
+                anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
+            })?;
+            self.made.push(dir.to_path_buf());
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Claims {
     /// Removes each lock file while its lock is still held, so no claim
-    /// can be taken on a file about to go.
+    /// can be taken on a file about to go; then each directory made for
+    /// them that stayed empty (a run refused before it saved anything).
     fn drop(&mut self) {
         for (lock, file) in &self.held {
             if names(lock, file) {
                 let _ = std::fs::remove_file(lock);
             }
+        }
+        for dir in self.made.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }
@@ -120,5 +149,18 @@ mod tests {
         // A killed run's lock file (no one holds it) is taken over.
         std::fs::write(&lock, "").unwrap();
         claim([path.as_path()]).unwrap();
+    }
+
+    #[test]
+    fn directories_made_for_a_claim_go_with_it_unless_something_was_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let unused = dir.path().join("a/b/run.json");
+        drop(claim([unused.as_path()]).unwrap());
+        assert!(!dir.path().join("a").exists());
+        let used = dir.path().join("c/d/run.json");
+        let claims = claim([used.as_path()]).unwrap();
+        std::fs::write(&used, "saved").unwrap();
+        drop(claims);
+        assert_eq!(std::fs::read_to_string(&used).unwrap(), "saved");
     }
 }

@@ -18,6 +18,14 @@ pub use atomic::{check_destination, check_directory, write as write_file};
 pub use claim::{Claims, claim, is_claimed};
 pub use dir::{RESULTS_DIR, ResultsEnv, for_run, results_dir};
 
+/// What a result file says it is, read before the rest: its other keys
+/// are skipped, not built.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Head {
+    kind: Option<serde_json::Value>,
+    schema_version: Option<serde_json::Value>,
+}
+
 /// The `kind` every fsbench result file carries: what tells it from other
 /// JSON.
 pub const KIND: &str = "fsbench-result";
@@ -29,29 +37,34 @@ pub const KIND: &str = "fsbench-result";
 pub fn load(path: &Path) -> anyhow::Result<RunResult> {
     let shown = path.display();
     let text = read_input_file(path, input::RESULT)?;
-    // serde_json's `float_roundtrip` (Cargo.toml) reads every number back
-    // as the bits written: a figure a unit in the last place off can turn
-    // the verdict where speed-ups tie (PostMark's rates over one time).
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
+    // The kind and schema first, from a head that skips the rest; then the
+    // result straight from the text: a tree of JSON values of a large
+    // result would cost several times the file.
+    match serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+        Ok(_) => {}
         Err(e) if e.is_eof() => {
             return usage(format!("{shown}: truncated, not a whole result ({e})"));
         }
         Err(e) => return usage(format!("{shown}: not JSON ({e})")),
-    };
-    let kind = value.get("kind").and_then(|k| k.as_str());
+    }
+    // JSON that is not an object has no kind.
+    let head: Head = serde_json::from_str(&text).unwrap_or_default();
+    let kind = head.kind.as_ref().and_then(|k| k.as_str());
     if kind != Some(KIND) {
         let found = kind.map_or("no \"kind\"".to_string(), |k| format!("kind \"{k}\""));
         return usage(format!("{shown}: not an fsbench result ({found})"));
     }
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    let version = head.schema_version.as_ref().and_then(|v| v.as_u64());
     if let Some(version) = version.filter(|v| *v > u64::from(SCHEMA_VERSION)) {
         return usage(format!(
             "{shown}: schema version {version} is newer than this fsbench reads \
              ({SCHEMA_VERSION}); use a newer fsbench"
         ));
     }
-    let mut run: RunResult = match serde_json::from_value(value) {
+    // serde_json's `float_roundtrip` (Cargo.toml) reads every number back
+    // as the bits written: a figure a unit in the last place off can turn
+    // the verdict where speed-ups tie (PostMark's rates over one time).
+    let mut run: RunResult = match serde_json::from_str(&text) {
         Ok(run) => run,
         Err(e) => return usage(format!("{shown}: malformed fsbench result ({e})")),
     };
@@ -88,18 +101,12 @@ pub fn save(result: &RunResult, path: &Path) -> anyhow::Result<()> {
 /// Saves the result as file `path` of a results directory, making the
 /// directory first when it is missing.
 pub fn save_in_dir(result: &RunResult, path: &Path) -> anyhow::Result<()> {
-    make_dir_of(path)?;
-    save(result, path)
-}
-
-/// Makes the results directory `path` is to be saved in, when it is missing.
-pub fn make_dir_of(path: &Path) -> anyhow::Result<()> {
-    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
             anyhow::anyhow!("cannot create the results directory {}: {e}", dir.display())
-        }),
-        None => Ok(()),
+        })?;
     }
+    save(result, path)
 }
 
 /// The name of a new run's file in `dir`: `DIR/<UTC timestamp>.json`, not
