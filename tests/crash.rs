@@ -467,6 +467,59 @@ fn take_free_space(file: &Path) {
 /// overlay (its replay's writes) starts empty, so what it freed is taken
 /// again until one cannot be written. The run fails saying so, rather than
 /// counting states the recorder could not serve as unmountable.
+/// The loss: a run of several configurations that failed at one
+/// kept nothing of those that had finished. Now the one judged before the
+/// failure has its row in the table and its counts in the JSON (without
+/// an end time: incomplete), and the run fails in one line naming the
+/// configuration that failed (an mkfs feature that does not exist).
+#[test]
+fn a_failing_configuration_keeps_the_ones_judged_before_it() {
+    let configs = [
+        config("ext4", "mkfs.ext4 -F", ""),
+        config("broken", "mkfs.ext4 -F -O no_such_feature", ""),
+    ]
+    .concat();
+    let Some(lab) = Lab::new(&configs, &["mkfs.ext4", "e2fsck"]) else {
+        return;
+    };
+    let json = lab.dir.path().join("crash.json");
+    let mut args = lab.args(&["--cuts", "5"]);
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    let out = run(&args);
+    out.assert_code(1).assert_no_panic();
+
+    let record = common::read_json(&json);
+    assert!(record["finished"].is_null(), "{record}");
+    let targets = record["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1, "{record}");
+    assert_eq!(targets[0]["name"], "ext4");
+    let states = count(&targets[0], "states");
+    assert!(states > 0, "{record}");
+    assert!(
+        out.stdout.lines().any(|l| l.contains("│ ext4 ")),
+        "the table has ext4's row\n{out}"
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "ext4: durability: 0 of {states} cuts lost acknowledged data"
+        )),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("broken"), "{out}");
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("fsbench: error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{out}");
+    assert_eq!(out.stderr.lines().last(), Some(errors[0]), "{out}");
+    assert!(
+        errors[0].starts_with("fsbench: error: broken: mkfs on the recorded disk failed"),
+        "{out}"
+    );
+    lab.assert_all_gone();
+}
+
 #[test]
 fn a_full_images_directory_while_checking_fails_in_one_line() {
     let Some(lab) = Lab::ext4_on("64m") else {

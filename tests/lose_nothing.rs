@@ -343,6 +343,115 @@ fn clean_does_not_follow_a_leftover_swapped_for_a_symlink() {
     sentinel.assert_intact();
 }
 
+/// Writes a leftover's record of what was made: one image, `image`'s
+/// identity (st_dev, inode), said to be at `at` in the leftover.
+fn forge_record(leftover: &Path, image: &Path, at: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(image).unwrap();
+    let line = serde_json::json!({
+        "image": { "file": { "dev": meta.dev(), "ino": meta.ino() }, "at": at },
+    });
+    std::fs::write(leftover.join(".fsbench-made"), format!("{line}\n")).unwrap();
+}
+
+/// Gives `paths` to the user nobody.
+fn give_to_nobody(paths: &[PathBuf]) {
+    for path in paths {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+}
+
+/// The forgery: a user plants a leftover of their own, marker
+/// and record, naming the identity of another loop device's backing file
+/// (hard-linked at the recorded place, so that the file found there is
+/// that very image). Before, root's `clean` detached that loop device.
+/// Now a record of a user other than root and the one cleaning releases
+/// nothing, and `clean` says so; the leftover itself goes.
+#[test]
+fn a_users_forged_record_makes_roots_clean_detach_nothing() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let outside = mnt.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let image = outside.join("victim.img");
+    let victim = Attached::new(&image);
+    let leftover = dead_leftover(mnt.path(), "20260101T000000Z-f", 0);
+    std::fs::create_dir(leftover.join("img")).unwrap();
+    std::fs::hard_link(&image, leftover.join("img/a.img")).unwrap();
+    forge_record(&leftover, &image, "img/a.img");
+    give_to_nobody(&[
+        leftover.clone(),
+        leftover.join("img"),
+        leftover.join(".fsbench-scratch"),
+        leftover.join(".fsbench-made"),
+    ]);
+
+    let out = run(&["clean", &mnt.arg()]);
+    out.assert_success().assert_no_panic();
+    assert!(
+        out.stdout.contains(
+            "released nothing its record names: the record belongs to uid 65534, not to you or root"
+        ),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("detached"), "{out}");
+    assert!(
+        victim.is_attached(),
+        "the victim's loop device stays\n{out}"
+    );
+    assert!(!leftover.exists(), "the leftover's files go\n{out}");
+    assert!(image.exists());
+    sentinel.assert_intact();
+}
+
+/// A record of root's own that names a loop device's backing file which
+/// is not in the leftover: a symlink to it at the recorded place, a
+/// symlink on the way there, nothing there. Before, `clean` detached it
+/// on the identity alone; now the image must be found at its place
+/// without following a link, and each leftover says it left it alone.
+#[test]
+fn an_image_not_in_its_leftover_is_not_detached() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let image = outside.path().join("a.img");
+    let victim = Attached::new(&image);
+    let linked = dead_leftover(mnt.path(), "20260101T000000Z-l", 0);
+    std::fs::create_dir(linked.join("img")).unwrap();
+    std::os::unix::fs::symlink(&image, linked.join("img/a.img")).unwrap();
+    let on_the_way = dead_leftover(mnt.path(), "20260101T000000Z-w", 0);
+    std::os::unix::fs::symlink(outside.path(), on_the_way.join("img")).unwrap();
+    let missing = dead_leftover(mnt.path(), "20260101T000000Z-m", 0);
+    for leftover in [&linked, &on_the_way, &missing] {
+        forge_record(leftover, &image, "img/a.img");
+    }
+
+    let out = run(&["clean", &mnt.arg()]);
+    out.assert_success().assert_no_panic();
+    let left = |why: &str| format!("left {} alone: {why}", victim.0);
+    for (leftover, why) in [
+        (&linked, left("img/a.img is a symbolic link")),
+        (
+            &on_the_way,
+            left("cannot reach img/a.img in the scratch directory"),
+        ),
+        (&missing, left("img/a.img is not in the scratch directory")),
+    ] {
+        let line = format!("{}: {why}", leftover.display());
+        assert!(out.stdout.contains(&line), "{line}\n{out}");
+        assert!(!leftover.exists(), "{}", leftover.display());
+    }
+    assert!(!out.stdout.contains("detached"), "{out}");
+    assert!(
+        victim.is_attached(),
+        "the victim's loop device stays\n{out}"
+    );
+    assert!(image.exists());
+    sentinel.assert_intact();
+}
+
 /// The marker, its directory and the directory's name are on the disk
 /// before the run writes anything (strace: fsync of each, in order), so a
 /// crash cannot leave an empty marker that `clean` must distrust.

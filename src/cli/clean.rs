@@ -179,7 +179,11 @@ fn free_killed_run(leftover: &Leftover, found: &FoundMarker, shown: &str) -> any
     if !found.is_killed() {
         return Ok(false);
     }
-    let aborted = made::abort_recorders(leftover.dir(), &made::read(leftover.dir())?);
+    // Another user's record may name anyone's recorder.
+    let made::Found::Trusted(made) = made::read_leftover(leftover.dir())? else {
+        return Ok(false);
+    };
+    let aborted = made::abort_recorders(leftover.dir(), &made);
     if aborted.is_empty() {
         return Ok(false);
     }

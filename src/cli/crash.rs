@@ -6,14 +6,15 @@ use clap::Args;
 
 use super::flags::parse_flags;
 use super::output::check_json_path;
+use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::console::{Stream, emit};
 use crate::crash::oracle::Unsynced;
 use crate::crash::{self, Options};
-use crate::driver::record::{new_run_id, new_run_result};
+use crate::driver::record::{keep_partial, new_run_id, new_run_result};
 use crate::error::usage;
-use crate::result::TargetResult;
-use crate::result::durability::Model;
+use crate::result::durability::{Durability, Model};
+use crate::result::{RunResult, TargetResult};
 
 #[derive(Debug, Args)]
 pub struct CrashArgs {
@@ -90,35 +91,58 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
     place.check(&configs)?;
     let run_id = new_run_id();
     let mut record = new_run_result(&run_id);
-    for (config, durability) in crash::judge_all(&recordables, &place, &options, &run_id)? {
-        record.targets.push(TargetResult {
-            name: config.name.clone(),
-            path: String::new(),
-            env: None,
-            workloads: Vec::new(),
-            cleanup: None,
-            reference: false,
-            built: None,
-            durability: Some(durability),
-            fingerprint: None,
-        });
+    let judged = crash::judge_all(&recordables, &place, &options, &run_id, |config, found| {
+        record.targets.push(judged_target(config, found))
+    });
+    match judged {
+        Ok(()) => {
+            record.finished = Some(chrono::Utc::now());
+            show(&record)?;
+            if let Some(path) = json {
+                crate::store::save(&record, path)?;
+            }
+            Ok(())
+        }
+        Err(e) if record.targets.is_empty() => Err(e),
+        // The configurations judged before the failure are kept: their
+        // table, and the record without an end time (incomplete).
+        Err(e) => {
+            // The failure is what must be told: a table that cannot be
+            // written (a closed pipe) does not take its place.
+            let _ = show(&record);
+            Err(keep_partial(&record, json.as_slice(), e))
+        }
     }
-    record.finished = Some(chrono::Utc::now());
-    let judged = crate::report::durability::judged(&record);
+}
+
+/// A configuration's target in the record: what its power cuts found.
+fn judged_target(config: &Config, durability: Durability) -> TargetResult {
+    TargetResult {
+        name: config.name.clone(),
+        path: String::new(),
+        env: None,
+        workloads: Vec::new(),
+        cleanup: None,
+        reference: false,
+        built: None,
+        durability: Some(durability),
+        fingerprint: None,
+    }
+}
+
+/// The durability table of the configurations judged, on stdout.
+fn show(record: &RunResult) -> anyhow::Result<()> {
+    let judged = crate::report::durability::judged(record);
     let width = crate::report::terminal::Terminal::for_stdout().width;
     emit(
         Stream::Stdout,
         &crate::report::durability::text(&judged, width),
-    )?;
-    if let Some(path) = json {
-        crate::store::save(&record, path)?;
-    }
-    Ok(())
+    )
 }
 
 /// The configurations, where they go and the options (refused here or,
 /// what only the configurations tell, by `run` before anything is built).
-fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<crate::configs::Config>, Place, Options)> {
+fn plan(args: &CrashArgs) -> anyhow::Result<(Vec<Config>, Place, Options)> {
     let options = args.flags.options()?;
     let configs = crate::configs::load(&args.configs)?;
     if !rustix::process::geteuid().is_root() {

@@ -473,7 +473,13 @@ fn unmount_when_released(dir: BorrowedFd<'_>, id: u64, at: &str) -> anyhow::Resu
 /// `dir`: the mounts it recorded (each only while it is still the one
 /// recorded: a mount someone else put there is left alone, and the
 /// removal that follows does not cross into it) and the loop devices
-/// backed by its images. Returns what was done, one line each.
+/// backed by its images; nothing when the record is another user's.
+/// Returns what was done, one line each.
 pub fn release_leftovers(dir: BorrowedFd<'_>) -> anyhow::Result<Vec<String>> {
-    made::release(dir, &made::read(dir)?)
+    match made::read_leftover(dir)? {
+        made::Found::Trusted(made) => made::release(dir, &made),
+        made::Found::Foreign(uid) => Ok(vec![format!(
+            "released nothing its record names: the record belongs to uid {uid}, not to you or root"
+        )]),
+    }
 }

@@ -127,7 +127,7 @@ impl Site {
         mkfs.push(source.clone());
         crate::interrupt::check()?;
         output_of(&mkfs, Some(&made::through_fd(self.dir(), "cwd")))
-            .with_context(|| format!("{}: mkfs on the recorded disk failed", config.name))?;
+            .context("mkfs on the recorded disk failed")?;
         self.recorder().record(true);
         let mut mount = vec!["mount".to_string(), "-t".into(), fs.fs_type.into()];
         if !config.options.is_empty() {
@@ -135,8 +135,7 @@ impl Site {
         }
         let point = made::through_fd(self.dir(), MNT);
         mount.extend(["--".into(), source, point.display().to_string()]);
-        output_of(&mount, None)
-            .with_context(|| format!("{}: cannot mount the recorded disk", config.name))?;
+        output_of(&mount, None).context("cannot mount the recorded disk")?;
         let id = made::record_mount(self.dir(), MNT, &mut self.record.borrow_mut())?;
         self.mounted = Some(id);
         made::make_private(self.dir(), MNT)?;

@@ -20,6 +20,8 @@ pub mod oracle;
 
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::console::stderr_line;
@@ -77,26 +79,29 @@ pub fn recordables<'a>(
 }
 
 /// Each configuration recorded and cut off in turn (`judge`), said on
-/// stderr as it starts.
+/// stderr as it starts and given to `judged` as it ends, so that what
+/// finished before a configuration failed is kept; the error names the
+/// configuration that failed.
 pub fn judge_all<'r, 'a: 'r>(
     recordables: impl IntoIterator<Item = &'r Recordable<'a>>,
     place: &Place,
     options: &Options,
     run_id: &str,
-) -> anyhow::Result<Vec<(&'a Config, Durability)>> {
-    recordables
-        .into_iter()
-        .map(|recordable| {
-            let config = recordable.config;
-            stderr_line!(
-                "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
-                config.name,
-                options.cuts,
-                options.model.name()
-            );
-            Ok((config, judge(recordable, place, options, run_id)?))
-        })
-        .collect()
+    mut judged: impl FnMut(&'a Config, Durability),
+) -> anyhow::Result<()> {
+    for recordable in recordables {
+        let config = recordable.config;
+        stderr_line!(
+            "fsbench: {}: recording the crash workload, then {} cuts ({} model)",
+            config.name,
+            options.cuts,
+            options.model.name()
+        );
+        let durability =
+            judge(recordable, place, options, run_id).with_context(|| config.name.clone())?;
+        judged(config, durability);
+    }
+    Ok(())
 }
 
 /// The workload's directory in the recorded file system.

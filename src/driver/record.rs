@@ -58,11 +58,16 @@ pub fn save_so_far(record: &RunResult, json: Option<&Path>) -> anyhow::Result<()
     }
 }
 
-/// After an error or an interrupt: what was measured so far still goes to
-/// the files asked for (never to stdout, which the error leaves in an
-/// unknown state), without an end time; the error itself is returned.
+/// After an error or an interrupt: what was measured so far (workloads'
+/// results, configurations' power cuts) still goes to the files asked for
+/// (never to stdout, which the error leaves in an unknown state), without
+/// an end time; the error itself is returned.
 pub fn keep_partial(record: &RunResult, files: &[&Path], error: anyhow::Error) -> anyhow::Error {
-    let measured: usize = record.targets.iter().map(|t| t.workloads.len()).sum();
+    let measured: usize = record
+        .targets
+        .iter()
+        .map(|t| t.workloads.len() + usize::from(t.durability.is_some()))
+        .sum();
     if measured == 0 || !scale::is_root() {
         return error;
     }

@@ -201,16 +201,22 @@ fn record_builds(record: &mut RunResult, builds: &Builds) {
 }
 
 /// Cuts off every configuration that was measured and puts what it lost
-/// in its target's record.
+/// in its target's record as it ends: a failure keeps the ones before it.
 fn judge_crash(plan: &CrashPlan, run_id: &str, record: &mut RunResult) -> anyhow::Result<()> {
-    let measured = plan
+    let measured: Vec<_> = plan
         .recordables
         .iter()
-        .filter(|r| record.targets.iter().any(|t| t.name == r.config.name));
-    for (config, durability) in crash::judge_all(measured, &plan.place, &plan.options, run_id)? {
-        if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {
-            target.durability = Some(durability);
-        }
-    }
-    Ok(())
+        .filter(|r| record.targets.iter().any(|t| t.name == r.config.name))
+        .collect();
+    crash::judge_all(
+        measured,
+        &plan.place,
+        &plan.options,
+        run_id,
+        |config, durability| {
+            if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {
+                target.durability = Some(durability);
+            }
+        },
+    )
 }

@@ -2,20 +2,22 @@
 //! inode) and the mounts it made (by mount id), one JSON line each in its
 //! scratch directory, synced before anything depends on it. Teardown and
 //! `fsbench clean` release exactly these, through the scratch directory's
-//! descriptor: a loop device only when it is backed by one of the images,
-//! a mount only when the mount at its place still has the recorded id. A
-//! path is never resolved again to find them, so a scratch directory
+//! descriptor: a loop device only when it is backed by one of the images
+//! as found at its place in the scratch directory (no link followed), a
+//! mount only when the mount at its place still has the recorded id; and
+//! `clean` releases nothing that another user's record (not root's) names.
+//! The scratch directory's path is never resolved again, so a scratch directory
 //! renamed away and replaced by a symlink (another user's move in a
 //! directory without the sticky bit) leads nowhere, and a mount someone
 //! else put under `mnt/` is left alone.
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, StatxFlags};
 use rustix::io::Errno;
 use rustix::mount::{MountPropagationFlags, UnmountFlags};
 use serde::{Deserialize, Serialize};
@@ -77,19 +79,57 @@ impl Record {
 /// scratch directory that built nothing). A record that is not fsbench's
 /// lines is an error: nothing is released on its word.
 pub fn read(dir: BorrowedFd<'_>) -> anyhow::Result<Vec<Made>> {
-    let fd = match rustix::fs::openat(
+    open_record(dir)?.map_or(Ok(Vec::new()), parse)
+}
+
+/// A leftover's record, as `fsbench clean` may take it.
+#[derive(Debug, PartialEq)]
+pub enum Found {
+    /// Root's or the cleaning user's, in a directory of root's or theirs
+    /// (or no record at all): what it names may be released.
+    Trusted(Vec<Made>),
+    /// Another user's (this uid): anyone can write a record naming any
+    /// mount or loop device, so nothing is released on its word.
+    Foreign(u32),
+}
+
+/// The record of the leftover open as `dir`, read only if neither it nor
+/// the directory belongs to a user other than root and this one.
+pub fn read_leftover(dir: BorrowedFd<'_>) -> anyhow::Result<Found> {
+    let Some(file) = open_record(dir)? else {
+        return Ok(Found::Trusted(Vec::new()));
+    };
+    let owners = [
+        rustix::fs::fstat(&file)
+            .context("cannot look at its record")?
+            .st_uid,
+        rustix::fs::fstat(dir).context("cannot look at it")?.st_uid,
+    ];
+    let me = rustix::process::geteuid().as_raw();
+    match owners.into_iter().find(|&uid| uid != me && uid != 0) {
+        Some(uid) => Ok(Found::Foreign(uid)),
+        None => parse(file).map(Found::Trusted),
+    }
+}
+
+/// The record in `dir`, open; None where there is none.
+fn open_record(dir: BorrowedFd<'_>) -> anyhow::Result<Option<File>> {
+    match rustix::fs::openat(
         dir,
         RECORD,
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     ) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(Vec::new()),
-        Err(e) => return Err(anyhow::Error::from(e).context("cannot open its record")),
-    };
+        Ok(fd) => Ok(Some(fd.into())),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(anyhow::Error::from(e).context("cannot open its record")),
+    }
+}
+
+/// The lines of the open record `file`.
+fn parse(file: File) -> anyhow::Result<Vec<Made>> {
     let mut text = String::new();
-    File::from(fd)
-        .take(MAX_RECORD_BYTES + 1)
+    file.take(MAX_RECORD_BYTES + 1)
         .read_to_string(&mut text)
         .context("cannot read its record")?;
     if text.len() as u64 > MAX_RECORD_BYTES {
@@ -251,9 +291,13 @@ pub fn unmount(
 /// Releases what the scratch directory `dir` records: its mounts, last
 /// made first (a setup command's mount inside a configuration's before
 /// it), each only if it is still the recorded one; then every loop
-/// device backed by one of its images. One line per thing done or left.
+/// device backed by one of its images found at its place (`Images`). One
+/// line per thing done or left.
 pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>> {
     let mut said = abort_recorders(dir, made);
+    // Looked for before any mount goes: a recorder's disk is reached
+    // through the recorder's mount.
+    let images = Images::find(dir, made);
     for thing in made.iter().rev() {
         let Made::Mount { id, at } = thing else {
             continue;
@@ -263,7 +307,7 @@ pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>
         // the record does not name: it is fsbench's only when its device
         // is a loop device on one of fsbench's images.
         if let Unmounted::Other(other) = outcome
-            && on_own_loop(other, made)
+            && on_own_loop(other, &images.own)
         {
             outcome = unmount(dir, other, at, WhenBusy::Detach)?;
         }
@@ -276,22 +320,22 @@ pub fn release(dir: BorrowedFd<'_>, made: &[Made]) -> anyhow::Result<Vec<String>
             }
         });
     }
-    for device in loopdev::backed_by(&images(made)) {
+    for device in loopdev::backed_by(&images.own) {
         let shown = device.path.display().to_string();
         device.detach()?;
         said.push(format!("detached {shown}"));
     }
+    said.extend(images.left_alone());
     Ok(said)
 }
 
-/// Whether mount `id` is of a loop device backed by one of the images
-/// in `made`.
-fn on_own_loop(id: u64, made: &[Made]) -> bool {
+/// Whether mount `id` is of a loop device backed by one of `images`.
+fn on_own_loop(id: u64, images: &[FileId]) -> bool {
     let mounts = crate::storage::env::mounts::read_mountinfo();
     let Some(mount) = mounts.iter().find(|m| m.id == id) else {
         return false;
     };
-    loopdev::backed_by(&images(made))
+    loopdev::backed_by(images)
         .iter()
         .any(|device| device.dev == mount.dev)
 }
@@ -358,14 +402,94 @@ pub fn abort_recorders(dir: BorrowedFd<'_>, made: &[Made]) -> Vec<String> {
     said
 }
 
-/// The images among what was made.
-pub fn images(made: &[Made]) -> Vec<FileId> {
-    made.iter()
-        .filter_map(|thing| match thing {
-            Made::Image { file, .. } => Some(*file),
-            Made::Mount { .. } => None,
-        })
-        .collect()
+/// The images a record names, looked for where it says they are. A
+/// record can name any file by its identity, so only the file found at
+/// its place inside the scratch directory makes a loop device fsbench's.
+struct Images {
+    /// Found where the record says: loop devices on these are released.
+    own: Vec<FileId>,
+    /// Not found so, each with why: loop devices on these are left alone.
+    not_found: Vec<(FileId, String)>,
+}
+
+impl Images {
+    fn find(dir: BorrowedFd<'_>, made: &[Made]) -> Images {
+        let mut images = Images {
+            own: Vec::new(),
+            not_found: Vec::new(),
+        };
+        for thing in made {
+            let Made::Image { file, at } = thing else {
+                continue;
+            };
+            match is_at(dir, at, *file) {
+                Ok(()) => images.own.push(*file),
+                Err(why) => images.not_found.push((*file, why)),
+            }
+        }
+        images
+    }
+
+    /// A line for each loop device on an image that was not found.
+    fn left_alone(&self) -> Vec<String> {
+        self.not_found
+            .iter()
+            .flat_map(|(file, why)| {
+                loopdev::backed_by(&[*file])
+                    .into_iter()
+                    .map(move |device| format!("left {} alone: {why}", device.path.display()))
+            })
+            .collect()
+    }
+}
+
+/// Whether the regular file at `at` below `dir` is `file`; why not. Its
+/// identity is asked without a round trip to a FUSE server: a recorder's
+/// disk whose server is gone still answers from the kernel's cache.
+fn is_at(dir: BorrowedFd<'_>, at: &str, file: FileId) -> Result<(), String> {
+    let fd = open_beneath(dir, at).map_err(|e| match e {
+        Errno::NOENT => format!("{at} is not in the scratch directory"),
+        e => format!("cannot reach {at} in the scratch directory without following a link: {e}"),
+    })?;
+    let stat = rustix::fs::statx(
+        &fd,
+        c"",
+        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
+        StatxFlags::TYPE | StatxFlags::INO,
+    )
+    .map_err(|e| format!("cannot look at {at}: {e}"))?;
+    let found = FileId {
+        dev: rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
+        ino: stat.stx_ino,
+    };
+    match FileType::from_raw_mode(stat.stx_mode.into()) {
+        FileType::Symlink => Err(format!("{at} is a symbolic link")),
+        FileType::RegularFile if found == file => Ok(()),
+        _ => Err(format!("{at} is not the image its record names")),
+    }
+}
+
+/// `at` (checked: no `..`, no empty or `.` part) opened below `dir` one
+/// part at a time, none followed if it is a symlink: a link anywhere on
+/// the way fails the open instead of leading out of the scratch directory.
+/// Only a path (`O_PATH`): nothing is read, and a symlink at the end is
+/// opened as itself.
+fn open_beneath(dir: BorrowedFd<'_>, at: &str) -> rustix::io::Result<OwnedFd> {
+    let mut parts = at.split('/');
+    let name = parts.next_back().unwrap_or(at);
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut here: Option<OwnedFd> = None;
+    for part in parts {
+        let from = here.as_ref().map_or(dir, |fd| fd.as_fd());
+        here = Some(rustix::fs::openat(
+            from,
+            part,
+            flags | OFlags::DIRECTORY,
+            Mode::empty(),
+        )?);
+    }
+    let from = here.as_ref().map_or(dir, |fd| fd.as_fd());
+    rustix::fs::openat(from, name, flags, Mode::empty())
 }
 
 #[cfg(test)]
@@ -417,5 +541,91 @@ mod tests {
         }
         std::fs::remove_file(&path).unwrap();
         assert_eq!(read(dir.as_fd()).unwrap(), []);
+    }
+
+    fn id_of(path: &std::path::Path) -> FileId {
+        FileId::of(File::open(path).unwrap().as_fd()).unwrap()
+    }
+
+    fn image(file: FileId, at: &str) -> Made {
+        Made::Image {
+            file,
+            at: at.into(),
+        }
+    }
+
+    /// A record names a file by its identity; only the file at the
+    /// record's place, reached through no link, is the scratch
+    /// directory's image: not one a link there (at the end or on the way)
+    /// leads to, not one that is missing, not another file.
+    #[test]
+    fn an_image_counts_only_at_its_place_reached_through_no_link() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = root.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("b.img"), b"b").unwrap();
+        let scratch = root.path().join("scratch");
+        std::fs::create_dir_all(scratch.join("img")).unwrap();
+        std::fs::write(scratch.join("img/a.img"), b"a").unwrap();
+        std::fs::write(scratch.join("img/c.img"), b"c").unwrap();
+        std::os::unix::fs::symlink(outside.join("b.img"), scratch.join("img/b.img")).unwrap();
+        std::os::unix::fs::symlink(&outside, scratch.join("out")).unwrap();
+        let own = id_of(&scratch.join("img/a.img"));
+        let stranger = id_of(&outside.join("b.img"));
+        let made = [
+            image(own, "img/a.img"),
+            image(stranger, "img/b.img"),
+            image(stranger, "out/b.img"),
+            image(stranger, "img/gone.img"),
+            image(stranger, "img/c.img"),
+        ];
+        let images = Images::find(open_dir(&scratch).as_fd(), &made);
+        assert_eq!(images.own, [own]);
+        let why: Vec<&str> = images
+            .not_found
+            .iter()
+            .map(|(_, why)| why.as_str())
+            .collect();
+        assert_eq!(why.len(), 4, "{why:?}");
+        assert_eq!(why[0], "img/b.img is a symbolic link");
+        assert!(why[1].starts_with("cannot reach out/b.img"), "{}", why[1]);
+        assert_eq!(why[2], "img/gone.img is not in the scratch directory");
+        assert_eq!(why[3], "img/c.img is not the image its record names");
+    }
+
+    /// A record another user owns, or one in another user's directory,
+    /// is not read for release; root's and one's own are.
+    #[test]
+    fn only_roots_or_the_cleaners_record_is_trusted() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: needs root to give the record to another user");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let dir = open_dir(root.path());
+        let mut record = Record::create(dir.as_fd()).unwrap();
+        let mount = Made::Mount {
+            id: 7,
+            at: "mnt/a".into(),
+        };
+        record.add(&mount).unwrap();
+        let path = root.path().join(RECORD.to_str().unwrap());
+        let give = |file: &std::path::Path, uid: u32| {
+            std::os::unix::fs::chown(file, Some(uid), Some(uid)).unwrap()
+        };
+        assert_eq!(
+            read_leftover(dir.as_fd()).unwrap(),
+            Found::Trusted(vec![mount.clone()])
+        );
+        give(&path, 65534);
+        assert_eq!(read_leftover(dir.as_fd()).unwrap(), Found::Foreign(65534));
+        give(&path, 0);
+        give(root.path(), 65533);
+        assert_eq!(read_leftover(dir.as_fd()).unwrap(), Found::Foreign(65533));
+        give(root.path(), 0);
+        assert_eq!(
+            read_leftover(dir.as_fd()).unwrap(),
+            Found::Trusted(vec![mount])
+        );
     }
 }
