@@ -17,9 +17,11 @@
 //!
 //! A process that serves its own file system cannot be killed cleanly: a
 //! kill -9 ends the server thread while another waits, uninterruptibly,
-//! for I/O only it could answer. `fsbench clean` first aborts the
-//! recorder's FUSE connection (`storage::made::release`), which fails
-//! that I/O and lets the process go.
+//! for I/O only it could answer. Each recorder's watchdog (`watchdog`), a
+//! child process, aborts the FUSE connection as soon as its parent has the
+//! kill pending, which fails that I/O and lets the process go; should the
+//! watchdog be killed too, `fsbench clean` aborts it
+//! (`storage::made::release`).
 //!
 //! Every file is opened with FOPEN_DIRECT_IO: no page cache of the FUSE
 //! mount holds a byte, so a state read is the state's. The kernel's
@@ -27,6 +29,7 @@
 //! write reaches the server before the call that made it returns.
 pub mod blocklog;
 pub mod extents;
+mod watchdog;
 
 use std::cell::RefCell;
 use std::ffi::OsStr;
@@ -118,6 +121,8 @@ pub struct Recorder {
     /// Its mount point relative to the scratch directory, and its id.
     at: String,
     id: u64,
+    /// Dropped last: it watches until the recorder is gone.
+    _watchdog: watchdog::Watchdog,
 }
 
 impl Recorder {
@@ -160,11 +165,13 @@ impl Recorder {
             .spawn()
             .context("cannot start the recorder's thread")?;
         made::make_private(dir, at)?;
+        let watchdog = watchdog::Watchdog::start(dir, at)?;
         Ok(Recorder {
             disk,
             session: Some(session),
             at: at.to_string(),
             id,
+            _watchdog: watchdog,
         })
     }
 

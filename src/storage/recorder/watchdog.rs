@@ -1,0 +1,229 @@
+//! A process that serves its own FUSE file system cannot die of kill -9
+//! while one of its threads waits for that file system's I/O: the kill
+//! ends the server thread, the waiting one sleeps uninterruptibly for an
+//! answer no one will give, and the process, its mounts and every `sync`
+//! or `df` on the machine behind them hang until someone aborts the
+//! connection. So each recorder has a watchdog: a child forked when the
+//! recorder is mounted, which watches its parent and, the moment the
+//! parent has SIGKILL pending, aborts the recorder's FUSE connection
+//! (fusectl's `abort`): the waiting I/O fails and the process exits. A
+//! recorder that stops tells its watchdog to go, and so does the end of
+//! the parent (the pipe between them closes).
+//!
+//! The child is forked from a process with many threads, so it runs only
+//! system calls on what was prepared before the fork: no allocation, no
+//! lock, nothing of the standard library that might take one.
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+use anyhow::Context;
+use rustix::fs::{AtFlags, Mode};
+
+/// How often the watchdog looks at its parent.
+const POLL_MS: i32 = 100;
+
+/// The watchdog of one recorder.
+pub struct Watchdog {
+    pid: libc::pid_t,
+    /// Written to (or closed) to tell the watchdog to go.
+    go: Option<OwnedFd>,
+}
+
+/// What the child needs, made before the fork.
+struct Prepared {
+    /// /proc/<parent>/status.
+    status: CString,
+    /// The connection's abort file where fusectl is mounted.
+    system_abort: CString,
+    /// A directory in the scratch directory to mount fusectl on, and the
+    /// abort file there.
+    own_fusectl: CString,
+    own_abort: CString,
+    parent: libc::pid_t,
+}
+
+impl Watchdog {
+    /// Forks the watchdog of the FUSE mount at `at` in the scratch
+    /// directory `dir` (already mounted: its device names the connection).
+    pub fn start(dir: BorrowedFd<'_>, at: &str) -> anyhow::Result<Watchdog> {
+        let stat = rustix::fs::statat(dir, at, AtFlags::SYMLINK_NOFOLLOW)
+            .with_context(|| format!("cannot stat the recorder's mount {at}"))?;
+        let minor = rustix::fs::minor(stat.st_dev);
+        let fusectl = format!("{at}.fusectl");
+        rustix::fs::mkdirat(dir, fusectl.as_str(), Mode::from_raw_mode(0o700))
+            .with_context(|| format!("cannot create {fusectl}"))?;
+        let parent = std::process::id() as libc::pid_t;
+        let own = format!("/proc/self/fd/{}/{fusectl}", dir.as_raw_fd());
+        let prepared = Prepared {
+            status: c_string(format!("/proc/{parent}/status"))?,
+            system_abort: c_string(format!("/sys/fs/fuse/connections/{minor}/abort"))?,
+            own_abort: c_string(format!("{own}/{minor}/abort"))?,
+            own_fusectl: c_string(own)?,
+            parent,
+        };
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("cannot make the watchdog's pipe");
+        }
+        // SAFETY: both are fresh descriptors owned by nobody else.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: the child calls only async-signal-safe system calls on
+        // what `prepared` holds, and never returns (`watch` ends in _exit).
+        match unsafe { libc::fork() } {
+            -1 => {
+                Err(std::io::Error::last_os_error()).context("cannot fork the recorder's watchdog")
+            }
+            0 => watch(&prepared, read.as_raw_fd(), dir.as_raw_fd()),
+            pid => Ok(Watchdog {
+                pid,
+                go: Some(write),
+            }),
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    /// Tells the watchdog to go, and reaps it.
+    fn drop(&mut self) {
+        drop(self.go.take());
+        let mut status = 0;
+        // SAFETY: our own child, reaped once, here.
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+    }
+}
+
+fn c_string(text: String) -> anyhow::Result<CString> {
+    CString::new(text).context("a path with a NUL")
+}
+
+/// The watchdog's life: until told to go (a byte or the pipe's end on
+/// `go`) or its parent has gone, aborts the connection once the parent
+/// has SIGKILL pending. Keeps only `go` and the scratch directory `dir`
+/// open: nothing of the parent's held by it delays an unmount.
+fn watch(prepared: &Prepared, go: libc::c_int, dir: libc::c_int) -> ! {
+    // SAFETY: system calls on descriptors and buffers of this process.
+    unsafe {
+        let (low, high) = (go.min(dir) as libc::c_uint, go.max(dir) as libc::c_uint);
+        if low > 0 {
+            libc::close_range(0, low - 1, 0);
+        }
+        if high > low + 1 {
+            libc::close_range(low + 1, high - 1, 0);
+        }
+        libc::close_range(high + 1, libc::c_uint::MAX, 0);
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+        loop {
+            let mut poll = libc::pollfd {
+                fd: go,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if libc::poll(&mut poll, 1, POLL_MS) != 0 && poll.revents != 0 {
+                libc::_exit(0);
+            }
+            if libc::getppid() != prepared.parent {
+                libc::_exit(0);
+            }
+            if kill_pending(&prepared.status) {
+                abort_connection(prepared);
+                libc::_exit(0);
+            }
+        }
+    }
+}
+
+/// Whether the process whose status file is `status` has SIGKILL pending
+/// (ShdPnd, or its main thread's SigPnd), read into a buffer on the stack.
+///
+/// SAFETY: called in the forked child: system calls only.
+unsafe fn kill_pending(status: &CString) -> bool {
+    let mut buf = [0u8; 4096];
+    // SAFETY: a valid path; a buffer of this size.
+    let read = unsafe {
+        let fd = libc::open(status.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        n
+    };
+    let text = &buf[..read.max(0) as usize];
+    let kill = 1u64 << (libc::SIGKILL - 1);
+    [&b"ShdPnd:"[..], &b"SigPnd:"[..]]
+        .iter()
+        .filter_map(|key| mask_after(text, key))
+        .any(|mask| mask & kill != 0)
+}
+
+/// The hexadecimal mask on the line that starts with `key`.
+fn mask_after(text: &[u8], key: &[u8]) -> Option<u64> {
+    let at = text.windows(key.len()).position(|w| w == key)? + key.len();
+    let digits = text[at..]
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take_while(|b| b.is_ascii_hexdigit());
+    let mut mask = 0u64;
+    for digit in digits {
+        let value = (*digit as char).to_digit(16)?;
+        mask = mask.checked_mul(16)?.checked_add(u64::from(value))?;
+    }
+    Some(mask)
+}
+
+/// Writes fusectl's `abort` for the connection: where fusectl is mounted,
+/// else on a mount of its own in the scratch directory, detached after.
+///
+/// SAFETY: called in the forked child: system calls only.
+unsafe fn abort_connection(prepared: &Prepared) {
+    // SAFETY: valid C strings and a one-byte buffer.
+    unsafe {
+        if write_one(&prepared.system_abort) {
+            return;
+        }
+        let fusectl = c"fusectl";
+        if libc::mount(
+            fusectl.as_ptr(),
+            prepared.own_fusectl.as_ptr(),
+            fusectl.as_ptr(),
+            0,
+            std::ptr::null(),
+        ) == 0
+        {
+            write_one(&prepared.own_abort);
+            libc::umount2(prepared.own_fusectl.as_ptr(), libc::MNT_DETACH);
+        }
+    }
+}
+
+/// Writes "1" to `path`; whether it could.
+///
+/// SAFETY: called in the forked child: system calls only.
+unsafe fn write_one(path: &CString) -> bool {
+    // SAFETY: a valid path and a one-byte buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let written = libc::write(fd, b"1".as_ptr().cast(), 1);
+        libc::close(fd);
+        written == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_kill_is_read_from_either_mask() {
+        let status = b"Name:\tfsbench\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n";
+        assert_eq!(mask_after(status, b"ShdPnd:"), Some(0x100));
+        assert_eq!(mask_after(status, b"SigPnd:"), Some(0));
+        assert_eq!(mask_after(b"Name:\tx\n", b"ShdPnd:"), None);
+    }
+}
