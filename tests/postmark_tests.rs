@@ -377,9 +377,12 @@ fn bad_commands_and_values_are_one_line_errors() {
 #[test]
 fn missing_or_unreadable_config_file_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["missing.cfg", "."] {
+    for (name, why) in [
+        ("missing.cfg", "cannot read configuration file"),
+        (".", "not a regular file (a directory)"),
+    ] {
         let out = postmark_in(dir.path(), &[name], "");
-        out.assert_error(2, &["cannot read configuration file", name]);
+        out.assert_error(2, &["configuration file", why, name]);
     }
 }
 

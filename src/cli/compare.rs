@@ -12,9 +12,9 @@ use crate::error::usage;
 use crate::history::latest_comparable;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
-use crate::report::save;
 use crate::report::terminal::Terminal;
 use crate::store::load;
+use crate::store::write_file as save;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

@@ -11,8 +11,9 @@ use super::output::json_to_stdout;
 use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::report::format::Format;
-use crate::report::{Summary, baseline_of, save};
+use crate::report::{Summary, baseline_of};
 use crate::store::load;
+use crate::store::write_file as save;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {

@@ -403,8 +403,10 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     };
     // No other fsbench saves into these files while this one measures (a
     // --resume of this run would measure the same targets again).
+    // Under MPI rank 0 alone saves, so it alone claims.
     let json_file = json.filter(|path| !crate::store::is_stdout(path));
-    let _claims = crate::store::claim(save_path.as_deref().into_iter().chain(json_file))?;
+    let saved = save_path.as_deref().into_iter().chain(json_file);
+    let _claims = crate::store::claim(saved.filter(|_| crate::scale::is_root()))?;
     let Some(outcome) = crate::session::run(request)? else {
         return Ok(());
     };

@@ -21,8 +21,6 @@ pub mod sweep;
 pub mod terminal;
 pub mod verdict;
 
-use std::path::Path;
-
 use crate::result::RunResult;
 pub use summary::Summary;
 use summary::WorkloadSummary;
@@ -65,11 +63,6 @@ fn asked_baseline(command: &[String]) -> Option<&str> {
         }
     }
     asked
-}
-
-/// Writes a rendered report to `path`, as a result is saved.
-pub fn save(path: &Path, text: &str) -> anyhow::Result<()> {
-    crate::store::write_file(path, text)
 }
 
 /// What the placement tables say, for every format's introduction.

@@ -54,7 +54,7 @@ impl Claims {
         let missing: Vec<&Path> = lock
             .ancestors()
             .skip(1)
-            .take_while(|dir| !dir.exists())
+            .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
             .collect();
         for dir in missing.into_iter().rev() {
             std::fs::create_dir(dir).map_err(|e| {
