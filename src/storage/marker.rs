@@ -276,8 +276,9 @@ fn kill_pending(pid: u32) -> bool {
 }
 
 /// Whether a /proc/<pid>/status text has SIGKILL in a pending mask (the
-/// process's, ShdPnd, or its main thread's, SigPnd).
-fn lists_kill(status: &str) -> bool {
+/// process's, ShdPnd, or its main thread's, SigPnd). Allocates nothing: a
+/// recorder's forked watchdog calls it too.
+pub(crate) fn lists_kill(status: &str) -> bool {
     let kill = 1u64 << (libc::SIGKILL - 1);
     status
         .lines()

@@ -152,26 +152,7 @@ unsafe fn kill_pending(status: &CString) -> bool {
         n
     };
     let text = &buf[..read.max(0) as usize];
-    let kill = 1u64 << (libc::SIGKILL - 1);
-    [&b"ShdPnd:"[..], &b"SigPnd:"[..]]
-        .iter()
-        .filter_map(|key| mask_after(text, key))
-        .any(|mask| mask & kill != 0)
-}
-
-/// The hexadecimal mask on the line that starts with `key`.
-fn mask_after(text: &[u8], key: &[u8]) -> Option<u64> {
-    let at = text.windows(key.len()).position(|w| w == key)? + key.len();
-    let digits = text[at..]
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take_while(|b| b.is_ascii_hexdigit());
-    let mut mask = 0u64;
-    for digit in digits {
-        let value = (*digit as char).to_digit(16)?;
-        mask = mask.checked_mul(16)?.checked_add(u64::from(value))?;
-    }
-    Some(mask)
+    std::str::from_utf8(text).is_ok_and(crate::storage::marker::lists_kill)
 }
 
 /// Writes fusectl's `abort` for the connection: where fusectl is mounted,
@@ -212,18 +193,5 @@ unsafe fn write_one(path: &CString) -> bool {
         let written = libc::write(fd, b"1".as_ptr().cast(), 1);
         libc::close(fd);
         written == 1
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pending_kill_is_read_from_either_mask() {
-        let status = b"Name:\tfsbench\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n";
-        assert_eq!(mask_after(status, b"ShdPnd:"), Some(0x100));
-        assert_eq!(mask_after(status, b"SigPnd:"), Some(0));
-        assert_eq!(mask_after(b"Name:\tx\n", b"ShdPnd:"), None);
     }
 }
