@@ -275,7 +275,10 @@ fn interrupted_mid_run(signal: i32, name: &str, code: i32) {
     out.assert_no_panic();
     assert_eq!(
         out.stderr.trim_end(),
-        format!("fsbench: interrupted by {name}; scratch data removed"),
+        format!(
+            "fsbench: {name}: stopping after this operation (again to quit at once)\n\
+             fsbench: interrupted by {name}; scratch data removed"
+        ),
         "{out}"
     );
     assert!(

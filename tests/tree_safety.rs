@@ -7,8 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    Frozen, Running, assert_no_scratch_left, fill_file_system, run, start_run, tmpfs_with_sentinel,
-    tree_cmd_args, wait_until,
+    FSBENCH, Frozen, Running, SIGINT_HEARD, assert_no_scratch_left, fill_file_system, run,
+    start_run, tmpfs_with_sentinel, tree_cmd_args, wait_until,
 };
 
 #[test]
@@ -173,4 +173,49 @@ fn default_run_is_quick_on_tmpfs() {
     // Not a timing threshold: only that the documented default finishes.
     let out = Running::spawn(&["tree", &mnt.arg(), "-q"]).wait_for(Duration::from_secs(60));
     out.assert_success();
+}
+
+/// Ctrl-C is answered the moment it arrives, not when the run reaches its
+/// next check: here the user's command takes two seconds to stop (it traps
+/// SIGTERM), and "stopping after this operation" is on stderr while fsbench
+/// still waits for it.
+#[test]
+fn sigint_is_answered_before_the_run_stops() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("128m") else {
+        return;
+    };
+    let marker = mnt.join("trapping");
+    let cmd = format!(
+        "trap 'sleep 2; exit 1' TERM; touch {}; while :; do sleep 0.1; done",
+        marker.display()
+    );
+    let stderr_file = tempfile::NamedTempFile::new().unwrap();
+    let mut fsbench = std::process::Command::new(FSBENCH)
+        .args(tree_cmd_args(&mnt.arg(), &cmd))
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr_file.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(60), "the command to start", || {
+        marker.exists()
+    });
+    // SAFETY: plain syscall on our own child.
+    unsafe { libc::kill(fsbench.id() as i32, libc::SIGINT) };
+    let heard = || std::fs::read_to_string(stderr_file.path()).unwrap();
+    wait_until(Duration::from_secs(60), "the answer to Ctrl-C", || {
+        heard().contains(SIGINT_HEARD)
+    });
+    assert!(
+        fsbench.try_wait().unwrap().is_none(),
+        "fsbench had stopped before it answered: {}",
+        heard()
+    );
+    let status = fsbench.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", heard());
+    let lines: Vec<String> = heard().lines().map(str::to_string).collect();
+    assert_eq!(lines.first().map(String::as_str), Some(SIGINT_HEARD), "{lines:?}");
+    assert!(lines.last().unwrap().contains("interrupted by SIGINT"), "{lines:?}");
+    std::fs::remove_file(&marker).unwrap();
+    assert_no_scratch_left(mnt.path());
+    sentinel.assert_intact();
 }

@@ -62,6 +62,7 @@ pub fn init() -> anyhow::Result<()> {
     crate::storage::set_processes(team.size());
     if team.rank() != 0 {
         crate::console::leave_reports_to_another_process();
+        crate::interrupt::leave_answers_to_another_process();
     }
     if team.size() > 1 {
         checkpoint::enable();

@@ -18,6 +18,10 @@ use std::time::{Duration, Instant};
 /// The binary under test.
 pub const FSBENCH: &str = env!("CARGO_BIN_EXE_fsbench");
 
+/// What fsbench says the moment a Ctrl-C reaches it.
+pub const SIGINT_HEARD: &str =
+    "fsbench: SIGINT: stopping after this operation (again to quit at once)";
+
 /// Name of the marker file fsbench writes in every scratch directory.
 pub const MARKER: &str = ".fsbench-scratch";
 
@@ -215,7 +219,7 @@ impl Output {
         self.assert_code(130).assert_no_panic();
         assert_eq!(
             self.stderr.trim_end(),
-            "fsbench: interrupted by SIGINT; scratch data removed",
+            format!("{SIGINT_HEARD}\nfsbench: interrupted by SIGINT; scratch data removed"),
             "{self}"
         );
         self
