@@ -201,6 +201,7 @@ fn with_barriers_ext4_xfs_and_btrfs_lose_nothing_acknowledged() {
             "{name}: {target}"
         );
         for field in [
+            "states_failed",
             "states_losing",
             "acknowledged_lost",
             "acknowledged_corrupt",
@@ -217,6 +218,47 @@ fn with_barriers_ext4_xfs_and_btrfs_lose_nothing_acknowledged() {
             "{out}"
         );
     }
+}
+
+/// btrfs without barriers mostly loses the whole file system: a cut it
+/// cannot mount counts as a loss, in the headline, the verdict's clause and
+/// Fisher's test alike; a configuration is never "safe" because its cuts
+/// left nothing to judge.
+#[test]
+fn a_cut_that_leaves_the_file_system_unmountable_counts_as_lost() {
+    let configs = [
+        config("btrfs-defaults", "mkfs.btrfs -f", ""),
+        config("btrfs-nobarrier", "mkfs.btrfs -f", "nobarrier"),
+    ]
+    .concat();
+    let Some(lab) = Lab::new(&configs, &["mkfs.btrfs", "btrfs"]) else {
+        return;
+    };
+    let (out, targets) = lab.crash(&["--cuts", "40"]);
+    let nobarrier = &targets[1];
+    let unmountable = count(nobarrier, "states_unmountable");
+    assert!(
+        unmountable > 0,
+        "no cut left btrfs unmountable: the test proves nothing\n{out}"
+    );
+    let failed = count(nobarrier, "states_failed");
+    assert!(
+        failed >= unmountable + count(nobarrier, "states_losing"),
+        "{out}"
+    );
+    let text = common::unwrapped(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "btrfs-nobarrier: durability: lost data in {failed} of 40 cuts"
+        )) && text.contains(&format!("{unmountable} left it unmountable")),
+        "{out}"
+    );
+    assert!(
+        text.contains(&format!(
+            "btrfs-nobarrier loses data in more cuts than btrfs-defaults ({failed} of 40 against 0 of 40"
+        )),
+        "{out}"
+    );
 }
 
 /// ext4 with barrier=0 never flushes: under the cache model its power cuts
@@ -237,19 +279,18 @@ fn ext4_without_barriers_loses_acknowledged_data_and_the_verdict_says_so() {
         "most cuts lose data without barriers: {losing}\n{out}"
     );
     assert!(count(nobarrier, "states_silent") > 0, "{out}");
+    let failed = count(nobarrier, "states_failed");
+    assert!(failed >= losing, "{out}");
     assert!(
-        out.stdout.contains(&format!(
-            "ext4-nobarrier: durability: lost acknowledged data in {losing} of"
+        common::unwrapped(&out.stdout).contains(&format!(
+            "ext4-nobarrier: durability: lost data in {failed} of 40 cuts ({losing} lost acknowledged data"
         )),
         "{out}"
     );
     assert!(
-        out.stdout
-            .contains("ext4-nobarrier loses acknowledged data in more cuts than ext4-defaults"),
-        "{out}"
-    );
-    assert!(
-        out.stdout.contains("Fisher's exact test p < 0.001"),
+        common::unwrapped(&out.stdout).contains(&format!(
+            "ext4-nobarrier loses data in more cuts than ext4-defaults ({failed} of 40 against 0 of 40; Fisher's exact test p < 0.001)"
+        )),
         "{out}"
     );
 }
@@ -599,21 +640,19 @@ fn a_suite_crash_entry_puts_durability_in_the_verdict_and_every_report() {
     let targets = record["targets"].as_array().unwrap();
     assert_eq!(count(&targets[0], "states"), 30, "{out}");
     assert_eq!(count(&targets[0], "states_losing"), 0, "{out}");
-    let losing = count(&targets[1], "states_losing");
-    assert!(losing > 0, "{out}");
+    let failed = count(&targets[1], "states_failed");
+    assert!(failed > 0, "{out}");
     let text = &out.stdout;
     assert!(
         text.contains("ext4-defaults (the baseline)\n    risks: none found · durability: 0 of 30 cuts lost acknowledged data"),
         "{out}"
     );
     assert!(
-        text.contains(&format!(
-            "durability: lost acknowledged data in {losing} of 30 cuts"
-        )),
+        text.contains(&format!("durability: lost data in {failed} of 30 cuts")),
         "{out}"
     );
     assert!(
-        text.contains("ext4-nobarrier loses acknowledged data in more cuts than ext4-defaults"),
+        text.contains("ext4-nobarrier loses data in more cuts than ext4-defaults"),
         "{out}"
     );
     let markdown = run(&["report", "--format", "markdown", &json_arg]);
@@ -627,7 +666,7 @@ fn a_suite_crash_entry_puts_durability_in_the_verdict_and_every_report() {
     assert!(
         markdown
             .stdout
-            .contains(&format!("| ext4-nobarrier | 30 (cache) | {losing} of 30 |")),
+            .contains(&format!("| ext4-nobarrier | 30 (cache) | {failed} of 30 |")),
         "{markdown}"
     );
     let html = run(&["report", "--format", "html", &json_arg]);

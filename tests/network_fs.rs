@@ -915,13 +915,6 @@ fn compare_from_every_host(lab: &NetLab, configs: &str) -> (Output, Value) {
     (out, read_json(&json))
 }
 
-/// Words of `text` joined by single spaces: the terminal report wraps its
-/// lines.
-#[cfg(feature = "mpi")]
-fn unwrapped(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Per target of `record`, named `names` in order: the mean I/O rate of its
 /// [`SYNC_REPEAT`] results, each checked to be measured from every client
 /// host of `lab`, and its teardown commands, checked to have run.

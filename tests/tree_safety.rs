@@ -213,8 +213,15 @@ fn sigint_is_answered_before_the_run_stops() {
     let status = fsbench.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{}", heard());
     let lines: Vec<String> = heard().lines().map(str::to_string).collect();
-    assert_eq!(lines.first().map(String::as_str), Some(SIGINT_HEARD), "{lines:?}");
-    assert!(lines.last().unwrap().contains("interrupted by SIGINT"), "{lines:?}");
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some(SIGINT_HEARD),
+        "{lines:?}"
+    );
+    assert!(
+        lines.last().unwrap().contains("interrupted by SIGINT"),
+        "{lines:?}"
+    );
     std::fs::remove_file(&marker).unwrap();
     assert_no_scratch_left(mnt.path());
     sentinel.assert_intact();

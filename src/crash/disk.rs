@@ -269,6 +269,7 @@ fn tally(durability: &mut Durability, checked: &Checked) {
     let verdict = &checked.verdict;
     let losing = !verdict.lost.is_empty() || !verdict.corrupt.is_empty();
     durability.states_losing += usize::from(losing);
+    durability.states_failed += usize::from(losing || !checked.mounted || !checked.fsck_clean);
     durability.states_silent += usize::from(losing && checked.mounted && checked.fsck_clean);
     durability.states_unmountable += usize::from(!checked.mounted);
     durability.states_fsck_errors += usize::from(checked.mounted && !checked.fsck_clean);

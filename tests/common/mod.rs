@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 /// The binary under test.
 pub const FSBENCH: &str = env!("CARGO_BIN_EXE_fsbench");
 
+/// Words of `text` joined by single spaces: the terminal report wraps its
+/// lines.
+pub fn unwrapped(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// What fsbench says the moment a Ctrl-C reaches it.
 pub const SIGINT_HEARD: &str =
     "fsbench: SIGINT: stopping after this operation (again to quit at once)";

@@ -34,7 +34,7 @@ impl DurabilityView {
             .zip(&judged)
             .map(|(cells, (_, d))| DurabilityRowView {
                 cells: cells.to_vec(),
-                losing: d.states_losing > 0,
+                losing: d.failed() > 0,
             })
             .collect();
         Some(DurabilityView {

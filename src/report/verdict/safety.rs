@@ -13,9 +13,10 @@ pub struct Safety {
     pub risks: Vec<String>,
     /// What its durability was found to be, when anything tested it.
     pub durability: Option<String>,
-    /// Measured by power cuts: the cuts that lost acknowledged data, and
-    /// the cuts.
+    /// Measured by power cuts: the cuts that lost acknowledged data or the
+    /// file system, the cuts, and of those the ones left unmountable.
     pub cuts_losing: Option<(usize, usize)>,
+    pub cuts_unmountable: usize,
 }
 
 impl Safety {
@@ -24,10 +25,11 @@ impl Safety {
         Safety {
             risks: risks(target),
             durability: durability(target),
-            cuts_losing: target
+            cuts_losing: target.durability.as_ref().map(|d| (d.failed(), d.states)),
+            cuts_unmountable: target
                 .durability
                 .as_ref()
-                .map(|d| (d.states_losing, d.states)),
+                .map_or(0, |d| d.states_unmountable),
         }
     }
 
@@ -41,12 +43,17 @@ impl Safety {
                 "{risks}, yet 0 of {cuts} simulated power cuts lost acknowledged data"
             )),
             (Some((losing, cuts)), _) => {
-                let flags = match self.risks.is_empty() {
+                let why: Vec<String> = (self.cuts_unmountable > 0)
+                    .then(|| format!("{} left it unmountable", self.cuts_unmountable))
+                    .into_iter()
+                    .chain((!self.risks.is_empty()).then_some(risks))
+                    .collect();
+                let why = match why.is_empty() {
                     true => String::new(),
-                    false => format!(" ({risks})"),
+                    false => format!(" ({})", why.join("; ")),
                 };
                 Some(format!(
-                    "not crash-safe: lost acknowledged data in {losing} of {cuts} simulated power cuts{flags}"
+                    "not crash-safe: lost data in {losing} of {cuts} simulated power cuts{why}"
                 ))
             }
             (None, false) => Some(format!("not crash-safe: {risks}")),
@@ -128,6 +135,7 @@ mod tests {
             risks: risks.iter().map(|r| r.to_string()).collect(),
             durability: None,
             cuts_losing,
+            cuts_unmountable: 0,
         }
     }
 
@@ -173,11 +181,19 @@ mod tests {
         );
         assert_eq!(
             safety(&["barriers off"], Some((24, 200))).clause().unwrap(),
-            "not crash-safe: lost acknowledged data in 24 of 200 simulated power cuts (barriers off)"
+            "not crash-safe: lost data in 24 of 200 simulated power cuts (barriers off)"
         );
         assert_eq!(
             safety(&[], Some((3, 50))).clause().unwrap(),
-            "not crash-safe: lost acknowledged data in 3 of 50 simulated power cuts"
+            "not crash-safe: lost data in 3 of 50 simulated power cuts"
+        );
+        let unmountable = Safety {
+            cuts_unmountable: 32,
+            ..safety(&["barriers off"], Some((39, 40)))
+        };
+        assert_eq!(
+            unmountable.clause().unwrap(),
+            "not crash-safe: lost data in 39 of 40 simulated power cuts (32 left it unmountable; barriers off)"
         );
         assert_eq!(
             safety(&["data=writeback"], Some((0, 200)))
