@@ -214,18 +214,25 @@ fn satterthwaite_df(terms: &[(f64, usize)]) -> f64 {
 /// differences needs the correction a single table cell does not. The k
 /// smallest p-values are kept, k the largest rank with p(k) <= k/m * q.
 pub fn benjamini_hochberg(p_values: &[f64], q: f64) -> Vec<bool> {
+    let threshold = benjamini_hochberg_threshold(p_values, q);
+    p_values
+        .iter()
+        .map(|&p| threshold.is_some_and(|t| p <= t))
+        .collect()
+}
+
+/// The largest p-value Benjamini–Hochberg keeps among `p_values` at FDR
+/// `q` (None when it keeps none): a p-value is significant, read with the
+/// family, exactly when it is at most this. A figure outside the family
+/// (another view of one of its metrics) is judged by the same line.
+pub fn benjamini_hochberg_threshold(p_values: &[f64], q: f64) -> Option<f64> {
     let m = p_values.len();
-    let mut order: Vec<usize> = (0..m).collect();
-    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
-    let kept = (1..=m)
+    let mut sorted = p_values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (1..=m)
         .rev()
-        .find(|&k| p_values[order[k - 1]] <= k as f64 / m as f64 * q)
-        .unwrap_or(0);
-    let mut significant = vec![false; m];
-    for &index in &order[..kept] {
-        significant[index] = true;
-    }
-    significant
+        .find(|&k| sorted[k - 1] <= k as f64 / m as f64 * q)
+        .map(|k| sorted[k - 1])
 }
 
 /// The ratio of sample `b` to sample `a`, with its confidence interval and

@@ -7,7 +7,9 @@ use comfy_table::{CellAlignment, Table};
 
 use super::charts::change_title;
 use super::config_diff;
-use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify};
+use super::summary::{
+    Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify, decide_together,
+};
 use super::verdict::{self, Finding, TargetVerdict, Verdict};
 use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, names, p_text, terminal};
 use crate::measure::stats::RatioInterval;
@@ -125,12 +127,15 @@ pub struct Versus {
 impl Versus {
     /// The later run against the first and its verdict, per target, over
     /// the headline metrics both runs have.
-    fn of(before: &str, after: &Input, changes: Vec<Change>) -> Versus {
-        let mut targets: Vec<&str> = Vec::new();
+    fn of(before: &str, after: &Input, mut changes: Vec<Change>) -> Versus {
+        let mut targets: Vec<String> = Vec::new();
         for change in &changes {
-            if !targets.contains(&change.key.target.as_str()) {
-                targets.push(&change.key.target);
+            if !targets.contains(&change.key.target) {
+                targets.push(change.key.target.clone());
             }
+        }
+        for target in &targets {
+            decide_target_together(&mut changes, target);
         }
         let judged = targets
             .iter()
@@ -145,7 +150,7 @@ impl Versus {
                 let own = after.run.targets.iter().find(|t| t.name == *name);
                 let target = own.or(after.run.targets.get(position));
                 TargetVerdict::judge(
-                    name,
+                    name.as_str(),
                     before,
                     &findings,
                     target.map(verdict::Safety::of).unwrap_or_default(),
@@ -166,6 +171,21 @@ impl Versus {
             changes,
         }
     }
+}
+
+/// `target`'s changes decided as one family of its headline metrics, as
+/// `fsbench run`'s tables decide them (`summary::decide_together`).
+fn decide_target_together(changes: &mut [Change], target: &str) {
+    let family: Vec<Comparison> = changes
+        .iter()
+        .filter(|c| c.key.target == target && !c.detail)
+        .filter_map(|c| c.comparison)
+        .collect();
+    let all = changes
+        .iter_mut()
+        .filter(|c| c.key.target == target)
+        .filter_map(|c| c.comparison.as_mut());
+    decide_together(family.iter(), all);
 }
 
 /// A metric some runs lack.

@@ -176,8 +176,7 @@ pub const UNBOUNDED: &str = "unbounded";
 
 /// How every view's ratio and star are computed (`stats::ratio`), for
 /// their legends.
-pub const RATIO_LEGEND: &str =
-    "ratio of geometric means, * = significant (Welch's t-test of the logarithms, p < 0.05)";
+pub const RATIO_LEGEND: &str = "ratio of geometric means, * = significant as the verdict counts it (Welch's t-test of the logarithms, Benjamini–Hochberg over the target's headline metrics, FDR 5 %; an interval that misses 1 without a * is p < 0.05 alone)";
 
 /// Why an interval is unbounded, for the legends of views that show one.
 pub const UNBOUNDED_REASON: &str =

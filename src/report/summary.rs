@@ -110,7 +110,10 @@ pub struct Comparison {
     /// Welch's two-sided p-value (of the logarithms, see `stats::ratio`);
     /// None with fewer than 2 repetitions.
     pub p_value: Option<f64>,
-    /// p < 0.05.
+    /// Significant read together with the target's other headline
+    /// metrics (Benjamini–Hochberg at `stats::ALPHA`, `decide_together`):
+    /// the one test the tables' `*` and the verdict share. Plain p < 0.05
+    /// until the family is known.
     pub significant: bool,
 }
 
@@ -124,6 +127,25 @@ impl Comparison {
             p_value: ratio.p,
             significant: ratio.p.is_some_and(|p| p < stats::ALPHA),
         })
+    }
+}
+
+/// Decides the significance of a target's comparisons as one family: the
+/// Benjamini–Hochberg threshold over `family` (its headline metrics' tested
+/// comparisons) applied to every comparison in `all` (those and their
+/// other views), so that among 30 metrics the one or two that p < 0.05
+/// gives by chance are not starred, and a star means what the verdict
+/// counts.
+pub fn decide_together<'a>(
+    family: impl Iterator<Item = &'a Comparison>,
+    all: impl Iterator<Item = &'a mut Comparison>,
+) {
+    let p_values: Vec<f64> = family.filter_map(|c| c.p_value).collect();
+    let threshold = stats::benjamini_hochberg_threshold(&p_values, stats::ALPHA);
+    for comparison in all {
+        comparison.significant = comparison
+            .p_value
+            .is_some_and(|p| threshold.is_some_and(|t| p <= t));
     }
 }
 
@@ -217,6 +239,9 @@ impl Summary {
             .into_iter()
             .map(|(name, kind)| builder.workload(run, &name, kind, baseline))
             .collect();
+        for t in 0..targets.len() {
+            decide_target_together(&mut workloads, t);
+        }
         super::access_order::flag(run, &mut workloads, |text| builder.warning(text));
         builder.missing_workloads(run);
         Summary {
@@ -393,6 +418,22 @@ fn direction_in(text: &str) -> Option<Class> {
         (false, true) => Some(Class::Write),
         _ => None,
     }
+}
+
+/// Target `t`'s comparisons with the baseline, decided as one family of
+/// its headline metrics (`decide_together`).
+fn decide_target_together(workloads: &mut [WorkloadSummary], t: usize) {
+    let of_target = |m: &MetricSummary| m.cells.get(t)?.as_ref()?.vs_baseline;
+    let family: Vec<Comparison> = workloads
+        .iter()
+        .flat_map(|w| w.headline())
+        .filter_map(of_target)
+        .collect();
+    let all = workloads
+        .iter_mut()
+        .flat_map(|w| &mut w.metrics)
+        .filter_map(|m| m.cells.get_mut(t)?.as_mut()?.vs_baseline.as_mut());
+    decide_together(family.iter(), all);
 }
 
 /// Workload names in order of first appearance over the targets, with the
@@ -663,5 +704,71 @@ mod tests {
             [Some(1.0), Some(2.0), Some(4.0)]
         );
         assert_eq!(slowdowns(&[None], Direction::HigherIsBetter), [None]);
+    }
+
+    /// A run of one workload on targets a and b: per metric, a's and b's
+    /// repetitions.
+    fn run_of(metrics: &[(&str, [f64; 3], [f64; 3])]) -> RunResult {
+        use crate::result::TargetResult;
+        let mut record = crate::driver::record::new_run_result("test");
+        for side in 0..2 {
+            let workloads = (0..3)
+                .map(|repetition| WorkloadResult {
+                    workload: "io".into(),
+                    repetition: repetition as u32,
+                    metrics: metrics
+                        .iter()
+                        .map(|(name, a, b)| {
+                            let value = [a, b][side][repetition];
+                            Metric::test(name, "MiB/s", Direction::HigherIsBetter, value)
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect();
+            record.targets.push(TargetResult {
+                name: ["a", "b"][side].to_string(),
+                path: format!("/mnt/{side}"),
+                env: None,
+                workloads,
+                cleanup: None,
+                reference: false,
+                built: None,
+                durability: None,
+                fingerprint: None,
+            });
+        }
+        record
+    }
+
+    /// A borderline metric (p < 0.05 alone) among ten is not starred, and
+    /// the verdict does not count it either; a clear one is both starred
+    /// and counted: the table and the verdict use one test.
+    #[test]
+    fn the_star_and_the_verdict_use_one_test() {
+        let same = [10.0, 10.2, 9.8];
+        let mut metrics = vec![
+            ("clear", [10.0, 10.1, 9.9], [20.0, 20.2, 19.8]),
+            ("borderline", [10.0, 10.2, 9.8], [10.6, 10.9, 10.4]),
+        ];
+        let names: Vec<String> = (0..8).map(|i| format!("m{i}")).collect();
+        metrics.extend(names.iter().map(|n| (n.as_str(), same, [10.1, 9.9, 10.0])));
+        let run = run_of(&metrics);
+        let summary = Summary::of(&run);
+        let compared = |name: &str| {
+            let metric = summary.workloads[0].metrics.iter().find(|m| m.name == name);
+            metric.unwrap().cells[1]
+                .as_ref()
+                .unwrap()
+                .vs_baseline
+                .unwrap()
+        };
+        let borderline = compared("borderline");
+        assert!(borderline.p_value.unwrap() < 0.05, "{borderline:?}");
+        assert!(!borderline.significant, "{borderline:?}");
+        assert!(compared("clear").significant);
+        let verdict = super::super::verdict::Verdict::of(&run, &summary);
+        let b = &verdict.targets[1];
+        assert_eq!((b.faster, b.slower), (1, 0), "{:?}", b.sentence);
     }
 }

@@ -18,7 +18,7 @@ use crate::report::number;
 /// The title of a change chart of `compared` against `baseline` (names of
 /// runs or targets), saying how to read it.
 pub fn change_title(compared: &str, baseline: &str) -> String {
-    format!("{compared} vs {baseline}: change (95 % CI; * significant, p < 0.05)")
+    format!("{compared} vs {baseline}: change (95 % CI; * significant, Benjamini–Hochberg FDR 5 %)")
 }
 
 /// Seed 004's "graph of relative change": one horizontal bar per metric,
