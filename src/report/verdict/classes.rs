@@ -1,6 +1,7 @@
 //! A target's speed-up per class (write, read, metadata): the geometric
-//! mean of its findings' speed-ups, with an approximate interval.
-use super::finding::Finding;
+//! mean of its findings' speed-ups, with an approximate interval, where
+//! that mean stands for every member; else what was decided in the class.
+use super::finding::{Finding, larger_first, times};
 use crate::measure::stats::{CONFIDENCE, RatioInterval, t_quantile};
 use crate::report::summary::Class;
 
@@ -67,4 +68,80 @@ fn combined_interval(members: &[&Finding], mean: f64, count: f64) -> Option<Rati
         (mean - half).exp(),
         (mean + half).exp(),
     ))
+}
+
+/// Up to this many decided differences a class line names.
+const CLASS_NAMED: usize = 2;
+
+/// Per class, what the verdict can say of it. The geometric mean with
+/// its interval only where it stands for every member: all decided the
+/// same way, or none tested (one repetition: the ratio alone). Else the
+/// decided differences by name, then how many are undecided or the same:
+/// a mean of 1.19x (no difference) and 11.5x (decided) is 3.7x, a figure
+/// no workload measured.
+pub(super) fn class_lines(findings: &[Finding], min_effect: f64) -> Vec<String> {
+    class_speedups(findings)
+        .iter()
+        .map(|speedup| {
+            let members: Vec<&Finding> = findings
+                .iter()
+                .filter(|f| f.class == Some(speedup.class))
+                .collect();
+            match mean_stands_for_all(&members, min_effect) {
+                true => mean_text(speedup),
+                false => decided_text(speedup.class, &members, min_effect),
+            }
+        })
+        .collect()
+}
+
+/// Whether the class mean says what each member says: every member
+/// decided the same way, or none tested.
+fn mean_stands_for_all(members: &[&Finding], min_effect: f64) -> bool {
+    let decided = |better: bool| {
+        members
+            .iter()
+            .all(|f| f.counts(min_effect) && (f.speedup() >= 1.0) == better)
+    };
+    members.iter().all(|f| !f.tested()) || decided(true) || decided(false)
+}
+
+/// "write 7.6x (5.1x–9.8x)".
+fn mean_text(c: &ClassSpeedup) -> String {
+    let interval = match c.ci95 {
+        Some(RatioInterval::Bounded(low, high)) => format!(" ({}–{})", times(low), times(high)),
+        Some(RatioInterval::Unbounded) => format!(" ({})", crate::report::UNBOUNDED),
+        None => String::new(),
+    };
+    format!("{} {}{interval}", c.class.as_str(), times(c.speedup))
+}
+
+/// "write: 11x faster sync-write-4k, no difference in 1".
+fn decided_text(class: Class, members: &[&Finding], min_effect: f64) -> String {
+    let mut decided: Vec<&Finding> = members
+        .iter()
+        .copied()
+        .filter(|f| f.counts(min_effect))
+        .collect();
+    decided.sort_by(|a, b| larger_first(a, b));
+    let mut parts: Vec<String> = decided
+        .iter()
+        .take(CLASS_NAMED)
+        .map(|f| f.phrase())
+        .collect();
+    if decided.len() > CLASS_NAMED {
+        parts.push(format!("{} more decided", decided.len() - CLASS_NAMED));
+    }
+    let undecided = members.iter().filter(|f| f.undecided()).count();
+    if undecided > 0 {
+        parts.push(format!("{undecided} not yet decided"));
+    }
+    let same = members
+        .iter()
+        .filter(|f| f.tested() && !f.counts(min_effect) && !f.undecided())
+        .count();
+    if same > 0 {
+        parts.push(format!("no difference in {same}"));
+    }
+    format!("{}: {}", class.as_str(), parts.join(", "))
 }

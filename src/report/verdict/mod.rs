@@ -19,14 +19,14 @@ mod finding;
 mod safety;
 
 pub use classes::ClassSpeedup;
-use classes::class_speedups;
+use classes::{class_lines, class_speedups};
 pub use finding::{Finding, what};
-use finding::{UNDECIDED_AT, larger_first, times};
+use finding::{UNDECIDED_AT, larger_first};
 pub use safety::{Safety, durability, own_risks, risks};
 
 use super::precision::percent;
 use super::summary::{Comparison, Summary, classify};
-use crate::measure::stats::{ALPHA, RatioInterval, benjamini_hochberg};
+use crate::measure::stats::{ALPHA, benjamini_hochberg};
 use crate::result::RunResult;
 
 /// Everything the verdict says of one target.
@@ -43,6 +43,8 @@ pub struct TargetVerdict {
     pub undecided: usize,
     pub untested: usize,
     pub classes: Vec<ClassSpeedup>,
+    /// Per class, what it says (`classes::class_lines`).
+    class_lines: Vec<String>,
     /// Of `faster`, how many figures the device counters flagged as the
     /// page cache's.
     pub faster_not_from_device: usize,
@@ -113,6 +115,7 @@ impl TargetVerdict {
             undecided,
             untested,
             classes: class_speedups(&speeds),
+            class_lines: class_lines(&speeds, min_effect),
             sentence: sentence(target, baseline, &speeds, &space, &safety, min_effect),
             space,
             safety,
@@ -154,23 +157,10 @@ impl TargetVerdict {
         text
     }
 
-    /// "write 7.6x (5.1x–9.8x) · read 1x (0.97x–1.03x)": speed per class.
+    /// "write 7.6x (5.1x–9.8x) · read: 11x faster sync-read, no difference
+    /// in 2": speed per class.
     pub fn classes_text(&self) -> String {
-        let parts: Vec<String> = self
-            .classes
-            .iter()
-            .map(|c| {
-                let interval = match c.ci95 {
-                    Some(RatioInterval::Bounded(low, high)) => {
-                        format!(" ({}–{})", times(low), times(high))
-                    }
-                    Some(RatioInterval::Unbounded) => format!(" ({})", super::UNBOUNDED),
-                    None => String::new(),
-                };
-                format!("{} {}{interval}", c.class.as_str(), times(c.speedup))
-            })
-            .collect();
-        parts.join(" · ")
+        self.class_lines.join(" · ")
     }
 
     /// "risks: data=writeback, barriers off · durability: not tested".
@@ -498,7 +488,7 @@ fn ceilings(summary: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::stats::RatioInterval::Bounded;
+    use crate::measure::stats::RatioInterval::{self, Bounded};
     use crate::report::summary::Class;
     use crate::result::{Direction, TargetResult};
 
@@ -599,6 +589,25 @@ mod tests {
         assert!(verdict.counts_text().contains("no test of significance"));
         // The class figure is still the ratio, without an interval.
         assert_eq!(verdict.classes_text(), "write 3.0x");
+    }
+
+    /// A class mean of a decided 11.5x and an undecided 1.19x would be
+    /// 3.7x, a figure no workload measured: the class says what was
+    /// decided instead; a class whose members all agree keeps its mean.
+    #[test]
+    fn a_class_says_what_was_decided_not_a_mean_of_decided_and_undecided() {
+        let findings = [
+            finding("seq-write", 1.19, Some(0.3), Some(Class::Write)),
+            finding("sync-write-4k", 11.5, Some(1e-6), Some(Class::Write)),
+            finding("seq-read", 2.0, Some(1e-6), Some(Class::Read)),
+            finding("rand-read", 2.0, Some(1e-6), Some(Class::Read)),
+        ];
+        let verdict =
+            TargetVerdict::judge("b", "a", &findings, Safety::default(), DEFAULT_MIN_EFFECT);
+        assert_eq!(
+            verdict.classes_text(),
+            "write: 12x faster sync-write-4k, no difference in 1 · read 2.0x (1.9x–2.1x)"
+        );
     }
 
     #[test]
