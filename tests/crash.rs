@@ -403,6 +403,49 @@ fn what_cannot_be_cut_off_is_refused_in_one_line() {
     lab.assert_all_gone();
 }
 
+/// Options the kernel refuses are found before anything is recorded,
+/// each in one line with the kernel's reason: a typo before anything is
+/// built, and what the kernel judges only on the file system itself
+/// (ext4's journaled quota without its format) on the one mkfs made,
+/// before the recording starts. Nothing is judged, nothing left.
+#[test]
+fn options_the_kernel_refuses_are_found_before_anything_is_recorded() {
+    let typo = config("ext4-typo", "mkfs.ext4 -F", "noatime,data=writebak");
+    let Some(lab) = Lab::new(&typo, &["mkfs.ext4", "e2fsck"]) else {
+        return;
+    };
+    let json = lab.dir.path().join("crash.json");
+    let mut args = lab.args(&[]);
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    // The run's last line, once it is known that nothing was judged.
+    let refused = || {
+        let out = run(&args);
+        out.assert_code(2).assert_no_panic();
+        assert!(!json.exists(), "nothing judged\n{out}");
+        lab.assert_all_gone();
+        out
+    };
+    let out = refused();
+    let line = out.assert_one_line_error();
+    assert!(
+        line.starts_with(
+            "fsbench: error: configuration ext4-typo: the kernel refuses its option \"data=writebak\": ext4: "
+        ),
+        "{out}"
+    );
+
+    let quota = config("quota", "mkfs.ext4 -F", "usrjquota=aquota.user");
+    write(lab.dir.path(), "configs.toml", &quota);
+    let out = refused();
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "fsbench: error: quota: the kernel refuses its options \"usrjquota=aquota.user\" on the file system mkfs made: "
+        ),
+        "{out}"
+    );
+}
+
 /// The first crash state being checked: the checks' mount point in use.
 fn wait_until_checking(images: &Path, fsbench: &mut Running) {
     wait_until(Duration::from_secs(120), "a crash state checked", || {

@@ -671,9 +671,9 @@ const IO_SUITE: &str = "description = \"io\"\nrepeat = 1\n[[workload]]\nkind = \
 
 /// `run --configs` on two ranks: rank 0 alone runs each configuration's
 /// setup and teardown, once; every rank measures its path, one result per
-/// configuration; a configuration whose setup fails is left out on every
-/// rank (they agree on it), the other still measured, and the run exits 1
-/// naming it.
+/// configuration; with --keep-going a configuration whose setup fails is
+/// left out on every rank (they agree on it), the other still measured,
+/// and the run exits 1 naming it.
 #[test]
 fn configurations_are_built_by_rank_0_and_measured_by_every_rank() {
     let Some((mnt, sentinel)) = tmpfs_with_sentinel("64m") else {
@@ -693,6 +693,7 @@ fn configurations_are_built_by_rank_0_and_measured_by_every_rank() {
             "--configs",
             configs.to_str().unwrap(),
             "--allow-shell",
+            "--keep-going",
             "--images",
             &mnt.arg(),
             "--suite",

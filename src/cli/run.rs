@@ -152,6 +152,11 @@ pub struct RunArgs {
     /// (no repetition runs on a file system an earlier one aged).
     #[arg(long, requires = "configs")]
     fresh: bool,
+    /// With --configs: a configuration that cannot be built (mkfs, the
+    /// mount or a setup command fails) is left out and the others are
+    /// measured (exit 1 at the end); by default it ends the run at once.
+    #[arg(long, requires = "configs")]
+    keep_going: bool,
     /// List the built-in suites and exit.
     #[arg(long)]
     list_suites: bool,
@@ -168,7 +173,7 @@ pub struct RunArgs {
 
 /// Every flag of `fsbench run` but those a resumed run takes from the
 /// resuming command line ([`resumed_args`]): the plan is the file's.
-const RESUME_CONFLICTS: [&str; 22] = [
+const RESUME_CONFLICTS: [&str; 23] = [
     "suite",
     "targets",
     "target_flags",
@@ -189,6 +194,7 @@ const RESUME_CONFLICTS: [&str; 22] = [
     "wipe",
     "cold",
     "fresh",
+    "keep_going",
     "list_suites",
     "show_suite",
 ];
@@ -394,6 +400,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
             quiet: args.quiet,
             verbose: args.verbose,
             fresh: args.fresh,
+            keep_going: args.keep_going,
         },
         record,
         resumed,

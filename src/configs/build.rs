@@ -80,10 +80,17 @@ pub(super) struct Fs {
 
 impl Builds {
     /// Builds `configs` in a new marked scratch directory in the work
-    /// directory. A configuration that cannot be built is taken down and
-    /// listed in `failed`, with what its commands printed; the others are
-    /// built. An interrupt takes down what was built and returns.
-    pub fn create(configs: &[&Config], place: &Place, run_id: &str) -> anyhow::Result<Builds> {
+    /// directory. A configuration that cannot be built is taken down; the
+    /// error names it and takes down the others (a comparison without it
+    /// is not the one asked for), or, with `keep_going`, it is said and
+    /// listed in `failed`, with what its commands printed, and the others
+    /// are built. An interrupt takes down what was built and returns.
+    pub fn create(
+        configs: &[&Config],
+        place: &Place,
+        run_id: &str,
+        keep_going: bool,
+    ) -> anyhow::Result<Builds> {
         let scratch = Scratch::create(&place.work_dir, run_id, false)?;
         let record = Record::create(scratch.dir())?;
         for sub in [c"img", c"mnt", c"cwd"] {
@@ -109,6 +116,9 @@ impl Builds {
                 Err(e) => {
                     fs.take_down(builds.dir());
                     crate::interrupt::check()?;
+                    if !keep_going {
+                        return Err(e.context(format!("configuration {}", config.name)));
+                    }
                     let why = format!("{e:#}");
                     stderr_line!("fsbench: configuration {} not built: {why}", config.name);
                     builds.failed.push((config.name.clone(), why));

@@ -13,6 +13,7 @@ use crate::storage::env::risk;
 
 pub mod build;
 mod kinds;
+pub mod options;
 pub mod place;
 pub mod session;
 mod sweep;

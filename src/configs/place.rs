@@ -38,11 +38,14 @@ impl Place {
     /// Refuses, before anything is built, a configuration this place
     /// cannot make (each kind says what: mkfs on a device --wipe did not
     /// name, mkfs with neither images nor one --wipe device to go on, a
-    /// mount of a block device that is mounted already).
+    /// mount of a block device that is mounted already), or whose options
+    /// the kernel refuses for its type (`options::check`): a typo is found
+    /// in seconds, not after the others were measured.
     pub fn check(&self, configs: &[Config]) -> anyhow::Result<()> {
-        configs
-            .iter()
-            .try_for_each(|config| config.make.kind().check_place(config, self))
+        configs.iter().try_for_each(|config| {
+            config.make.kind().check_place(config, self)?;
+            super::options::check(config)
+        })
     }
 
     /// The device mkfs runs on when the configuration names none and

@@ -6,7 +6,9 @@
 //! device, a source, or what setup commands make (a pool's name) cannot be
 //! mounted at once: they go in successive rounds, one of each in a round,
 //! every round built, measured over all repetitions, and taken down before
-//! the next. With --fresh every repetition builds each round anew.
+//! the next. With --fresh every repetition builds each round anew. A
+//! configuration that cannot be built ends the run, unless --keep-going
+//! leaves it out.
 //!
 //! Under MPI (`check_across_hosts` lets only configurations whose setup
 //! commands change a server through): rank 0 alone builds a round and
@@ -45,13 +47,23 @@ pub trait Measure {
     fn planned_bytes(&self) -> anyhow::Result<u64>;
 }
 
+/// How the configurations are built over the run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Building {
+    /// Every repetition on file systems built for it (`--fresh`).
+    pub fresh: bool,
+    /// A configuration that cannot be built is left out and the others
+    /// measured (`--keep-going`), instead of ending the run.
+    pub keep_going: bool,
+}
+
 /// What was built (with the time each took), what failed, and why the
 /// repetitions stopped early, if they did.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub built: Vec<(String, Built)>,
-    /// Configurations that could not be built, with why (each said when
-    /// it happened; the others were measured).
+    /// Configurations that could not be built, with why (`--keep-going`:
+    /// each said when it happened; the others were measured).
     pub failed: Vec<(String, String)>,
     pub stopped: Option<String>,
 }
@@ -82,13 +94,12 @@ impl Outcome {
 }
 
 /// Builds, measures and takes down every configuration, round by round
-/// (see the module's text), over `repetitions`; with `fresh`, each
-/// repetition on file systems built for it. What was built so far is in
-/// `outcome` even when it returns an error.
+/// (see the module's text), over `repetitions`, as `building` says. What
+/// was built so far is in `outcome` even when it returns an error.
 pub fn run(
     configs: &[Config],
     place: &Place,
-    fresh: bool,
+    building: Building,
     repetitions: Range<u32>,
     run_id: &str,
     measure: &mut dyn Measure,
@@ -100,9 +111,10 @@ pub fn run(
     let mut build_round = |round: &[usize]| {
         count += 1;
         let chosen: Vec<&Config> = round.iter().map(|&i| &configs[i]).collect();
-        Round::build(&chosen, place, planned, &format!("{run_id}-b{count}"))
+        let id = format!("{run_id}-b{count}");
+        Round::build(&chosen, place, planned, &id, building.keep_going)
     };
-    if !fresh {
+    if !building.fresh {
         for (index, round) in rounds.iter().enumerate() {
             let built = build_round(round)?;
             let ran = measure_built(&built, measure, repetitions.clone(), index == 0);
@@ -153,11 +165,18 @@ struct Round {
 impl Round {
     /// Rank 0 builds `chosen` (their setup commands run there alone);
     /// every rank then learns which were built, and under MPI checks that
-    /// it sees each one's path. `planned`: the most bytes a target holds.
-    fn build(chosen: &[&Config], place: &Place, planned: u64, id: &str) -> anyhow::Result<Round> {
+    /// it sees each one's path. `planned`: the most bytes a target holds;
+    /// `keep_going`: as `Builds::create` takes it.
+    fn build(
+        chosen: &[&Config],
+        place: &Place,
+        planned: u64,
+        id: &str,
+        keep_going: bool,
+    ) -> anyhow::Result<Round> {
         let builds = match scale::is_root() {
             true => check_room_for_images(chosen, place, planned)
-                .and_then(|()| Builds::create(chosen, place, id))
+                .and_then(|()| Builds::create(chosen, place, id, keep_going))
                 .map(Some),
             false => Ok(None),
         };

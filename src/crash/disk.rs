@@ -128,6 +128,8 @@ impl Site {
         crate::interrupt::check()?;
         output_of(&mkfs, Some(&made::through_fd(self.dir(), "cwd")))
             .context("mkfs on the recorded disk failed")?;
+        // Before the recording: the check's mount is not the workload's.
+        crate::configs::options::check_made(Some(fs.fs_type), &config.options, &source)?;
         self.recorder().record(true);
         let mut mount = vec!["mount".to_string(), "-t".into(), fs.fs_type.into()];
         if !config.options.is_empty() {

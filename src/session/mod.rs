@@ -77,6 +77,9 @@ pub struct Options {
     pub verbose: bool,
     /// Build every configuration anew for each repetition.
     pub fresh: bool,
+    /// Leave out a configuration that cannot be built and measure the
+    /// others, instead of ending the run.
+    pub keep_going: bool,
 }
 
 /// A suite's crash entry, planned: its options, where its recorded disks

@@ -47,9 +47,20 @@ impl Runner<'_> {
         repeat: u32,
         builds: &mut Builds,
     ) -> anyhow::Result<Option<String>> {
-        let fresh = self.options.fresh;
+        let building = session::Building {
+            fresh: self.options.fresh,
+            keep_going: self.options.keep_going,
+        };
         let scratch_id = self.scratch_id.to_string();
-        let measured = session::run(configs, place, fresh, 0..repeat, &scratch_id, self, builds);
+        let measured = session::run(
+            configs,
+            place,
+            building,
+            0..repeat,
+            &scratch_id,
+            self,
+            builds,
+        );
         session::mark_shared(configs, place, builds);
         measured.map(|()| builds.stopped.take())
     }

@@ -12,6 +12,7 @@ use rustix::fs::{Mode, OFlags};
 use super::{Kind, Make, Reader};
 use crate::configs::build::{Fs, Site};
 use crate::storage::made::{self, Made};
+use crate::configs::options;
 use crate::configs::place::Place;
 use crate::configs::{Config, DEV, DIR, Entry, is_word, split_words, substitute};
 use crate::error::usage;
@@ -148,9 +149,11 @@ impl Kind for Mkfs<'_> {
     }
 }
 
-/// mkfs `words` on `device`, then the mount of it on the configuration's
-/// directory, then the file system's own account of itself: a kind that
-/// makes a file system, once it has its device.
+/// mkfs `words` on `device`, then the kernel's verdict on the options
+/// for what mkfs made (mount(8) would only say "wrong fs type, bad
+/// option"), then the mount of it on the configuration's directory, then
+/// the file system's own account of itself: a kind that makes a file
+/// system, once it has its device.
 pub(super) fn make_on(
     fs: &mut Fs,
     config: &Config,
@@ -161,6 +164,7 @@ pub(super) fn make_on(
     fs.record.device = device.clone();
     fs.device = Some(device.clone());
     run_mkfs(fs, words, &device, site)?;
+    options::check_made(config.fs_type.as_deref(), &config.options, &device)?;
     fs.mount(config, &device, site)?;
     fs.record.fs_info = fs_info(&words[0], &device, &fs.dir);
     Ok(())
