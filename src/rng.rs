@@ -27,13 +27,16 @@ pub trait Random {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Standard normal, by Box-Muller from two uniforms.
+    fn normal(&mut self) -> f64 {
+        let u1 = self.unit().max(f64::MIN_POSITIVE);
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
+    }
+
     /// Log-normal with the given median and shape, clamped to
     /// `min..=max`: file sizes in real trees are spread that way.
     fn log_normal(&mut self, median: f64, sigma: f64, min: u64, max: u64) -> u64 {
-        // Box-Muller: one standard normal from two uniforms.
-        let u1 = self.unit().max(f64::MIN_POSITIVE);
-        let normal = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos();
-        ((median * (sigma * normal).exp()) as u64).clamp(min, max)
+        ((median * (sigma * self.normal()).exp()) as u64).clamp(min, max)
     }
 
     /// Fills `buf` with random bytes: incompressible data.

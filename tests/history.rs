@@ -1,15 +1,20 @@
 //! `fsbench history` and `fsbench compare --last` over a series of saved
 //! runs made from one real result: a step change at a known run, where
 //! the kernel and the mount options changed too, must be found at that run,
-//! with its size and what changed, in every format.
+//! with its size and what changed, in every format. Series of a saved
+//! two-target result (44 series) with seeded normal noise: a large step in
+//! few runs is found, noise over every metric is no change, and a change
+//! under the minimum effect is none.
 mod common;
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use common::{FSBENCH, Output, Running, TmpfsMount, run};
+use fsbench::rng::{Random, WyRand};
 use serde_json::Value;
 
 /// Runs in the series, and the first run after the step.
@@ -52,31 +57,53 @@ fn run_id(index: usize) -> String {
     format!("20260101T000000Z-{index:012x}")
 }
 
-/// Run `index` of the series: the real result started `index` days after
-/// the first, every figure scaled by a small wobble and, from `STEP_AT`
-/// on, by `STEP`, with the new kernel and mount options.
-fn cloned(base: &Value, index: usize) -> Value {
+/// `base` as run `index` of a series: started `index` days after the
+/// first, with an id of its own.
+fn as_run(base: &Value, index: usize) -> Value {
     let mut run = base.clone();
     let started = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap()
         + chrono::Duration::days(index as i64);
     run["started"] = Value::String(started.to_rfc3339());
     run["run_id"] = Value::String(run_id(index));
-    // ±1 %: noise well under the step, the same for every run of the test.
-    let wobble = 1.0 + ((index * 7) % 5) as f64 * 0.005 - 0.01;
-    let scale = wobble * if index >= STEP_AT { STEP } else { 1.0 };
-    if index >= STEP_AT {
-        run["host"]["kernel"] = Value::String(NEW_KERNEL.into());
-    }
+    run
+}
+
+/// Every figure of `run` times `factor(name, metric)`, `name` being
+/// `target/workload/metric`: the same for each repetition of a metric.
+fn scale(run: &mut Value, mut factor: impl FnMut(&str, &Value) -> f64) {
     for target in run["targets"].as_array_mut().unwrap() {
-        if index >= STEP_AT {
-            target["env"]["mount_options"] = Value::String(NEW_OPTIONS.into());
-        }
+        let target_name = target["name"].as_str().unwrap().to_string();
         for workload in target["workloads"].as_array_mut().unwrap() {
+            let label = workload["label"].as_str().or(workload["workload"].as_str());
+            let prefix = format!("{target_name}/{}", label.unwrap());
             for metric in workload["metrics"].as_array_mut().unwrap() {
-                let value = metric["value"].as_f64().unwrap();
-                metric["value"] = serde_json::json!(value * scale);
+                let name = format!("{prefix}/{}", metric["name"].as_str().unwrap());
+                let value = metric["value"].as_f64().unwrap() * factor(&name, metric);
+                metric["value"] = serde_json::json!(value);
             }
         }
+    }
+}
+
+/// Every target of `run` mounted with `options`.
+fn remount(run: &mut Value, options: &str) {
+    for target in run["targets"].as_array_mut().unwrap() {
+        target["env"]["mount_options"] = Value::String(options.into());
+    }
+}
+
+/// Run `index` of the series: the real result started `index` days after
+/// the first, every figure scaled by a small wobble and, from `STEP_AT`
+/// on, by `STEP`, with the new kernel and mount options.
+fn cloned(base: &Value, index: usize) -> Value {
+    let mut run = as_run(base, index);
+    // ±1 %: noise well under the step, the same for every run of the test.
+    let wobble = 1.0 + ((index * 7) % 5) as f64 * 0.005 - 0.01;
+    let factor = wobble * if index >= STEP_AT { STEP } else { 1.0 };
+    scale(&mut run, |_, _| factor);
+    if index >= STEP_AT {
+        run["host"]["kernel"] = Value::String(NEW_KERNEL.into());
+        remount(&mut run, NEW_OPTIONS);
     }
     run
 }
@@ -369,4 +396,182 @@ fn compare_last_looks_in_the_directory_given() {
         runs.path().as_os_str(),
     ])
     .assert_error(2, &["--dir: only with --last"]);
+}
+
+/// The saved result of two tmpfs targets, each with bonnie and two io
+/// patterns over 3 repetitions: 44 series, as many as a quick suite has.
+fn two_targets() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// From run `at` on, the metrics whose `target/workload/metric` name starts
+/// with `metrics` are `factor` times worse (slower, or longer), on targets
+/// remounted with -o sync.
+struct Step {
+    at: usize,
+    factor: f64,
+    metrics: &'static str,
+}
+
+/// A history of `runs` runs of the two-target result in a new folder: each
+/// metric of each run `1 + spread·N(0, 1)` times its figure (seeded by
+/// `seed`), with `step` if any and the runs' `--min-effect` if given.
+fn noisy_history(
+    runs: usize,
+    seed: u64,
+    spread: f64,
+    step: Option<Step>,
+    min_effect: Option<f64>,
+) -> tempfile::TempDir {
+    let base = two_targets();
+    let options = base["targets"][0]["env"]["mount_options"].as_str().unwrap();
+    let synced = format!("{options},sync");
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = WyRand::new(seed);
+    for index in 0..runs {
+        let mut run = as_run(&base, index);
+        let stepped = step.as_ref().filter(|s| index >= s.at);
+        let mut factors: HashMap<String, f64> = HashMap::new();
+        scale(&mut run, |name, metric| {
+            let noise = *factors
+                .entry(name.to_string())
+                .or_insert_with(|| 1.0 + spread * rng.normal());
+            let worse = match stepped.filter(|s| name.starts_with(s.metrics)) {
+                Some(s) if metric["direction"] == "higher_is_better" => 1.0 / s.factor,
+                Some(s) => s.factor,
+                None => 1.0,
+            };
+            noise * worse
+        });
+        if stepped.is_some() {
+            remount(&mut run, &synced);
+        }
+        if let Some(fraction) = min_effect {
+            run["min_effect"] = serde_json::json!(fraction);
+        }
+        write(dir.path(), &format!("run-{index:02}.json"), &run);
+    }
+    dir
+}
+
+/// The history's change points as CSV rows, each a map of column to value.
+fn change_rows(dir: &Path) -> Vec<HashMap<String, String>> {
+    let out = history(&[dir.to_str().unwrap(), "--format", "csv"]);
+    out.assert_success();
+    let mut reader = csv::Reader::from_reader(out.stdout.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            header
+                .iter()
+                .map(String::from)
+                .zip(row.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn an_800x_drop_in_8_runs_is_found_at_its_run_with_its_size() {
+    let step = Step {
+        at: 4,
+        factor: 800.0,
+        metrics: "tmpfs/64k-seq-write/",
+    };
+    let dir = noisy_history(8, 42, 0.02, Some(step), None);
+    let rows = change_rows(dir.path());
+    let mut metrics: Vec<&str> = rows.iter().map(|r| r["metric"].as_str()).collect();
+    metrics.sort_unstable();
+    // Every figure of the one workload on the one target, and nothing else.
+    assert_eq!(
+        metrics,
+        [
+            "io_rate",
+            "mib_per_s",
+            "resp_max_ms",
+            "resp_ms",
+            "resp_stddev_ms",
+            "write_resp_ms"
+        ],
+        "{rows:?}"
+    );
+    for row in &rows {
+        assert_eq!(
+            (&row["target"][..], &row["workload"][..]),
+            ("tmpfs", "64k-seq-write")
+        );
+        assert_eq!(row["index"], "4");
+        assert_eq!(row["run_before"], run_id(3));
+        assert_eq!(row["run_after"], run_id(4));
+        let ratio = 1.0 + row["change_percent"].parse::<f64>().unwrap() / 100.0;
+        let size = if ratio < 1.0 { 1.0 / ratio } else { ratio };
+        assert!((size / 800.0 - 1.0).abs() < 0.05, "{row:?}");
+        assert!(row["p_value"].parse::<f64>().unwrap() < 1e-6, "{row:?}");
+        assert!(row["what_changed"].contains(",sync"), "{row:?}");
+    }
+    let terminal = history(&[dir.path().to_str().unwrap()]);
+    let joined = terminal
+        .stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // "fell 790x": the size as a factor, not "fell 100 %".
+    let said = joined
+        .split("tmpfs · 64k-seq-write · throughput (MiB/s) fell ")
+        .nth(1)
+        .and_then(|rest| rest.split_once("x (worse"))
+        .map(|(factor, _)| factor.parse::<f64>().unwrap());
+    assert!(
+        said.is_some_and(|f| (f / 800.0 - 1.0).abs() < 0.05),
+        "{joined}"
+    );
+}
+
+#[test]
+fn twelve_runs_of_noise_over_every_metric_show_no_change() {
+    for seed in 1..=10 {
+        let dir = noisy_history(12, seed, 0.02, None, None);
+        let rows = change_rows(dir.path());
+        assert!(rows.is_empty(), "seed {seed}: {rows:?}");
+    }
+}
+
+#[test]
+fn a_30_percent_step_in_12_runs_is_found_among_44_series() {
+    let step = Step {
+        at: 6,
+        factor: 1.0 / 0.7,
+        metrics: "tmpfs/4k-rand-read/io_rate",
+    };
+    let rows = change_rows(noisy_history(12, 7, 0.02, Some(step), None).path());
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["metric"], "io_rate");
+    assert_eq!(rows[0]["index"], "6");
+    let percent: f64 = rows[0]["change_percent"].parse().unwrap();
+    assert!((percent + 30.0).abs() < 3.0, "{percent}");
+}
+
+#[test]
+fn a_change_under_the_runs_minimum_effect_is_none() {
+    // 3 % in 0.2 % noise: certain, and under the default 5 %.
+    let small = || Step {
+        at: 6,
+        factor: 1.0 / 0.97,
+        metrics: "tmpfs/4k-rand-read/io_rate",
+    };
+    let rows = change_rows(noisy_history(12, 3, 0.002, Some(small()), None).path());
+    assert!(rows.is_empty(), "{rows:?}");
+    // Runs saved with --min-effect 2 % ask for it.
+    let dir = noisy_history(12, 3, 0.002, Some(small()), Some(0.02));
+    let rows = change_rows(dir.path());
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (&rows[0]["metric"][..], &rows[0]["index"][..]),
+        ("io_rate", "6")
+    );
+    let out = history(&[dir.path().to_str().unwrap()]);
+    assert!(out.stdout.contains("none under 2 %"), "{out}");
 }

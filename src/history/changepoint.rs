@@ -1,46 +1,48 @@
-//! Change points in a series of runs: E-divisive means (Matteson & James
-//! 2014, "A Nonparametric Approach for Multiple Change Point Analysis of
-//! Multivariate Data"), the method of MongoDB's performance CI and Apache
-//! Otava (Hunter).
+//! Change points in the series of a history, all series read together:
+//! binary segmentation, each split decided by Student's t-test of the
+//! logarithms (`stats::pooled_p`), false alarms held to [`LEVEL`] over
+//! every series at once.
 //!
-//! A split of a segment into a left part X (m values) and a right part Y
-//! (n values) is scored by the energy statistic with α = 1,
+//! 1. A segment's best split is the one, each side at least
+//!    [`MIN_SEGMENT`] runs, whose two sides the t-test tells apart with
+//!    the smallest p; its p-value is that p times the splits tried
+//!    (Bonferroni: the best of k tries is up to k times as likely to pass
+//!    by chance). The variances are pooled because "no change" means one
+//!    distribution on both sides: the test is then exact with n − 2
+//!    degrees of freedom, where Welch's approximation passes noise with 2
+//!    runs on a side about 3 times as often as it should. A t-test's p falls without bound
+//!    as the step grows against the spread, so 4 runs before and 4 after
+//!    an 800x drop in 2 % noise give p ≈ 10⁻¹⁴, where a permutation test of 8 runs
+//!    cannot go under 2/C(8,4) ≈ 0.03.
+//! 2. Each series' first test (its whole length) is read with every other
+//!    series' by Benjamini–Hochberg at [`LEVEL`]: of dozens of series of
+//!    noise, any shows a change with probability [`LEVEL`] at most,
+//!    however many there are.
+//! 3. In each of the R series of m kept, the search goes on in the
+//!    segments the cuts made, each split tested at LEVEL·R/m (Benjamini &
+//!    Bogomolov 2014, "Selective inference on multiple families of
+//!    hypotheses"), until no segment has one under it.
+//! 4. A change smaller than the minimum effect (the runs' `--min-effect`,
+//!    5 % by default) is no change: it is dropped, and the runs on either
+//!    side of it are one segment.
 //!
-//! ```text
-//! q = m·n/(m+n) · ( 2/(m·n) Σ|Xi − Yj| − 1/C(m,2) Σ|Xi − Xk| − 1/C(n,2) Σ|Yj − Yk| )
-//! ```
-//!
-//! which grows when the values on either side are closer to each other
-//! than to those across (a shift of the mean, or of the spread). The best
-//! split of any segment is a change point when a permutation test says so:
-//! the values of each segment are shuffled within it [`PERMUTATIONS`]
-//! times, and p = (1 + shuffles whose best score is at least as high) /
-//! (1 + shuffles). Below [`SIGNIFICANCE`] the split is kept and the search
-//! goes on in the segments it made (recursive bisection); otherwise it
-//! stops. A series of noise alone so yields a change point in about 1 %
-//! of series (the test below checks at most 5 in 100).
-//!
-//! Deterministic: the shuffles are drawn from a fixed seed.
-use crate::rng::{Random, WyRand};
+//! The logarithms because a storage figure's noise is multiplicative (see
+//! `measure::stats`); a series with a zero among its values is tested on
+//! the values themselves.
+use crate::measure::stats::{self, MIN_SAMPLE, benjamini_hochberg};
+use crate::report::verdict::is_practical;
 
-/// The fewest values on either side of a change point: fewer make the
-/// within-side distances meaningless (C(1,2) = 0) or pure chance.
-pub const MIN_SEGMENT: usize = 3;
+/// The fewest runs on either side of a change point: the t-test needs
+/// each side's spread.
+pub const MIN_SEGMENT: usize = MIN_SAMPLE;
 
-/// The fewest values in which a change point can be found.
+/// The fewest runs in which a change point can be found (a t-test's p
+/// has no floor, so two sides of [`MIN_SEGMENT`] can decide any level).
 pub const MIN_POINTS: usize = 2 * MIN_SEGMENT;
 
-/// Shuffles per permutation test: enough to tell p = 0.01 from 0.02, and
-/// the smallest p it can give is 0.001.
-pub const PERMUTATIONS: usize = 999;
-
-/// The p-value under which a split is a change point. Each test stops the
-/// search when it fails, so this is also the chance that a series of noise
-/// alone shows a change point.
-pub const SIGNIFICANCE: f64 = 0.01;
-
-/// The shuffles' seed: the same series gives the same answer every time.
-const SEED: u64 = 0x6564_6976_6973_6976;
+/// The false discovery rate over all the series of a history: with none
+/// changed, the chance that any shows a change point.
+pub const LEVEL: f64 = 0.01;
 
 /// A change in a series, between `index - 1` and `index`.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,163 +53,137 @@ pub struct ChangePoint {
     /// start) up to this one, and from this one to the next (or the end).
     pub mean_before: f64,
     pub mean_after: f64,
-    /// `mean_after / mean_before − 1`; None when `mean_before` is 0.
+    /// The ratio of the values after to those before, less 1 (of the
+    /// geometric means, as reports' ratios; of the means where a value is
+    /// 0); None when the values before have no positive mean.
     pub relative_change: Option<f64>,
+    /// The p-value of the split's test, Bonferroni over the splits tried.
     pub p_value: f64,
 }
 
-/// A value that is not a number: no distance to it means anything.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("value {index} of the series is not a finite number ({value})")]
-pub struct NotFinite {
-    pub index: usize,
-    pub value: f64,
-}
-
-/// The change points of `values`, in order; none in a series shorter than
-/// [`MIN_POINTS`] or without any significant split.
-pub fn find(values: &[f64]) -> Result<Vec<ChangePoint>, NotFinite> {
-    if let Some(index) = values.iter().position(|v| !v.is_finite()) {
-        let value = values[index];
-        return Err(NotFinite { index, value });
-    }
-    let mut rng = WyRand::new(SEED);
-    let mut cuts: Vec<(usize, f64)> = Vec::new();
-    loop {
-        let bounds = boundaries(values.len(), &cuts);
-        let Some(best) = best_split(values, &bounds) else {
-            break;
-        };
-        let p_value = permutation_p(values, &bounds, best.score, &mut rng);
-        if p_value >= SIGNIFICANCE {
-            break;
-        }
-        cuts.push((best.index, p_value));
-    }
-    cuts.sort_by_key(|&(index, _)| index);
-    Ok(described(values, &cuts))
-}
-
-/// A candidate split: the first index of its right part, and its score.
+/// A candidate split: the first index of its right part, and its p-value.
 #[derive(Debug, Clone, Copy)]
 struct Split {
     index: usize,
-    score: f64,
+    p_value: f64,
+}
+
+/// The change points of each of `series`, in order, read together (see
+/// the module's comment); changes under `min_effect` are none. A series
+/// shorter than [`MIN_POINTS`], or with a value that is not a finite
+/// number, is not tested and has none.
+pub fn find_all(series: &[&[f64]], min_effect: f64) -> Vec<Vec<ChangePoint>> {
+    let firsts: Vec<Option<Split>> = series
+        .iter()
+        .map(|values| {
+            let finite = values.iter().all(|v| v.is_finite());
+            finite
+                .then(|| best_split(values, 0, values.len()))
+                .flatten()
+        })
+        .collect();
+    let tested: Vec<f64> = firsts.iter().flatten().map(|s| s.p_value).collect();
+    // One verdict per series tested, in order: drawn only for those.
+    let mut kept = benjamini_hochberg(&tested, LEVEL).into_iter();
+    let chosen = firsts
+        .iter()
+        .map(|first| first.filter(|_| kept.next() == Some(true)))
+        .collect::<Vec<_>>();
+    let families = chosen.iter().flatten().count();
+    let within = LEVEL * families as f64 / tested.len().max(1) as f64;
+    series
+        .iter()
+        .zip(chosen)
+        .map(|(values, first)| match first {
+            Some(first) => practical(values, segmented(values, first, within), min_effect),
+            None => Vec::new(),
+        })
+        .collect()
+}
+
+/// The cuts of `values`: `first`, then the best split of any segment the
+/// cuts made while its p-value is under `level` (the best of all
+/// segments failing, every other fails too).
+fn segmented(values: &[f64], first: Split, level: f64) -> Vec<Split> {
+    let mut cuts = vec![first];
+    loop {
+        let bounds = boundaries(values.len(), &cuts);
+        let best = bounds
+            .windows(2)
+            .filter_map(|segment| best_split(values, segment[0], segment[1]))
+            .min_by(|a, b| a.p_value.total_cmp(&b.p_value));
+        match best {
+            Some(split) if split.p_value < level => cuts.push(split),
+            _ => break,
+        }
+    }
+    cuts.sort_by_key(|cut| cut.index);
+    cuts
+}
+
+/// The split of `values[start..end]` whose sides differ most surely, its
+/// p-value Bonferroni over the splits tried; None when the segment is too
+/// short to split.
+fn best_split(values: &[f64], start: usize, end: usize) -> Option<Split> {
+    let candidates = (start + MIN_SEGMENT)..=end.checked_sub(MIN_SEGMENT)?;
+    let tried = candidates.clone().count();
+    candidates
+        .filter_map(|index| {
+            let p = stats::pooled_p(&values[start..index], &values[index..end])?;
+            Some(Split {
+                index,
+                p_value: (p * tried as f64).min(1.0),
+            })
+        })
+        .min_by(|a, b| a.p_value.total_cmp(&b.p_value))
 }
 
 /// The segments' bounds: 0, each cut in order, the length.
-fn boundaries(len: usize, cuts: &[(usize, f64)]) -> Vec<usize> {
-    let mut bounds: Vec<usize> = cuts.iter().map(|&(index, _)| index).collect();
+fn boundaries(len: usize, cuts: &[Split]) -> Vec<usize> {
+    let mut bounds: Vec<usize> = cuts.iter().map(|cut| cut.index).collect();
     bounds.extend([0, len]);
     bounds.sort_unstable();
     bounds
 }
 
-/// The best-scoring split of any segment (`bounds` as [`boundaries`]
-/// makes them); None when no segment can be split or every score is 0
-/// (constant segments).
-fn best_split(values: &[f64], bounds: &[usize]) -> Option<Split> {
-    bounds
-        .windows(2)
-        .filter_map(|segment| {
-            let (start, end) = (segment[0], segment[1]);
-            best_in(&values[start..end]).map(|split| Split {
-                index: start + split.index,
-                score: split.score,
-            })
-        })
-        .filter(|split| split.score > 0.0)
-        .max_by(|a, b| a.score.total_cmp(&b.score))
-}
-
-/// The best split of one segment, with both parts at least
-/// [`MIN_SEGMENT`] long. The sums of distances are carried from one split
-/// to the next as the value at the split moves from the right part to the
-/// left, so a segment costs O(n²), not O(n³).
-fn best_in(x: &[f64]) -> Option<Split> {
-    let n = x.len();
-    if n < MIN_POINTS {
-        return None;
-    }
-    let distance_sum = |i: usize, range: std::ops::Range<usize>| -> f64 {
-        range.map(|k| (x[i] - x[k]).abs()).sum()
-    };
-    let first = MIN_SEGMENT;
-    let mut within_left: f64 = (0..first).map(|i| distance_sum(i, i + 1..first)).sum();
-    let mut within_right: f64 = (first..n).map(|j| distance_sum(j, j + 1..n)).sum();
-    let mut between: f64 = (0..first).map(|i| distance_sum(i, first..n)).sum();
-    let mut best: Option<Split> = None;
-    for tau in first..=n - MIN_SEGMENT {
-        let score = energy(tau, n - tau, between, within_left, within_right);
-        if best.is_none_or(|b| score > b.score) {
-            best = Some(Split { index: tau, score });
+/// The cuts told as change points, those under `min_effect` dropped (and
+/// the others told again, over the segments the drop joined) until every
+/// one left is at least that large.
+fn practical(values: &[f64], mut cuts: Vec<Split>, min_effect: f64) -> Vec<ChangePoint> {
+    loop {
+        let changes = described(values, &cuts);
+        let large = |change: &ChangePoint| {
+            change
+                .relative_change
+                .is_none_or(|r| is_practical(1.0 + r, min_effect))
+        };
+        if changes.iter().all(large) {
+            return changes;
         }
-        let to_left = distance_sum(tau, 0..tau);
-        let to_right = distance_sum(tau, tau + 1..n);
-        within_left += to_left;
-        within_right -= to_right;
-        between += to_right - to_left;
-    }
-    best
-}
-
-/// The scaled energy statistic of a split into `m` and `n` values, from
-/// the sums of distances between and within its parts.
-fn energy(m: usize, n: usize, between: f64, within_left: f64, within_right: f64) -> f64 {
-    let (m, n) = (m as f64, n as f64);
-    let pairs = |k: f64| k * (k - 1.0) / 2.0;
-    let statistic = 2.0 * between / (m * n) - within_left / pairs(m) - within_right / pairs(n);
-    m * n / (m + n) * statistic
-}
-
-/// The permutation test's p-value of a best score `observed`: how often
-/// the values shuffled within their segments score as high. It stops
-/// counting once p can no longer fall under [`SIGNIFICANCE`] (only a
-/// significant p is reported).
-fn permutation_p(values: &[f64], bounds: &[usize], observed: f64, rng: &mut WyRand) -> f64 {
-    let enough_to_fail = (SIGNIFICANCE * (PERMUTATIONS + 1) as f64).ceil() as usize;
-    let mut shuffled = values.to_vec();
-    let mut as_high = 1;
-    for _ in 0..PERMUTATIONS {
-        for segment in bounds.windows(2) {
-            shuffle(&mut shuffled[segment[0]..segment[1]], rng);
-        }
-        let score = best_split(&shuffled, bounds).map_or(0.0, |s| s.score);
-        if score >= observed {
-            as_high += 1;
-            if as_high >= enough_to_fail {
-                break;
-            }
-        }
-    }
-    as_high as f64 / (PERMUTATIONS + 1) as f64
-}
-
-/// Fisher-Yates.
-fn shuffle(values: &mut [f64], rng: &mut WyRand) {
-    for i in (1..values.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        values.swap(i, j);
+        cuts = cuts
+            .into_iter()
+            .zip(&changes)
+            .filter(|(_, change)| large(change))
+            .map(|(cut, _)| cut)
+            .collect();
     }
 }
 
-/// Each cut with the means of the segments on either side of it.
-fn described(values: &[f64], cuts: &[(usize, f64)]) -> Vec<ChangePoint> {
+/// Each cut (in order) with the segments on either side of it.
+fn described(values: &[f64], cuts: &[Split]) -> Vec<ChangePoint> {
     let bounds = boundaries(values.len(), cuts);
-    let mean = |range: &[usize]| {
-        let part = &values[range[0]..range[1]];
-        part.iter().sum::<f64>() / part.len() as f64
-    };
+    let mean = |part: &[f64]| part.iter().sum::<f64>() / part.len() as f64;
     cuts.iter()
         .zip(bounds.windows(3))
-        .map(|(&(index, p_value), around)| {
-            let (before, after) = (mean(&around[..2]), mean(&around[1..]));
+        .map(|(cut, around)| {
+            let before = &values[around[0]..around[1]];
+            let after = &values[around[1]..around[2]];
             ChangePoint {
-                index,
-                mean_before: before,
-                mean_after: after,
-                relative_change: (before != 0.0).then(|| after / before - 1.0),
-                p_value,
+                index: cut.index,
+                mean_before: mean(before),
+                mean_after: mean(after),
+                relative_change: stats::ratio(before, after).map(|r| r.ratio - 1.0),
+                p_value: cut.p_value,
             }
         })
         .collect()
@@ -216,40 +192,75 @@ fn described(values: &[f64], cuts: &[(usize, f64)]) -> Vec<ChangePoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::verdict::DEFAULT_MIN_EFFECT;
+    use crate::rng::{Random, WyRand};
 
-    /// `len` values around `mean`, normally spread with `sd`.
-    fn noise(rng: &mut WyRand, len: usize, mean: f64, sd: f64) -> Vec<f64> {
+    /// `len` values around `mean`, normally spread by `spread` of it (0.02:
+    /// 2 % noise).
+    fn noise(rng: &mut WyRand, len: usize, mean: f64, spread: f64) -> Vec<f64> {
         (0..len)
-            .map(|_| {
-                let u1 = rng.unit().max(f64::MIN_POSITIVE);
-                let normal = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * rng.unit()).cos();
-                mean + sd * normal
-            })
+            .map(|_| mean * (1.0 + spread * rng.normal()))
             .collect()
     }
 
+    /// `before` runs around 100 and `after` around 100·`factor`, 2 % noise.
+    fn step(seed: u64, before: usize, after: usize, factor: f64) -> Vec<f64> {
+        let mut rng = WyRand::new(seed);
+        let mut values = noise(&mut rng, before, 100.0, 0.02);
+        values.extend(noise(&mut rng, after, 100.0 * factor, 0.02));
+        values
+    }
+
+    /// The change points of one series alone, at the default minimum effect.
+    fn find(values: &[f64]) -> Vec<ChangePoint> {
+        find_all(&[values], DEFAULT_MIN_EFFECT).remove(0)
+    }
+
     #[test]
-    fn a_step_is_found_where_it_is_with_its_size() {
-        let mut rng = WyRand::new(1);
-        let mut values = noise(&mut rng, 15, 100.0, 2.0);
-        values.extend(noise(&mut rng, 15, 77.0, 2.0));
-        let found = find(&values).unwrap();
+    fn an_800x_drop_in_8_runs_is_found_at_its_run_with_its_size() {
+        for seed in 0..20 {
+            let found = find(&step(seed, 4, 4, 1.0 / 800.0));
+            assert_eq!(found.len(), 1, "seed {seed}: {found:?}");
+            let change = &found[0];
+            assert_eq!(change.index, 4);
+            let ratio = 1.0 + change.relative_change.unwrap();
+            assert!((ratio * 800.0 - 1.0).abs() < 0.05, "{change:?}");
+            // Far under any level a history of dozens of series asks.
+            assert!(change.p_value < 1e-6, "{change:?}");
+        }
+    }
+
+    #[test]
+    fn a_30_percent_step_in_12_runs_is_found_where_it_is() {
+        for seed in 0..20 {
+            let found = find(&step(seed, 6, 6, 1.3));
+            assert_eq!(found.len(), 1, "seed {seed}: {found:?}");
+            assert_eq!(found[0].index, 6);
+            let relative = found[0].relative_change.unwrap();
+            assert!((relative - 0.3).abs() < 0.05, "{:?}", found[0]);
+        }
+    }
+
+    #[test]
+    fn a_step_under_the_minimum_effect_is_no_change() {
+        // 3 % in 0.2 % noise: certain, but small.
+        let mut rng = WyRand::new(3);
+        let mut values = noise(&mut rng, 6, 100.0, 0.002);
+        values.extend(noise(&mut rng, 6, 103.0, 0.002));
+        assert!(find(&values).is_empty());
+        let found = find_all(&[&values], 0.02).remove(0);
         assert_eq!(found.len(), 1, "{found:?}");
-        let change = &found[0];
-        assert_eq!(change.index, 15);
-        let relative = change.relative_change.unwrap();
-        assert!((relative + 0.23).abs() < 0.02, "{change:?}");
-        assert!((change.mean_before - 100.0).abs() < 2.0, "{change:?}");
-        assert!(change.p_value < 0.002, "{change:?}");
+        assert_eq!(found[0].index, 6);
+        assert!(found[0].p_value < 1e-6, "{found:?}");
     }
 
     #[test]
     fn two_steps_are_both_found_with_the_means_between_them() {
         let mut rng = WyRand::new(2);
-        let mut values = noise(&mut rng, 12, 50.0, 1.0);
-        values.extend(noise(&mut rng, 10, 80.0, 1.0));
-        values.extend(noise(&mut rng, 12, 60.0, 1.0));
-        let found = find(&values).unwrap();
+        let mut values = noise(&mut rng, 12, 50.0, 0.01);
+        values.extend(noise(&mut rng, 10, 80.0, 0.01));
+        values.extend(noise(&mut rng, 12, 60.0, 0.01));
+        let found = find(&values);
         let indexes: Vec<usize> = found.iter().map(|c| c.index).collect();
         assert_eq!(indexes, [12, 22]);
         assert!((found[0].mean_after - 80.0).abs() < 1.0, "{found:?}");
@@ -257,58 +268,87 @@ mod tests {
         assert!((found[1].mean_after - 60.0).abs() < 1.0, "{found:?}");
     }
 
-    #[test]
-    fn noise_alone_shows_a_change_in_at_most_5_of_100_series() {
-        let false_alarms = (0..100)
-            .filter(|&seed| {
-                let values = noise(&mut WyRand::new(seed), 30, 100.0, 5.0);
-                !find(&values).unwrap().is_empty()
+    /// How many of `histories` histories of `series` series of `len` runs
+    /// made by `values` (from a generator of its own) show a change point.
+    fn false_alarms(
+        histories: u64,
+        series: u64,
+        mut values: impl FnMut(&mut WyRand) -> Vec<f64>,
+    ) -> usize {
+        (0..histories)
+            .filter(|&history| {
+                let all: Vec<Vec<f64>> = (0..series)
+                    .map(|s| values(&mut WyRand::for_stream(history, s)))
+                    .collect();
+                let slices: Vec<&[f64]> = all.iter().map(Vec::as_slice).collect();
+                // No minimum effect: the test alone holds the level.
+                find_all(&slices, 0.0).iter().any(|c| !c.is_empty())
             })
-            .count();
-        assert!(false_alarms <= 5, "{false_alarms} false alarms in 100");
+            .count()
     }
 
     #[test]
-    fn short_constant_and_not_finite_series() {
-        assert!(find(&[]).unwrap().is_empty());
-        // A step, but too few values to tell it from chance.
-        assert!(find(&[1.0, 1.0, 1.0, 9.0, 9.0]).unwrap().is_empty());
-        assert!(find(&[5.0; 40]).unwrap().is_empty());
-        let refused = find(&[1.0, 2.0, f64::NAN, 3.0]).unwrap_err();
-        assert_eq!(refused.index, 2);
-        assert!(find(&[1.0, f64::INFINITY]).is_err());
+    fn noise_alone_shows_a_change_in_about_1_history_in_100_however_many_series() {
+        // 500 histories, 1 % expected: 5, and 12 would be a rare excess.
+        let one = false_alarms(500, 1, |rng| noise(rng, 12, 100.0, 0.02));
+        assert!(one <= 12, "{one} of 500 histories of one series");
+        let many = false_alarms(500, 25, |rng| noise(rng, 12, 100.0, 0.02));
+        assert!(many <= 12, "{many} of 500 histories of 25 series");
     }
 
     #[test]
-    fn the_same_series_gives_the_same_p_value() {
-        let mut values = vec![10.0, 11.0, 10.5, 9.8, 10.2, 10.1];
-        values.extend([12.0, 12.5, 11.9, 12.2, 12.4, 12.1]);
-        assert_eq!(find(&values).unwrap(), find(&values).unwrap());
-    }
-
-    #[test]
-    fn the_incremental_sums_match_the_definition() {
-        let x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0];
-        let best = best_in(&x).unwrap();
-        let direct = |tau: usize| {
-            let (left, right) = x.split_at(tau);
-            let sum = |a: &[f64], b: &[f64]| -> f64 {
-                a.iter()
-                    .flat_map(|p| b.iter().map(move |q| (p - q).abs()))
-                    .sum()
-            };
-            energy(
-                left.len(),
-                right.len(),
-                sum(left, right),
-                sum(left, left) / 2.0,
-                sum(right, right) / 2.0,
-            )
+    fn outliers_do_not_make_false_alarms() {
+        // 1 run in 10 a third slower (a background job, a cold cache):
+        // heavy-tailed noise, not the normal noise the test assumes.
+        let outlying = |rng: &mut WyRand| -> Vec<f64> {
+            (0..12)
+                .map(|_| {
+                    let slow = if rng.below(10) == 0 { 0.67 } else { 1.0 };
+                    100.0 * slow * (1.0 + 0.02 * rng.normal())
+                })
+                .collect()
         };
-        let brute = (MIN_SEGMENT..=x.len() - MIN_SEGMENT)
-            .max_by(|&a, &b| direct(a).total_cmp(&direct(b)))
-            .unwrap();
-        assert_eq!(best.index, brute);
-        assert!((best.score - direct(brute)).abs() < 1e-9);
+        let alarms = false_alarms(500, 1, outlying);
+        assert!(alarms <= 12, "{alarms} of 500 histories");
+    }
+
+    #[test]
+    fn four_runs_can_show_a_change_and_three_cannot() {
+        let four = find(&[100.0, 101.0, 1.0, 1.01]);
+        assert_eq!(four.len(), 1, "{four:?}");
+        assert_eq!(four[0].index, 2);
+        assert!(find(&[100.0, 1.0, 1.01]).is_empty());
+        assert_eq!(MIN_POINTS, 4);
+    }
+
+    #[test]
+    fn constant_short_and_not_finite_series_have_no_change() {
+        assert!(find(&[]).is_empty());
+        assert!(find(&[5.0; 40]).is_empty());
+        let mut values = step(1, 6, 6, 0.5);
+        values[3] = f64::NAN;
+        assert!(find(&values).is_empty());
+    }
+
+    #[test]
+    fn a_series_with_zeros_is_tested_on_its_values() {
+        let values = [0.0, 1.0, 0.0, 1.0, 40.0, 41.0, 39.0, 40.0];
+        let found = find(&values);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].index, 4);
+        assert!(found[0].relative_change.is_none_or(|r| r > 10.0));
+    }
+
+    #[test]
+    fn a_change_in_one_series_is_found_among_many_of_noise() {
+        let mut all: Vec<Vec<f64>> = (0..40)
+            .map(|s| noise(&mut WyRand::new(100 + s), 8, 100.0, 0.02))
+            .collect();
+        all[17] = step(9, 4, 4, 1.0 / 800.0);
+        let slices: Vec<&[f64]> = all.iter().map(Vec::as_slice).collect();
+        let found = find_all(&slices, DEFAULT_MIN_EFFECT);
+        let changed: Vec<usize> = (0..40).filter(|&s| !found[s].is_empty()).collect();
+        assert_eq!(changed, [17]);
+        assert_eq!(found[17][0].index, 4);
     }
 }

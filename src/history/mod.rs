@@ -1,7 +1,8 @@
 //! `fsbench history`: saved runs as series over time, per target,
 //! workload (with its parameters) and headline metric, and the change
-//! points in each (`changepoint`), each explained by what changed in the
-//! target's fingerprint there (`result::fingerprint`).
+//! points in each (`changepoint`, every series of the history read
+//! together), each explained by what changed in the target's fingerprint
+//! there (`result::fingerprint`).
 //!
 //! A series keeps the target's name, the workload's name and parameters
 //! and the metric: changing one of those measures something else. It
@@ -18,6 +19,7 @@ mod text;
 use chrono::{DateTime, Utc};
 
 use crate::report::Summary;
+use crate::report::verdict::min_effect_of;
 use crate::result::fingerprint::{self, Fingerprint};
 use crate::result::{Direction, RunResult, TargetResult};
 use changepoint::ChangePoint;
@@ -84,6 +86,9 @@ impl Series {
 pub struct History {
     pub runs: usize,
     pub series: Vec<Series>,
+    /// The smallest change reported: the largest of the runs' minimum
+    /// effects (`--min-effect`, else 5 %), so none of them is undercut.
+    pub min_effect: f64,
     /// One line each: targets whose runs had several fingerprints, series
     /// too short for a change point.
     pub notes: Vec<String>,
@@ -94,20 +99,33 @@ impl History {
     pub fn of(mut runs: Vec<RunPoints>) -> History {
         runs.sort_by(|a, b| a.started.cmp(&b.started).then(a.run_id.cmp(&b.run_id)));
         let count = runs.len();
+        let min_effect = runs.iter().map(|r| r.min_effect).fold(0.0, f64::max);
         let mut series: Vec<Series> = Vec::new();
         for run in runs {
             add_run(&mut series, run);
         }
-        for one in &mut series {
-            one.changes = changes_of(one);
+        let values: Vec<Vec<f64>> = series
+            .iter()
+            .map(|s| s.points.iter().map(|p| p.value).collect())
+            .collect();
+        let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+        let found = changepoint::find_all(&slices, min_effect);
+        for (one, points) in series.iter_mut().zip(found) {
+            one.changes = explained(one, points);
         }
         let mut notes = mixed_fingerprints(&series);
         notes.extend(too_short(&series));
         History {
             runs: count,
             series,
+            min_effect,
             notes,
         }
+    }
+
+    /// How many series were long enough to test.
+    pub fn tested(&self) -> usize {
+        self.series.iter().filter(|s| s.long_enough()).count()
     }
 
     /// The series with at least one change point.
@@ -122,6 +140,7 @@ impl History {
 pub struct RunPoints {
     run_id: String,
     started: DateTime<Utc>,
+    min_effect: f64,
     points: Vec<(SeriesKey, String, Direction, Point)>,
 }
 
@@ -164,6 +183,7 @@ impl RunPoints {
         RunPoints {
             run_id: run.run_id.clone(),
             started: run.started,
+            min_effect: min_effect_of(run),
             points,
         }
     }
@@ -196,10 +216,7 @@ fn fingerprint_of(run: &RunResult, target: &TargetResult) -> Fingerprint {
 /// The change points of a series, each with what changed there in the
 /// fingerprint (the other workloads' parameters left out: they do not
 /// explain this one's figures).
-fn changes_of(series: &Series) -> Vec<Change> {
-    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
-    // A summary's mean is finite (`Stats` leaves out what is not).
-    let found = changepoint::find(&values).unwrap_or_default();
+fn explained(series: &Series, found: Vec<ChangePoint>) -> Vec<Change> {
     found
         .into_iter()
         .map(|point| {
@@ -256,7 +273,9 @@ fn too_short(series: &[Series]) -> Option<String> {
     match short {
         0 => None,
         n if n == series.len() => Some(format!(
-            "too few runs for a change point: the longest series has {most}, at least {needed} are needed"
+            "too few runs for a change point: the longest series has {most}, at least {needed} \
+             are needed ({} on each side of a change, to measure its spread)",
+            changepoint::MIN_SEGMENT
         )),
         1 => Some(format!(
             "1 series has fewer than {needed} runs, too few for a change point"

@@ -39,7 +39,7 @@ pub fn html(history: &History) -> anyhow::Result<String> {
             .collect(),
         quiet: quiet_line(history),
         charts,
-        method: method_line(),
+        method: method_line(history),
     };
     let mut env = Environment::new();
     env.add_template(TEMPLATE_NAME, TEMPLATE)?;

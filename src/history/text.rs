@@ -1,15 +1,24 @@
 //! The history as text: the terminal's lines, Markdown and CSV. Each
 //! change point is one sentence ([`sentence`]), the same in every format.
 use super::{Change, History, Series, changepoint};
-use crate::report::{names, number, terminal::wrap};
+use crate::report::precision::percent;
+use crate::report::verdict::times;
+use crate::report::{names, number, p_phrase, terminal::wrap};
 
 /// What the method promises, for the end of every format.
-pub fn method_line() -> String {
+pub fn method_line(history: &History) -> String {
     format!(
-        "Method: E-divisive means with a permutation test ({} shuffles, p < {}): \
-         about 1 series in 100 of noise alone shows a change point.",
-        changepoint::PERMUTATIONS,
-        changepoint::SIGNIFICANCE
+        "Method: binary segmentation, each split by Student's t-test of the logarithms \
+         (Bonferroni over the splits tried); false discovery rate {} over the {} series \
+         tested (Benjamini–Hochberg): with no change anywhere, at most 1 history in {:.0} \
+         shows a change point; none under {} (the runs' minimum effect); at least {} runs, \
+         {} on each side of a change.",
+        percent(changepoint::LEVEL),
+        history.tested(),
+        1.0 / changepoint::LEVEL,
+        percent(history.min_effect),
+        changepoint::MIN_POINTS,
+        changepoint::MIN_SEGMENT,
     )
 }
 
@@ -38,7 +47,9 @@ pub fn series_name(series: &Series) -> String {
     format!("{} · {} · {metric}", key.target, key.workload)
 }
 
-/// `fell 23 %`, `rose 4.5 %`, or the means where there is no ratio.
+/// `fell 23 %`, `rose 4.5 %`; `fell 800x`, `rose 3.2x` from half or
+/// twice on (where a percentage reads "fell 100 %"); or the means where
+/// there is no ratio.
 fn movement(change: &Change) -> String {
     let point = &change.point;
     let Some(relative) = point.relative_change else {
@@ -49,33 +60,26 @@ fn movement(change: &Change) -> String {
         );
     };
     let verb = if relative < 0.0 { "fell" } else { "rose" };
+    let ratio = 1.0 + relative;
     let percent = relative.abs() * 100.0;
-    match percent < 10.0 {
-        true => format!("{verb} {percent:.1} %"),
-        false => format!("{verb} {percent:.0} %"),
+    match ratio {
+        r if r > 0.0 && r <= 0.5 => format!("{verb} {}", times(1.0 / r)),
+        r if r >= 2.0 => format!("{verb} {}", times(r)),
+        _ if percent < 10.0 => format!("{verb} {percent:.1} %"),
+        _ => format!("{verb} {percent:.0} %"),
     }
 }
 
 /// `worse, p = 0.003`: better or worse in the metric's direction.
 fn judgement(series: &Series, change: &Change) -> String {
     let point = &change.point;
-    let p = p_words(point.p_value);
+    let p = p_phrase(point.p_value);
     match point.relative_change {
         Some(relative) if series.direction.is_improvement(1.0 + relative) => {
             format!("better, {p}")
         }
         Some(_) => format!("worse, {p}"),
         None => p,
-    }
-}
-
-/// `p = 0.004`; `p ≤ 0.001` when no shuffle scored as high (the least a
-/// permutation test of [`changepoint::PERMUTATIONS`] shuffles can say).
-fn p_words(p: f64) -> String {
-    let least = 1.0 / (changepoint::PERMUTATIONS + 1) as f64;
-    match p <= least {
-        true => format!("p ≤ {least}"),
-        false => format!("p = {p:.3}"),
     }
 }
 
@@ -105,7 +109,7 @@ pub(super) fn overview(history: &History) -> String {
 
 /// How many long-enough series showed no change point.
 pub(super) fn quiet_line(history: &History) -> String {
-    let long = history.series.iter().filter(|s| s.long_enough()).count();
+    let long = history.tested();
     match long - history.changed().count() {
         0 if long > 0 => "Every series long enough to have one has a change point.".to_string(),
         quiet => {
@@ -131,7 +135,7 @@ pub fn terminal(history: &History, width: usize) -> String {
     }
     out += "\n";
     out += &wrap(&quiet_line(history), width, "");
-    out += &wrap(&method_line(), width, "");
+    out += &wrap(&method_line(history), width, "");
     out
 }
 
@@ -147,7 +151,7 @@ pub fn markdown(history: &History) -> String {
             out += &format!("- {}\n", sentence(series, change));
         }
     }
-    out += &format!("\n{}\n\n{}\n", quiet_line(history), method_line());
+    out += &format!("\n{}\n\n{}\n", quiet_line(history), method_line(history));
     out
 }
 
@@ -193,7 +197,7 @@ pub fn csv(history: &History) -> anyhow::Result<String> {
                 point
                     .relative_change
                     .map_or(String::new(), |r| format!("{:.2}", r * 100.0)),
-                format!("{:.4}", point.p_value),
+                point.p_value.to_string(),
                 change.what_changed.join("; "),
             ])?;
         }

@@ -65,7 +65,7 @@ impl Finding {
 
     /// At least `min_effect` either way (0.05: 1.05x faster or slower).
     pub(super) fn practical(&self, min_effect: f64) -> bool {
-        self.size() >= (1.0 + min_effect).ln()
+        super::is_practical(self.speedup(), min_effect)
     }
 
     /// A speed difference the verdict counts: significant and practical.
@@ -143,7 +143,7 @@ pub(super) fn oriented(ratio: f64, direction: Direction) -> f64 {
 /// `7.6x`, `12x`, `1.03x`, `0.97x`: about two significant digits, all a
 /// benchmark's ratio has, and three near 1 so that a small difference does
 /// not read "1.0x slower".
-pub(super) fn times(factor: f64) -> String {
+pub fn times(factor: f64) -> String {
     match factor {
         f if f >= 10.0 => format!("{f:.0}x"),
         f if f >= 1.1 => format!("{f:.1}x"),

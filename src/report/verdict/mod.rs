@@ -20,7 +20,7 @@ mod safety;
 
 pub use classes::ClassSpeedup;
 use classes::{class_lines, class_speedups};
-pub use finding::{Finding, what};
+pub use finding::{Finding, times, what};
 use finding::{UNDECIDED_AT, larger_first};
 pub use safety::{Safety, durability, own_risks, risks};
 
@@ -76,6 +76,13 @@ const SENTENCE_UNDECIDED: usize = 1;
 /// on a quiet machine drift by (page-cache state, block placement), so a
 /// smaller difference would not hold on the user's own machine.
 pub const DEFAULT_MIN_EFFECT: f64 = 0.05;
+
+/// Whether `ratio` (new / old, either way) is at least `min_effect` on the
+/// log scale (0.05: 1.05x faster or slower): below it a difference, even a
+/// significant one, is no practical one.
+pub fn is_practical(ratio: f64, min_effect: f64) -> bool {
+    ratio.ln().abs() >= (1.0 + min_effect).ln()
+}
 
 /// The run's minimum effect (`RunResult::min_effect`), else the default.
 pub fn min_effect_of(run: &RunResult) -> f64 {
