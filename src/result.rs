@@ -626,6 +626,24 @@ pub struct Metric {
 }
 
 #[cfg(test)]
+impl TargetResult {
+    /// A target at /mnt/NAME with only its workloads, as tests build one.
+    pub fn test(name: &str, workloads: Vec<WorkloadResult>) -> TargetResult {
+        TargetResult {
+            name: name.to_string(),
+            path: format!("/mnt/{name}"),
+            env: None,
+            workloads,
+            cleanup: None,
+            reference: false,
+            built: None,
+            durability: None,
+            fingerprint: None,
+        }
+    }
+}
+
+#[cfg(test)]
 impl Metric {
     /// A metric of one phase with only what a test looks at.
     pub fn test(name: &str, unit: &str, direction: Direction, value: f64) -> Metric {

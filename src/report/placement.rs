@@ -295,17 +295,7 @@ mod tests {
 
     fn run_of(workloads: Vec<WorkloadResult>) -> RunResult {
         let mut run = crate::driver::record::new_run_result("test");
-        run.targets.push(TargetResult {
-            name: "ext4".into(),
-            path: "/mnt/ext4".into(),
-            env: None,
-            workloads,
-            cleanup: None,
-            reference: false,
-            built: None,
-            durability: None,
-            fingerprint: None,
-        });
+        run.targets.push(TargetResult::test("ext4", workloads));
         run
     }
 

@@ -355,17 +355,7 @@ mod tests {
                     ..Default::default()
                 })
                 .collect();
-            record.targets.push(TargetResult {
-                name: name.to_string(),
-                path: format!("/mnt/{name}"),
-                env: None,
-                workloads,
-                cleanup: None,
-                reference: false,
-                built: None,
-                durability: None,
-                fingerprint: None,
-            });
+            record.targets.push(TargetResult::test(name, workloads));
         }
         record
     }

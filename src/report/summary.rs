@@ -726,17 +726,9 @@ mod tests {
                     ..Default::default()
                 })
                 .collect();
-            record.targets.push(TargetResult {
-                name: ["a", "b"][side].to_string(),
-                path: format!("/mnt/{side}"),
-                env: None,
-                workloads,
-                cleanup: None,
-                reference: false,
-                built: None,
-                durability: None,
-                fingerprint: None,
-            });
+            record
+                .targets
+                .push(TargetResult::test(["a", "b"][side], workloads));
         }
         record
     }
