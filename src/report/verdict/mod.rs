@@ -382,7 +382,7 @@ impl Verdict {
                 percent(min_effect)
             ),
             "write/read/metadata: geometric mean speed-up vs the baseline (>1 = better), \
-             approx. 95 % CI"
+             approx. 95 % CI, where every metric of the class agrees; else what was decided"
                 .to_string(),
         ]
     }
