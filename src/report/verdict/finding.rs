@@ -99,18 +99,13 @@ impl Finding {
         Some(((needed - n).ceil() as usize).max(1))
     }
 
-    /// "14x faster sync-write-4k, not yet significant at 3 repetitions:
-    /// about 9 more would decide".
+    /// "14x faster sync-write-4k (about 9 more would decide)".
     pub(super) fn undecided_phrase(&self) -> String {
         let more = match self.repetitions_to_decide() {
             Some(k) => format!("about {k} more would decide"),
             None => "more would decide".to_string(),
         };
-        format!(
-            "{}, not yet significant at {} repetitions: {more}",
-            self.phrase(),
-            self.repetitions
-        )
+        format!("{} ({more})", self.phrase())
     }
 
     /// "7.6x faster seq-write-1m", "2.0x slower tree-photos find",

@@ -155,7 +155,7 @@ impl TargetVerdict {
             ),
         };
         let mut text = format!(
-            "faster in {}{caveat}, slower in {}{undecided}, no difference in {}{negligible} of {total} headline metrics",
+            "faster in {}{caveat}, slower in {}, no difference in {}{negligible}{undecided} of {total} headline metrics",
             self.faster, self.slower, self.same
         );
         if self.untested > 0 {
@@ -242,46 +242,54 @@ fn sentence(
             .map(|f| f.phrase())
             .collect()
     };
-    let mut undecided: Vec<&Finding> = speeds.iter().filter(|f| f.undecided()).collect();
-    undecided.sort_by(|a, b| larger_first(a, b));
-    let mut undecided_clause: Vec<String> = undecided
-        .iter()
-        .take(SENTENCE_UNDECIDED)
-        .map(|f| f.undecided_phrase())
+    let undecided = undecided_clause(speeds);
+    let mut clauses: Vec<String> = [pick(true, SENTENCE_FASTER), pick(false, SENTENCE_SLOWER)]
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| c.join(", "))
         .collect();
-    if let Some(unnamed) = undecided
-        .len()
-        .checked_sub(SENTENCE_UNDECIDED)
-        .filter(|&n| n > 0)
-    {
-        undecided_clause.push(format!("{unnamed} more not yet decided"));
-    }
-    let mut clauses: Vec<String> = [
-        pick(true, SENTENCE_FASTER),
-        pick(false, SENTENCE_SLOWER),
-        undecided_clause,
-    ]
-    .into_iter()
-    .filter(|c| !c.is_empty())
-    .map(|c| c.join(", "))
-    .collect();
-    let decided = counted.len() + undecided.len();
-    let others = tested - decided;
+    // What was decided leads, "no difference" included; what is not yet
+    // decided comes after, as undecided: an A/A run whose largest
+    // difference is noise must not open with it.
+    let undecided_count = speeds.iter().filter(|f| f.undecided()).count();
+    let same = tested - counted.len() - undecided_count;
     let threshold = percent(min_effect);
-    clauses.push(match decided == 0 {
-        _ if tested == 0 => String::new(),
+    clauses.push(match counted.is_empty() {
+        _ if same == 0 => String::new(),
         true => format!(
-            "no difference of {threshold} or more from {baseline} in {tested} headline metrics"
+            "no difference of {threshold} or more from {baseline} in {same} headline metrics"
         ),
-        false if others > 0 => format!("no difference in {others} other headline metrics"),
-        false => String::new(),
+        false => format!("no difference in {same} other headline metrics"),
     });
+    clauses.extend(undecided);
     clauses.retain(|c| !c.is_empty());
     if !space.is_empty() {
         clauses.push(space.join(", "));
     }
     clauses.extend(safety.clause());
     Some(format!("{target}: {}.", clauses.join("; ")))
+}
+
+/// "not yet decided at 3 repetitions: 1.6x slower postmark append (about
+/// 5 more would decide), and 4 more": the largest differences that more
+/// repetitions would decide, named after everything that was decided.
+fn undecided_clause(speeds: &[Finding]) -> Option<String> {
+    let mut undecided: Vec<&Finding> = speeds.iter().filter(|f| f.undecided()).collect();
+    undecided.sort_by(|a, b| larger_first(a, b));
+    let repetitions = undecided.first()?.repetitions;
+    let named: Vec<String> = undecided
+        .iter()
+        .take(SENTENCE_UNDECIDED)
+        .map(|f| f.undecided_phrase())
+        .collect();
+    let rest = match undecided.len().saturating_sub(SENTENCE_UNDECIDED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    Some(format!(
+        "not yet decided at {repetitions} repetitions: {}{rest}",
+        named.join(", ")
+    ))
 }
 
 /// The verdict of a run: each target against the baseline, and the
@@ -675,8 +683,9 @@ mod tests {
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
-                "nobarrier: 14x faster sync-write-4k, not yet significant at 3 repetitions: \
-                 about 1 more would decide; no difference in 24 other headline metrics."
+                "nobarrier: no difference of 5 % or more from defaults in 24 headline metrics; \
+                 not yet decided at 3 repetitions: 14x faster sync-write-4k (about 1 more would \
+                 decide)."
             )
         );
         assert!(
@@ -685,6 +694,24 @@ mod tests {
                 .contains("not yet decided in 1 (over 1.5x apart: repeat more)"),
             "{}",
             verdict.counts_text()
+        );
+        // Decided differences lead, the undecided follow, however large.
+        findings.push(finding("seq-read", 1.3, Some(1e-6), Some(Class::Read)));
+        findings.push(finding("postmark append", 1.0 / 1.6, Some(0.2), None));
+        let verdict = TargetVerdict::judge(
+            "nobarrier",
+            "defaults",
+            &findings,
+            Safety::default(),
+            DEFAULT_MIN_EFFECT,
+        );
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "nobarrier: 1.3x faster seq-read; no difference in 24 other headline metrics; \
+                 not yet decided at 3 repetitions: 14x faster sync-write-4k (about 1 more would \
+                 decide), and 1 more."
+            )
         );
         // A small difference that is not significant is "no difference".
         let small = [finding("m", 1.2, Some(0.3), None)];
