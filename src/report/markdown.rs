@@ -75,8 +75,8 @@ fn verdict_section(verdict: &Verdict) -> String {
             escape(&details)
         ));
     }
-    for line in verdict.ceilings.iter().chain(&verdict.stopping) {
-        out.push_str(&format!("- {}\n", escape(line)));
+    for line in verdict.notes() {
+        out.push_str(&format!("- {}\n", escape(&line)));
     }
     for sentence in lines.iter().filter_map(|t| t.sentence.as_ref()) {
         out.push_str(&format!("\n> {}\n", escape(sentence)));

@@ -89,12 +89,7 @@ impl VerdictView {
         let compared = targets.iter().any(|t| t.counts.is_some());
         VerdictView {
             heading: verdict.heading(),
-            notes: verdict
-                .ceilings
-                .iter()
-                .chain(&verdict.stopping)
-                .cloned()
-                .collect(),
+            notes: verdict.notes(),
             legend: match compared {
                 true => verdict.legend(),
                 false => Vec::new(),

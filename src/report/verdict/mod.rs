@@ -14,6 +14,7 @@
 //! `fsbench run`'s reports build it from a `Summary`, `fsbench compare`
 //! from its changes: both give a target's findings (one per headline metric
 //! measured on both sides) to `TargetVerdict::judge`.
+mod alone;
 mod classes;
 mod finding;
 mod safety;
@@ -61,6 +62,9 @@ pub struct TargetVerdict {
     pub baseline: bool,
     /// The answer in one sentence; None without a significant difference.
     pub sentence: Option<String>,
+    /// A lone target's headline figures per class, with their evidence
+    /// (`alone::figure_lines`); empty where there is a comparison.
+    pub figures: Vec<String>,
 }
 
 /// Up to this many differences each way make the sentence.
@@ -127,6 +131,7 @@ impl TargetVerdict {
             space,
             safety,
             baseline: false,
+            figures: Vec::new(),
         }
     }
 
@@ -331,6 +336,9 @@ impl Verdict {
                     min_effect_of(run),
                 );
                 verdict.baseline = t == baseline && summary.targets.len() > 1;
+                if summary.targets.len() == 1 {
+                    verdict.figures = alone::figure_lines(summary, t);
+                }
                 verdict
             })
             .collect();
@@ -361,6 +369,7 @@ impl Verdict {
                 },
                 counts: (!self.lone && !t.baseline).then(|| t.counts_text()),
                 classes: (!t.classes.is_empty()).then(|| t.classes_text()),
+                figures: t.figures.clone(),
                 safety: t.safety_text(),
                 sentence: t.sentence.clone(),
             })
@@ -395,6 +404,18 @@ impl Verdict {
         ]
     }
 
+    /// What follows the targets: the ceilings a reference sets, what a
+    /// lone target's figures are, why the repetitions stopped.
+    pub fn notes(&self) -> Vec<String> {
+        let alone = self.lone.then(|| alone::ALONE_NOTE.to_string());
+        self.ceilings
+            .iter()
+            .cloned()
+            .chain(alone)
+            .chain(self.stopping.clone())
+            .collect()
+    }
+
     /// The terminal's block: heading, an indented block per target, the
     /// ceilings and the stopping reason.
     pub fn text(&self) -> String {
@@ -413,11 +434,8 @@ impl Verdict {
                 out += &format!("  ({line})\n");
             }
         }
-        for ceiling in &self.ceilings {
-            out += &format!("  {ceiling}\n");
-        }
-        if let Some(stopping) = &self.stopping {
-            out += &format!("  {stopping}\n");
+        for note in self.notes() {
+            out += &format!("  {note}\n");
         }
         for sentence in self.targets.iter().filter_map(|t| t.sentence.as_ref()) {
             out += &format!("→ {sentence}\n");
@@ -432,21 +450,23 @@ pub struct VerdictLines {
     pub target: String,
     pub counts: Option<String>,
     pub classes: Option<String>,
+    /// A lone target's figures, a line per class.
+    pub figures: Vec<String>,
     pub safety: String,
     pub sentence: Option<String>,
 }
 
 impl VerdictLines {
-    /// The counts, classes and safety, in that order, those it has.
+    /// The counts, classes, figures and safety, in that order, those it
+    /// has.
     pub fn details(&self) -> Vec<String> {
-        [
-            self.counts.clone(),
-            self.classes.clone(),
-            Some(self.safety.clone()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+        let mut details: Vec<String> = [self.counts.clone(), self.classes.clone()]
+            .into_iter()
+            .flatten()
+            .collect();
+        details.extend(self.figures.iter().cloned());
+        details.push(self.safety.clone());
+        details
     }
 }
 
