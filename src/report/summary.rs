@@ -245,16 +245,18 @@ impl Summary {
         }
         super::access_order::flag(run, &mut workloads, |text| builder.warning(text));
         builder.missing_workloads(run);
-        Summary {
+        let mut summary = Summary {
             run_id: run.run_id.clone(),
             targets,
             baseline,
             workloads,
             warnings: builder.texts(),
-            risks: risks_of(run),
+            risks: Vec::new(),
             references,
             sweep: Sweep::of(run),
-        }
+        };
+        summary.risks = risks_of(run, &super::placement::placed_workloads(run, &summary));
+        summary
     }
 
     /// Whether target `t` is a reference (`--reference`).
@@ -451,12 +453,18 @@ fn workload_names(run: &RunResult) -> Vec<(String, String)> {
 
 /// Every target's risk flags (probed, then declared by its
 /// configuration), then those of its workloads (a sync log's), each once,
-/// in target order.
-fn risks_of(run: &RunResult) -> Vec<(String, String)> {
+/// in target order; not those of the workloads named `placed`, placements
+/// of a sync log the run compares on purpose (the placement verdict says
+/// which of them is never synced).
+fn risks_of(run: &RunResult, placed: &[String]) -> Vec<(String, String)> {
     let mut risks: Vec<(String, String)> = Vec::new();
     for target in &run.targets {
         let own = own_risks(target).into_iter().map(|r| r.message);
-        let workloads = target.workloads.iter().flat_map(|w| {
+        let unplaced = target
+            .workloads
+            .iter()
+            .filter(|w| !placed.contains(&w.name().to_string()));
+        let workloads = unplaced.flat_map(|w| {
             w.risks
                 .iter()
                 .map(move |r| format!("{}: {}", w.name(), r.message))

@@ -67,3 +67,47 @@ fn class_figures(summary: &Summary, t: usize, class: Class) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::verdict::Verdict;
+    use crate::result::{Direction, Flag, Metric, TargetResult, WorkloadResult};
+
+    fn io(label: &str, metric: &str, unit: &str, value: f64, flags: Vec<Flag>) -> WorkloadResult {
+        let mut metric = Metric::test(metric, unit, Direction::HigherIsBetter, value);
+        metric.flags = flags;
+        WorkloadResult {
+            workload: "io".into(),
+            label: label.into(),
+            params: serde_json::json!({}),
+            metrics: vec![metric],
+            ..Default::default()
+        }
+    }
+
+    /// A lone target's verdict gives its figures per class with their
+    /// flags, and says what they are, where a comparison would count wins.
+    #[test]
+    fn a_lone_target_gets_its_figures_with_their_evidence() {
+        let mut run = crate::driver::record::new_run_result("test");
+        run.targets.push(TargetResult::test(
+            "/home/u/photos",
+            vec![
+                io("seq-write-1m", "mib_per_s", "MiB/s", 420.0, vec![]),
+                io("seq-read-1m", "mib_per_s", "MiB/s", 2089.0, vec![Flag::BusyHost]),
+            ],
+        ));
+        let summary = Summary::of(&run);
+        assert_eq!(
+            figure_lines(&summary, 0),
+            [
+                "write: seq-write-1m throughput 420.0 MiB/s",
+                "read: seq-read-1m throughput 2089 MiB/s (busy-host)",
+            ]
+        );
+        let text = Verdict::of(&run, &summary).text();
+        assert!(text.contains("  /home/u/photos\n"), "{text}");
+        assert!(text.contains("one target: these are its own figures"), "{text}");
+    }
+}
