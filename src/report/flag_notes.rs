@@ -145,7 +145,10 @@ fn tallied(flag: Flag, flagged: usize, measured: usize, figures: &[Figures]) -> 
              written (rewrites of the same blocks met in the page cache)",
             main(" %").unwrap_or_else(|| "under half".to_string())
         ),
-        other => format!("{} ({flagged} of {measured} measurements)", other.describe()),
+        other => format!(
+            "{} ({flagged} of {measured} measurements)",
+            other.describe()
+        ),
     }
 }
 
@@ -205,7 +208,10 @@ mod tests {
         notes.measured(10);
         notes.raised(Flag::BusyHost, &[&metrics[0], &metrics[1]], true);
         let text = notes.text(Flag::BusyHost);
-        assert!(text.starts_with("busy host in 2 of 10 measurements"), "{text}");
+        assert!(
+            text.starts_with("busy host in 2 of 10 measurements"),
+            "{text}"
+        );
         assert!(text.ends_with(": measured on a busy machine"), "{text}");
     }
 

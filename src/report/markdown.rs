@@ -67,7 +67,10 @@ fn verdict_section(verdict: &Verdict) -> String {
     }
     let mut out = String::new();
     for placement in &verdict.placements {
-        out.push_str(&format!("## Placements: {}\n\n", escape(&placement.heading)));
+        out.push_str(&format!(
+            "## Placements: {}\n\n",
+            escape(&placement.heading)
+        ));
         for line in &placement.lines {
             out.push_str(&format!("> {}\n>\n", escape(line)));
         }

@@ -95,7 +95,13 @@ mod tests {
             "/home/u/photos",
             vec![
                 io("seq-write-1m", "mib_per_s", "MiB/s", 420.0, vec![]),
-                io("seq-read-1m", "mib_per_s", "MiB/s", 2089.0, vec![Flag::BusyHost]),
+                io(
+                    "seq-read-1m",
+                    "mib_per_s",
+                    "MiB/s",
+                    2089.0,
+                    vec![Flag::BusyHost],
+                ),
             ],
         ));
         let summary = Summary::of(&run);
@@ -108,6 +114,9 @@ mod tests {
         );
         let text = Verdict::of(&run, &summary).text();
         assert!(text.contains("  /home/u/photos\n"), "{text}");
-        assert!(text.contains("one target: these are its own figures"), "{text}");
+        assert!(
+            text.contains("one target: these are its own figures"),
+            "{text}"
+        );
     }
 }

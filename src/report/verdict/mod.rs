@@ -23,8 +23,8 @@ mod safety;
 pub use classes::ClassSpeedup;
 use classes::{class_lines, class_speedups};
 pub use finding::{Finding, times, what};
-pub use placements::PlacementVerdict;
 use finding::{UNDECIDED_AT, larger_first};
+pub use placements::PlacementVerdict;
 pub use safety::{Safety, durability, own_risks, risks};
 
 use super::precision::percent;
@@ -836,8 +836,10 @@ mod tests {
         );
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: 8.0x faster seq-read (7.6x–8.4x; page cache, not the device), 2.0x faster seq-write \
-                 (1.9x–2.1x).")
+            Some(
+                "b: 8.0x faster seq-read (7.6x–8.4x; page cache, not the device), 2.0x faster seq-write \
+                 (1.9x–2.1x)."
+            )
         );
     }
 
@@ -926,7 +928,9 @@ mod tests {
         );
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: 1.08x faster seq-write (1.03x–1.1x); no difference in 1 other headline metric.")
+            Some(
+                "b: 1.08x faster seq-write (1.03x–1.1x); no difference in 1 other headline metric."
+            )
         );
         let verdict = judged(0.1);
         assert_eq!((verdict.faster, verdict.same), (0, 2));

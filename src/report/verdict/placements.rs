@@ -71,7 +71,11 @@ fn line(
             )
         })
         .collect();
-    let subject = format!("{} ({})", member.workload.name, log_phrase(&member.placement));
+    let subject = format!(
+        "{} ({})",
+        member.workload.name,
+        log_phrase(&member.placement)
+    );
     // A placement's figures are few: every decided one is named.
     let every = Naming {
         faster: usize::MAX,
@@ -127,8 +131,13 @@ mod tests {
         let mut params = serde_json::json!({"number": 5000});
         let mut risks = Vec::new();
         if let Some(placement) = placement {
-            let mode = if label.ends_with("unsynced") { "none" } else { "fdatasync" };
-            params["sync_log"] = serde_json::json!({"placement": placement, "mode": mode, "batch": 1});
+            let mode = if label.ends_with("unsynced") {
+                "none"
+            } else {
+                "fdatasync"
+            };
+            params["sync_log"] =
+                serde_json::json!({"placement": placement, "mode": mode, "batch": 1});
             if mode == "none" {
                 risks.push(Risk {
                     code: "sync_log_not_synced".into(),
@@ -204,6 +213,9 @@ mod tests {
             log_phrase("target, mode none"),
             "log on the target, never synced, not durable"
         );
-        assert_eq!(log_phrase("/mnt/ram, batch 10"), "log in /mnt/ram, batch 10");
+        assert_eq!(
+            log_phrase("/mnt/ram, batch 10"),
+            "log in /mnt/ram, batch 10"
+        );
     }
 }
