@@ -167,6 +167,7 @@ impl Versus {
                 targets: judged,
                 ceilings: Vec::new(),
                 stopping: None,
+                placements: Vec::new(),
             },
             changes,
         }

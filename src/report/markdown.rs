@@ -29,12 +29,6 @@ impl Reporter for Markdown {
         }
         out.push_str(&built_section(run));
         out.push_str(&durability_section(run));
-        out.push_str(&sweep_section(summary));
-        for workload in &summary.workloads {
-            out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
-            out.push_str(&workload_table(summary, workload, workload.headline()));
-            out.push_str(&details(summary, workload));
-        }
         let placements = placement_tables(run, summary);
         if !placements.is_empty() {
             out.push_str(&format!("\n## Sync-log placement\n\n{PLACEMENT_INTRO}\n"));
@@ -42,6 +36,12 @@ impl Reporter for Markdown {
                 out.push_str(&format!("\n### {}\n\n", escape(&title(table))));
                 out.push_str(&placement_table(table));
             }
+        }
+        out.push_str(&sweep_section(summary));
+        for workload in &summary.workloads {
+            out.push_str(&format!("\n## {}\n\n", escape(&workload_title(workload))));
+            out.push_str(&workload_table(summary, workload, workload.headline()));
+            out.push_str(&details(summary, workload));
         }
         if summary.targets.len() > 1 {
             out.push_str("\n## Profile\n\n");
@@ -65,7 +65,18 @@ fn verdict_section(verdict: &Verdict) -> String {
     if verdict.targets.is_empty() {
         return String::new();
     }
-    let mut out = format!("## {}\n\n", escape(&verdict.heading()));
+    let mut out = String::new();
+    for placement in &verdict.placements {
+        out.push_str(&format!(
+            "## Placements: {}\n\n",
+            escape(&placement.heading)
+        ));
+        for line in &placement.lines {
+            out.push_str(&format!("> {}\n>\n", escape(line)));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("## {}\n\n", escape(&verdict.heading())));
     let lines = verdict.lines();
     for target in &lines {
         let details = target.details().join("; ");
@@ -75,8 +86,8 @@ fn verdict_section(verdict: &Verdict) -> String {
             escape(&details)
         ));
     }
-    for line in verdict.ceilings.iter().chain(&verdict.stopping) {
-        out.push_str(&format!("- {}\n", escape(line)));
+    for line in verdict.notes() {
+        out.push_str(&format!("- {}\n", escape(&line)));
     }
     for sentence in lines.iter().filter_map(|t| t.sentence.as_ref()) {
         out.push_str(&format!("\n> {}\n", escape(sentence)));

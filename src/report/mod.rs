@@ -8,6 +8,7 @@ pub mod compare;
 pub mod config_diff;
 pub mod csv;
 pub mod durability;
+mod flag_notes;
 pub mod format;
 pub mod html;
 pub mod live;

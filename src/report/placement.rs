@@ -85,9 +85,36 @@ pub fn placement_tables(run: &RunResult, summary: &Summary) -> Vec<PlacementTabl
 }
 
 /// A workload of a group and its placement (`placement_label`).
-struct Member<'s> {
-    workload: &'s WorkloadSummary,
-    placement: String,
+pub(super) struct Member<'s> {
+    pub(super) workload: &'s WorkloadSummary,
+    pub(super) placement: String,
+}
+
+/// The run's groups of workloads that differ only in their sync log (the
+/// one without a log first), each with the figures its table compares:
+/// what the verdict's placement lines test.
+pub(super) fn compared_groups<'s>(
+    run: &RunResult,
+    summary: &'s Summary,
+) -> Vec<(Vec<Member<'s>>, Vec<&'s MetricSummary>)> {
+    groups(run, summary)
+        .into_iter()
+        .map(|group| {
+            let columns = group_columns(&group);
+            (group, columns)
+        })
+        .collect()
+}
+
+/// The workloads that are placements of a sync log compared with each
+/// other: what their logs risk is the comparison's subject, not the
+/// configuration's.
+pub fn placed_workloads(run: &RunResult, summary: &Summary) -> Vec<String> {
+    groups(run, summary)
+        .iter()
+        .flatten()
+        .map(|member| member.workload.name.clone())
+        .collect()
 }
 
 /// The workloads alike but for their sync log, in groups of at least two

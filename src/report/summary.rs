@@ -3,6 +3,7 @@
 //! repetitions, the ratio to the baseline target with its confidence
 //! interval and significance, the best target, and the warnings (flags and
 //! workload notes) that must accompany the numbers.
+use super::flag_notes::FlagNotes;
 use super::sweep::Sweep;
 use super::verdict::own_risks;
 use crate::measure::stats::{self, RatioInterval, Stats, first_is_warm_up};
@@ -244,16 +245,18 @@ impl Summary {
         }
         super::access_order::flag(run, &mut workloads, |text| builder.warning(text));
         builder.missing_workloads(run);
-        Summary {
+        let mut summary = Summary {
             run_id: run.run_id.clone(),
             targets,
             baseline,
             workloads,
-            warnings: builder.warnings,
-            risks: risks_of(run),
+            warnings: builder.texts(),
+            risks: Vec::new(),
             references,
             sweep: Sweep::of(run),
-        }
+        };
+        summary.risks = risks_of(run, &super::placement::placed_workloads(run, &summary));
+        summary
     }
 
     /// Whether target `t` is a reference (`--reference`).
@@ -450,12 +453,18 @@ fn workload_names(run: &RunResult) -> Vec<(String, String)> {
 
 /// Every target's risk flags (probed, then declared by its
 /// configuration), then those of its workloads (a sync log's), each once,
-/// in target order.
-fn risks_of(run: &RunResult) -> Vec<(String, String)> {
+/// in target order; not those of the workloads named `placed`, placements
+/// of a sync log the run compares on purpose (the placement verdict says
+/// which of them is never synced).
+fn risks_of(run: &RunResult, placed: &[String]) -> Vec<(String, String)> {
     let mut risks: Vec<(String, String)> = Vec::new();
     for target in &run.targets {
         let own = own_risks(target).into_iter().map(|r| r.message);
-        let workloads = target.workloads.iter().flat_map(|w| {
+        let unplaced = target
+            .workloads
+            .iter()
+            .filter(|w| !placed.contains(&w.name().to_string()));
+        let workloads = unplaced.flat_map(|w| {
             w.risks
                 .iter()
                 .map(move |r| format!("{}: {}", w.name(), r.message))
@@ -471,23 +480,48 @@ fn risks_of(run: &RunResult) -> Vec<(String, String)> {
 }
 
 /// Collects warnings while cells are built, so that each text appears once
-/// and keeps its first index.
+/// and keeps its first index, and each kind of flag is one warning
+/// (`flag_notes`).
 #[derive(Default)]
 struct Builder {
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
+    flag_notes: FlagNotes,
     /// Targets that never count as best.
     references: Vec<usize>,
 }
 
+/// A warning as the builder collects it: a text, or a kind of flag whose
+/// text is known once every cell was seen.
+#[derive(PartialEq)]
+enum Warning {
+    Text(String),
+    Flagged(Flag),
+}
+
 impl Builder {
     fn warning(&mut self, text: &str) -> usize {
-        match self.warnings.iter().position(|w| w == text) {
+        self.index_of(Warning::Text(text.to_string()))
+    }
+
+    fn index_of(&mut self, warning: Warning) -> usize {
+        match self.warnings.iter().position(|w| *w == warning) {
             Some(index) => index,
             None => {
-                self.warnings.push(text.to_string());
+                self.warnings.push(warning);
                 self.warnings.len() - 1
             }
         }
+    }
+
+    /// The warnings' texts, in their order.
+    fn texts(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .map(|w| match w {
+                Warning::Text(text) => text.clone(),
+                Warning::Flagged(flag) => self.flag_notes.text(*flag),
+            })
+            .collect()
     }
 
     fn workload(
@@ -575,16 +609,21 @@ impl Builder {
                 flags.push(*flag);
             }
         }
-        // A flag says its figures where it has them (the device counters,
-        // a cliff's rates: the first flagged repetition's).
+        if !first.detail {
+            self.flag_notes.measured(measured.len());
+        }
+        // One warning per kind of flag, with the figures of every
+        // repetition that raised it.
         let mut warnings: Vec<usize> = flags
             .iter()
             .map(|&flag| {
-                let flagged = measured.iter().find(|m| m.flags.contains(&flag));
-                match flagged {
-                    Some(metric) => self.warning(&metric.flag_text(flag)),
-                    None => self.warning(flag.describe()),
-                }
+                let flagged: Vec<&Metric> = measured
+                    .iter()
+                    .copied()
+                    .filter(|m| m.flags.contains(&flag))
+                    .collect();
+                self.flag_notes.raised(flag, &flagged, !first.detail);
+                self.index_of(Warning::Flagged(flag))
             })
             .collect();
         let direction = first.direction;

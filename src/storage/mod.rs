@@ -43,18 +43,22 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses `name=path` or a bare `path` (named after itself). A `=` that
-    /// comes after a `/` belongs to the path, so `/mnt/a=b` stays a path.
+    /// Parses `name=path` or a bare `path` (named after its directory:
+    /// `.` in /home/u/photos is "/home/u/photos" in every report). A `=`
+    /// that comes after a `/` belongs to the path, so `/mnt/a=b` stays a
+    /// path.
     pub fn parse(spec: &str) -> anyhow::Result<Target> {
         let (name, path) = match spec.split_once('=') {
-            Some((name, path)) if !name.contains('/') && !name.is_empty() => (name, path),
-            _ => (spec, spec),
+            Some((name, path)) if !name.contains('/') && !name.is_empty() => {
+                (name.to_string(), path)
+            }
+            _ => (named_after(spec), spec),
         };
         if path.is_empty() {
             return usage(format!("target '{spec}' has an empty path"));
         }
         Ok(Target {
-            name: name.to_string(),
+            name,
             path: PathBuf::from(path),
         })
     }
@@ -73,6 +77,25 @@ impl Target {
             planned_files.saturating_mul(ranks),
         )
     }
+}
+
+/// The name of a target given by its path alone: the path as written,
+/// but for one with `.` or `..` in it (`.`, `../b`), the directory it
+/// names, since "." says nothing in a saved report. The path need not
+/// exist yet (the check says so later): without it, the name is the path
+/// made absolute.
+fn named_after(path: &str) -> String {
+    use std::path::Component;
+    let given = Path::new(path);
+    let relative = given
+        .components()
+        .any(|c| matches!(c, Component::CurDir | Component::ParentDir));
+    if !relative {
+        return path.to_string();
+    }
+    std::fs::canonicalize(given)
+        .or_else(|_| std::path::absolute(given))
+        .map_or_else(|_| path.to_string(), |p| p.display().to_string())
 }
 
 /// The checks of a target for any directory fsbench will write in (a sync
@@ -239,6 +262,9 @@ mod tests {
             PathBuf::from("/mnt/a=b")
         );
         assert_eq!(Target::parse("/tmp").unwrap().name, "/tmp");
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(Target::parse(".").unwrap().name, here.display().to_string());
+        assert_eq!(Target::parse(".").unwrap().path, PathBuf::from("."));
         assert!(Target::parse("x=").is_err());
     }
 

@@ -76,6 +76,8 @@ struct Page {
 /// The verdict block, formatted (`report::verdict`).
 #[derive(Serialize)]
 struct VerdictView {
+    /// Sync-log placements against no log, before the targets.
+    placements: Vec<PlacementVerdictView>,
     heading: String,
     targets: Vec<VerdictLines>,
     /// The ceilings a reference sets, and why the repetitions stopped.
@@ -88,13 +90,16 @@ impl VerdictView {
         let targets = verdict.lines();
         let compared = targets.iter().any(|t| t.counts.is_some());
         VerdictView {
-            heading: verdict.heading(),
-            notes: verdict
-                .ceilings
+            placements: verdict
+                .placements
                 .iter()
-                .chain(&verdict.stopping)
-                .cloned()
+                .map(|p| PlacementVerdictView {
+                    heading: p.heading.clone(),
+                    lines: p.lines.clone(),
+                })
                 .collect(),
+            heading: verdict.heading(),
+            notes: verdict.notes(),
             legend: match compared {
                 true => verdict.legend(),
                 false => Vec::new(),
@@ -102,6 +107,13 @@ impl VerdictView {
             targets,
         }
     }
+}
+
+/// One group of placements on one target (`verdict::PlacementVerdict`).
+#[derive(Serialize)]
+struct PlacementVerdictView {
+    heading: String,
+    lines: Vec<String>,
 }
 
 #[derive(Serialize)]

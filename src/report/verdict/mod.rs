@@ -14,18 +14,21 @@
 //! `fsbench run`'s reports build it from a `Summary`, `fsbench compare`
 //! from its changes: both give a target's findings (one per headline metric
 //! measured on both sides) to `TargetVerdict::judge`.
+mod alone;
 mod classes;
 mod finding;
+mod placements;
 mod safety;
 
 pub use classes::ClassSpeedup;
 use classes::{class_lines, class_speedups};
 pub use finding::{Finding, times, what};
 use finding::{UNDECIDED_AT, larger_first};
+pub use placements::PlacementVerdict;
 pub use safety::{Safety, durability, own_risks, risks};
 
 use super::precision::percent;
-use super::summary::{Comparison, Summary, classify};
+use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, classify};
 use crate::measure::stats::{ALPHA, benjamini_hochberg};
 use crate::result::RunResult;
 
@@ -61,11 +64,40 @@ pub struct TargetVerdict {
     pub baseline: bool,
     /// The answer in one sentence; None without a significant difference.
     pub sentence: Option<String>,
+    /// A lone target's headline figures per class, with their evidence
+    /// (`alone::figure_lines`); empty where there is a comparison.
+    pub figures: Vec<String>,
 }
 
-/// Up to this many differences each way make the sentence.
-const SENTENCE_FASTER: usize = 3;
-const SENTENCE_SLOWER: usize = 2;
+/// How many differences each way a sentence names, the largest first;
+/// the rest it counts ("and 2 more slower").
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Naming {
+    pub faster: usize,
+    pub slower: usize,
+}
+
+/// Up to this many differences each way make a target's sentence.
+const SENTENCE: Naming = Naming {
+    faster: 3,
+    slower: 2,
+};
+
+/// "headline metric" after "1 other", else "headline metrics".
+fn other_metrics(n: usize) -> &'static str {
+    match n {
+        1 => "headline metric",
+        _ => "headline metrics",
+    }
+}
+
+/// "1 headline metric", "14 headline metrics".
+fn headline_metrics(n: usize) -> String {
+    match n {
+        1 => "1 headline metric".to_string(),
+        n => format!("{n} headline metrics"),
+    }
+}
 /// The sentence names up to this many undecided differences (see
 /// `finding::UNDECIDED_AT`), the largest first.
 const SENTENCE_UNDECIDED: usize = 1;
@@ -98,6 +130,18 @@ impl TargetVerdict {
         safety: Safety,
         min_effect: f64,
     ) -> TargetVerdict {
+        TargetVerdict::judge_naming(target, baseline, findings, safety, min_effect, SENTENCE)
+    }
+
+    /// `judge`, its sentence naming as many differences as `naming` says.
+    pub(super) fn judge_naming(
+        target: &str,
+        baseline: &str,
+        findings: &[Finding],
+        safety: Safety,
+        min_effect: f64,
+        naming: Naming,
+    ) -> TargetVerdict {
         let findings = &read_together(findings);
         let space = space_phrases(findings, min_effect);
         let speeds: Vec<Finding> = findings.iter().filter(|f| !f.exact()).cloned().collect();
@@ -123,10 +167,18 @@ impl TargetVerdict {
             untested,
             classes: class_speedups(&speeds),
             class_lines: class_lines(&speeds, min_effect),
-            sentence: sentence(target, baseline, &speeds, &space, &safety, min_effect),
+            sentence: sentence(
+                (target, baseline),
+                &speeds,
+                &space,
+                &safety,
+                min_effect,
+                naming,
+            ),
             space,
             safety,
             baseline: false,
+            figures: Vec::new(),
         }
     }
 
@@ -155,7 +207,7 @@ impl TargetVerdict {
             ),
         };
         let mut text = format!(
-            "faster in {}{caveat}, slower in {}{undecided}, no difference in {}{negligible} of {total} headline metrics",
+            "faster in {}{caveat}, slower in {}, no difference in {}{negligible}{undecided} of {total} headline metrics",
             self.faster, self.slower, self.same
         );
         if self.untested > 0 {
@@ -220,12 +272,12 @@ fn read_together(findings: &[Finding]) -> Vec<Finding> {
 /// says that none was found, and without a test (one repetition) there is
 /// no sentence: a sentence never rests on noise.
 fn sentence(
-    target: &str,
-    baseline: &str,
+    (target, baseline): (&str, &str),
     speeds: &[Finding],
     space: &[String],
     safety: &Safety,
     min_effect: f64,
+    naming: Naming,
 ) -> Option<String> {
     let tested = speeds.iter().filter(|f| f.tested()).count();
     // Speeds without a test leave no sentence; space alone, exact, does.
@@ -235,53 +287,66 @@ fn sentence(
     let mut counted: Vec<&Finding> = speeds.iter().filter(|f| f.counts(min_effect)).collect();
     counted.sort_by(|a, b| larger_first(a, b));
     let pick = |better: bool, most: usize| -> Vec<String> {
-        counted
+        let way: Vec<&&Finding> = counted
             .iter()
             .filter(|f| (f.speedup() >= 1.0) == better)
-            .take(most)
-            .map(|f| f.phrase())
-            .collect()
+            .collect();
+        let mut named: Vec<String> = way.iter().take(most).map(|f| f.decided_phrase()).collect();
+        if way.len() > most {
+            let word = if better { "faster" } else { "slower" };
+            named.push(format!("and {} more {word}", way.len() - most));
+        }
+        named
     };
-    let mut undecided: Vec<&Finding> = speeds.iter().filter(|f| f.undecided()).collect();
-    undecided.sort_by(|a, b| larger_first(a, b));
-    let mut undecided_clause: Vec<String> = undecided
-        .iter()
-        .take(SENTENCE_UNDECIDED)
-        .map(|f| f.undecided_phrase())
+    let undecided = undecided_clause(speeds);
+    let mut clauses: Vec<String> = [pick(true, naming.faster), pick(false, naming.slower)]
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| c.join(", "))
         .collect();
-    if let Some(unnamed) = undecided
-        .len()
-        .checked_sub(SENTENCE_UNDECIDED)
-        .filter(|&n| n > 0)
-    {
-        undecided_clause.push(format!("{unnamed} more not yet decided"));
-    }
-    let mut clauses: Vec<String> = [
-        pick(true, SENTENCE_FASTER),
-        pick(false, SENTENCE_SLOWER),
-        undecided_clause,
-    ]
-    .into_iter()
-    .filter(|c| !c.is_empty())
-    .map(|c| c.join(", "))
-    .collect();
-    let decided = counted.len() + undecided.len();
-    let others = tested - decided;
+    // What was decided leads, "no difference" included; what is not yet
+    // decided comes after, as undecided: an A/A run whose largest
+    // difference is noise must not open with it.
+    let undecided_count = speeds.iter().filter(|f| f.undecided()).count();
+    let same = tested - counted.len() - undecided_count;
     let threshold = percent(min_effect);
-    clauses.push(match decided == 0 {
-        _ if tested == 0 => String::new(),
+    clauses.push(match counted.is_empty() {
+        _ if same == 0 => String::new(),
         true => format!(
-            "no difference of {threshold} or more from {baseline} in {tested} headline metrics"
+            "no difference of {threshold} or more from {baseline} in {}",
+            headline_metrics(same)
         ),
-        false if others > 0 => format!("no difference in {others} other headline metrics"),
-        false => String::new(),
+        false => format!("no difference in {same} other {}", other_metrics(same)),
     });
+    clauses.extend(undecided);
     clauses.retain(|c| !c.is_empty());
     if !space.is_empty() {
         clauses.push(space.join(", "));
     }
     clauses.extend(safety.clause());
     Some(format!("{target}: {}.", clauses.join("; ")))
+}
+
+/// "not yet decided at 3 repetitions: 1.6x slower postmark append (about
+/// 5 more would decide), and 4 more": the largest differences that more
+/// repetitions would decide, named after everything that was decided.
+fn undecided_clause(speeds: &[Finding]) -> Option<String> {
+    let mut undecided: Vec<&Finding> = speeds.iter().filter(|f| f.undecided()).collect();
+    undecided.sort_by(|a, b| larger_first(a, b));
+    let repetitions = undecided.first()?.repetitions;
+    let named: Vec<String> = undecided
+        .iter()
+        .take(SENTENCE_UNDECIDED)
+        .map(|f| f.undecided_phrase())
+        .collect();
+    let rest = match undecided.len().saturating_sub(SENTENCE_UNDECIDED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    Some(format!(
+        "not yet decided at {repetitions} repetitions: {}{rest}",
+        named.join(", ")
+    ))
 }
 
 /// The verdict of a run: each target against the baseline, and the
@@ -297,6 +362,9 @@ pub struct Verdict {
     /// How many repetitions ran and why they stopped, when `--precision`
     /// decided it.
     pub stopping: Option<String>,
+    /// Sync-log placements against no log, said before the targets: a
+    /// placement suite's answer.
+    pub placements: Vec<PlacementVerdict>,
 }
 
 impl Verdict {
@@ -305,6 +373,7 @@ impl Verdict {
     /// comparison); a lone target gets its safety line.
     pub fn of(run: &RunResult, summary: &Summary) -> Verdict {
         let baseline = summary.baseline;
+        let placed = super::placement::placed_workloads(run, summary);
         let order =
             std::iter::once(baseline).chain((0..summary.targets.len()).filter(|&t| t != baseline));
         let judged = order
@@ -319,10 +388,13 @@ impl Verdict {
                     &target.name,
                     &summary.targets[baseline],
                     &findings,
-                    Safety::of(target),
+                    Safety::of_configuration(target, &placed),
                     min_effect_of(run),
                 );
                 verdict.baseline = t == baseline && summary.targets.len() > 1;
+                if summary.targets.len() == 1 {
+                    verdict.figures = alone::figure_lines(summary, t);
+                }
                 verdict
             })
             .collect();
@@ -332,6 +404,7 @@ impl Verdict {
             targets: judged,
             ceilings: ceilings(summary),
             stopping: run.stopping.as_ref().map(|s| s.to_string()),
+            placements: placements::placement_verdicts(run, summary, min_effect_of(run)),
         }
     }
 
@@ -353,6 +426,7 @@ impl Verdict {
                 },
                 counts: (!self.lone && !t.baseline).then(|| t.counts_text()),
                 classes: (!t.classes.is_empty()).then(|| t.classes_text()),
+                figures: t.figures.clone(),
                 safety: t.safety_text(),
                 sentence: t.sentence.clone(),
             })
@@ -387,13 +461,32 @@ impl Verdict {
         ]
     }
 
+    /// What follows the targets: the ceilings a reference sets, what a
+    /// lone target's figures are, why the repetitions stopped.
+    pub fn notes(&self) -> Vec<String> {
+        let alone = self.lone.then(|| alone::ALONE_NOTE.to_string());
+        self.ceilings
+            .iter()
+            .cloned()
+            .chain(alone)
+            .chain(self.stopping.clone())
+            .collect()
+    }
+
     /// The terminal's block: heading, an indented block per target, the
     /// ceilings and the stopping reason.
     pub fn text(&self) -> String {
         if self.targets.is_empty() {
             return String::new();
         }
-        let mut out = format!("{}:\n", self.heading());
+        let mut out = String::new();
+        for placement in &self.placements {
+            out += &format!("Placements: {}:\n", placement.heading);
+            for line in &placement.lines {
+                out += &format!("→ {line}\n");
+            }
+        }
+        out += &format!("{}:\n", self.heading());
         for lines in self.lines() {
             out += &format!("  {}\n", lines.target);
             for line in lines.details() {
@@ -405,11 +498,8 @@ impl Verdict {
                 out += &format!("  ({line})\n");
             }
         }
-        for ceiling in &self.ceilings {
-            out += &format!("  {ceiling}\n");
-        }
-        if let Some(stopping) = &self.stopping {
-            out += &format!("  {stopping}\n");
+        for note in self.notes() {
+            out += &format!("  {note}\n");
         }
         for sentence in self.targets.iter().filter_map(|t| t.sentence.as_ref()) {
             out += &format!("→ {sentence}\n");
@@ -424,21 +514,23 @@ pub struct VerdictLines {
     pub target: String,
     pub counts: Option<String>,
     pub classes: Option<String>,
+    /// A lone target's figures, a line per class.
+    pub figures: Vec<String>,
     pub safety: String,
     pub sentence: Option<String>,
 }
 
 impl VerdictLines {
-    /// The counts, classes and safety, in that order, those it has.
+    /// The counts, classes, figures and safety, in that order, those it
+    /// has.
     pub fn details(&self) -> Vec<String> {
-        [
-            self.counts.clone(),
-            self.classes.clone(),
-            Some(self.safety.clone()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+        let mut details: Vec<String> = [self.counts.clone(), self.classes.clone()]
+            .into_iter()
+            .flatten()
+            .collect();
+        details.extend(self.figures.iter().cloned());
+        details.push(self.safety.clone());
+        details
     }
 }
 
@@ -451,21 +543,32 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
             let (Some(cell), Some(base)) = (&metric.cells[t], &metric.cells[against]) else {
                 continue;
             };
-            let Some(comparison) = Comparison::of(&base.values, &cell.values) else {
-                continue;
-            };
-            findings.push(Finding {
-                what: what(&workload.name, &metric.name),
-                unit: metric.unit.clone(),
-                direction: metric.direction,
-                class: classify(workload, metric),
-                comparison,
-                not_from_device: cell.flags.iter().any(|f| f.from_device()),
-                repetitions: cell.values.len().min(base.values.len()),
-            });
+            let what = what(&workload.name, &metric.name);
+            let class = classify(workload, metric);
+            findings.extend(finding_of(what, metric, class, base, cell));
         }
     }
     findings
+}
+
+/// A cell against another of the same metric (`base`), where both have
+/// values to compare.
+fn finding_of(
+    what: String,
+    metric: &MetricSummary,
+    class: Option<Class>,
+    base: &Cell,
+    cell: &Cell,
+) -> Option<Finding> {
+    Some(Finding {
+        what,
+        unit: metric.unit.clone(),
+        direction: metric.direction,
+        class,
+        comparison: Comparison::of(&base.values, &cell.values)?,
+        not_from_device: cell.flags.iter().any(|f| f.from_device()),
+        repetitions: cell.values.len().min(base.values.len()),
+    })
 }
 
 /// Per target that is not a reference: what fraction of each reference it
@@ -507,7 +610,7 @@ mod tests {
             class,
             comparison: Comparison {
                 ratio,
-                ci95: p.map(|_| Bounded(ratio * 0.9, ratio * 1.1)),
+                ci95: p.map(|_| Bounded(ratio / 1.05, ratio * 1.05)),
                 p_value: p,
                 significant: p.is_some_and(|p| p < ALPHA),
             },
@@ -535,7 +638,7 @@ mod tests {
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
-                "ext4-wb: 7.6x faster sync-write; no difference in 5 other headline metrics; \
+                "ext4-wb: 7.6x faster sync-write (7.2x–8.0x); no difference in 5 other headline metrics; \
                  not crash-safe: data=writeback, barriers off."
             )
         );
@@ -632,7 +735,7 @@ mod tests {
         assert_eq!((verdict.faster, verdict.slower), (1, 1));
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: 2.0x faster tree find; 4.0x slower seq-read.")
+            Some("b: 2.0x faster tree find (1.9x–2.1x); 4.0x slower seq-read (3.8x–4.2x).")
         );
         let metadata = &verdict.classes.iter().find(|c| c.class == Class::Metadata);
         assert_eq!(metadata.map(|c| c.speedup), Some(2.0));
@@ -675,8 +778,9 @@ mod tests {
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
-                "nobarrier: 14x faster sync-write-4k, not yet significant at 3 repetitions: \
-                 about 1 more would decide; no difference in 24 other headline metrics."
+                "nobarrier: no difference of 5 % or more from defaults in 24 headline metrics; \
+                 not yet decided at 3 repetitions: 14x faster sync-write-4k (about 1 more would \
+                 decide)."
             )
         );
         assert!(
@@ -685,6 +789,24 @@ mod tests {
                 .contains("not yet decided in 1 (over 1.5x apart: repeat more)"),
             "{}",
             verdict.counts_text()
+        );
+        // Decided differences lead, the undecided follow, however large.
+        findings.push(finding("seq-read", 1.3, Some(1e-6), Some(Class::Read)));
+        findings.push(finding("postmark append", 1.0 / 1.6, Some(0.2), None));
+        let verdict = TargetVerdict::judge(
+            "nobarrier",
+            "defaults",
+            &findings,
+            Safety::default(),
+            DEFAULT_MIN_EFFECT,
+        );
+        assert_eq!(
+            verdict.sentence.as_deref(),
+            Some(
+                "nobarrier: 1.3x faster seq-read (1.2x–1.4x); no difference in 24 other headline metrics; \
+                 not yet decided at 3 repetitions: 14x faster sync-write-4k (about 1 more would \
+                 decide), and 1 more."
+            )
         );
         // A small difference that is not significant is "no difference".
         let small = [finding("m", 1.2, Some(0.3), None)];
@@ -714,7 +836,10 @@ mod tests {
         );
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: 8.0x faster seq-read (page cache, not the device), 2.0x faster seq-write.")
+            Some(
+                "b: 8.0x faster seq-read (7.6x–8.4x; page cache, not the device), 2.0x faster seq-write \
+                 (1.9x–2.1x)."
+            )
         );
     }
 
@@ -772,7 +897,7 @@ mod tests {
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
-                "btrfs: 1.3x faster seq-write; no difference in 1 other headline metrics; \
+                "btrfs: 1.3x faster seq-write (1.2x–1.4x); no difference in 1 other headline metric; \
                  1.4x larger copy space on disk."
             )
         );
@@ -803,7 +928,9 @@ mod tests {
         );
         assert_eq!(
             verdict.sentence.as_deref(),
-            Some("b: 1.08x faster seq-write; no difference in 1 other headline metrics.")
+            Some(
+                "b: 1.08x faster seq-write (1.03x–1.1x); no difference in 1 other headline metric."
+            )
         );
         let verdict = judged(0.1);
         assert_eq!((verdict.faster, verdict.same), (0, 2));
@@ -844,8 +971,8 @@ mod tests {
         assert_eq!(
             sentence(&findings).as_deref(),
             Some(
-                "b: 1.4x faster postmark create, 1.4x faster postmark data read, \
-                 1.4x faster postmark data written."
+                "b: 1.4x faster postmark create (1.3x–1.5x), 1.4x faster postmark data read \
+                 (1.3x–1.5x), 1.4x faster postmark data written (1.3x–1.5x), and 1 more faster."
             )
         );
     }

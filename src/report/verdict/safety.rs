@@ -22,8 +22,16 @@ pub struct Safety {
 impl Safety {
     /// The target's risks and durability.
     pub fn of(target: &TargetResult) -> Safety {
+        Safety::of_configuration(target, &[])
+    }
+
+    /// The target's risks and durability but for what the workloads named
+    /// `placed` risk: placements of a sync log the run compares on purpose
+    /// (its never-synced one among them) are the comparison's subject, not
+    /// a risk of the configuration.
+    pub fn of_configuration(target: &TargetResult, placed: &[String]) -> Safety {
         Safety {
-            risks: risks(target),
+            risks: risks_but(target, placed),
             durability: durability(target),
             cuts_losing: target.durability.as_ref().map(|d| (d.failed(), d.states)),
             cuts_unmountable: target
@@ -68,6 +76,11 @@ impl Safety {
 /// reports' RISK lines say, so "risks: none found" never stands beside
 /// one.
 pub fn risks(target: &TargetResult) -> Vec<String> {
+    risks_but(target, &[])
+}
+
+/// `risks` without those of the workloads named `placed`.
+fn risks_but(target: &TargetResult, placed: &[String]) -> Vec<String> {
     let name = |r: &Risk| risk_name(&r.code);
     let own = target.env.iter().flat_map(|e| &e.risks).map(name);
     let declared = target
@@ -75,7 +88,12 @@ pub fn risks(target: &TargetResult) -> Vec<String> {
         .iter()
         .flat_map(|b| &b.declared_risks)
         .map(|(code, setting)| declared_name(code, setting));
-    let workloads = target.workloads.iter().flat_map(|w| &w.risks).map(name);
+    let workloads = target
+        .workloads
+        .iter()
+        .filter(|w| !placed.contains(&w.name().to_string()))
+        .flat_map(|w| &w.risks)
+        .map(name);
     let mut names: Vec<String> = Vec::new();
     for name in own.chain(declared).chain(workloads) {
         if !names.contains(&name) {
