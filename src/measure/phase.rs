@@ -147,6 +147,12 @@ pub struct Measured {
     /// counters far below its bytes then mean I/O no counted device did.
     pub writes_reached_device: bool,
     pub reads_bypassed_cache: bool,
+    /// The phase reads what the file system holds (its metadata at
+    /// least: a `find` reads directories and inodes, no data) after its
+    /// caches were emptied, on block devices whose counters see every
+    /// read (`Measured::cold`): devices that read nothing mean a cache
+    /// served it, whatever bytes the workload counted.
+    pub meant_cold: bool,
     /// Flags the device counters raised where this process cannot read
     /// them (the ranks' own, for the MPI aggregate), beside what this
     /// phase's counters show.
@@ -199,8 +205,18 @@ impl Measured {
             unsynced: None,
             writes_reached_device: false,
             reads_bypassed_cache: false,
+            meant_cold: false,
             device_flags: Vec::new(),
             cliff: None,
+        }
+    }
+
+    /// The phase reads the file system after its caches were emptied, on
+    /// block devices (`cold`: see `Measured::meant_cold`).
+    pub fn cold(self, cold: bool) -> Measured {
+        Measured {
+            meant_cold: cold,
+            ..self
         }
     }
 
@@ -370,7 +386,8 @@ impl Measured {
             flags.push(Flag::FitsInPageCache);
         }
         let raised = |flag| self.device_flags.contains(&flag);
-        if raised(Flag::ServedFromCache) || under(read_ratio, EVIDENCE_FRACTION) {
+        let read_nothing = self.meant_cold && evidence.as_ref().is_some_and(|e| e.read_bytes == 0);
+        if raised(Flag::ServedFromCache) || under(read_ratio, EVIDENCE_FRACTION) || read_nothing {
             flags.push(Flag::ServedFromCache);
         }
         if self.writes_cached && write_ratio.is_none() {

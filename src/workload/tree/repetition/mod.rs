@@ -59,6 +59,10 @@ pub(super) struct Repetition<'w, 'c> {
     made_cold: bool,
     /// The tree or the data the read operations see lives in RAM.
     memory_backed: bool,
+    /// Every read of the dataset is counted: it lives on the target's file
+    /// system, whose block devices' counters see its metadata too (a
+    /// network file system's leave out what is not data).
+    reads_counted: bool,
     /// The sync log of `--sync-log`, and the time spent in the operations
     /// that write it (copy, untar, delete), from the first one's start.
     log: Option<SyncLog>,
@@ -85,6 +89,9 @@ impl<'w, 'c> Repetition<'w, 'c> {
             (None, Source::Dataset { .. }) => unreachable!("datasets are planned in new()"),
         };
         let memory_backed = in_memory(dir.as_fd()) || in_memory(src.as_fd());
+        let reads_counted = !memory_backed
+            && same_file_system(dir.as_fd(), src.as_fd())?
+            && ctx.env.is_some_and(on_block_devices);
         let log = work.config.sync_log.as_ref();
         let log = log
             .map(|config| SyncLog::open(config, ctx.scratch, ctx.repetition))
@@ -101,6 +108,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             made_cold: false,
             sync_s: None,
             memory_backed,
+            reads_counted,
             log,
             logging: None,
         })
@@ -238,6 +246,13 @@ impl<'w, 'c> Repetition<'w, 'c> {
         reads && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
+    /// Whether an operation that `reads` the dataset (its metadata at
+    /// least) must read from the devices: the caches were emptied before
+    /// it, and the devices count its reads (`Measured::meant_cold`).
+    fn meant_cold(&self, reads: bool) -> bool {
+        reads && self.caches.emptied() && self.reads_counted
+    }
+
     /// An operation's metrics: what it read (`reads`: the tally's bytes)
     /// and what it wrote; a synced write's closing sync is a detail of its
     /// own (`<name>_sync_s`: the time minus it is the page cache's).
@@ -262,7 +277,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
         }
         .moved(read, written)
         .left_dirty(unsynced)
-        .reached_device(matches!(wrote, Wrote::Synced(_)), false);
+        .reached_device(matches!(wrote, Wrote::Synced(_)), false)
+        .cold(self.meant_cold(reads));
         self.result
             .metrics
             .extend(metrics(name, tally, &measured, units));
@@ -501,6 +517,19 @@ impl<'w, 'c> Repetition<'w, 'c> {
         };
         removed.with_context(|| format!("cannot remove {name}"))
     }
+}
+
+/// Whether `a` and `b` are on one file system.
+fn same_file_system(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> anyhow::Result<bool> {
+    let device = |fd| rustix::fs::fstat(fd).map(|stat| stat.st_dev);
+    Ok(device(a).context("cannot stat the repetition's directory")?
+        == device(b).context("cannot stat the dataset")?)
+}
+
+/// Whether the target's I/O is counted by block devices (not a network
+/// file system's counters, not "no device").
+fn on_block_devices(env: &crate::result::env::TargetEnv) -> bool {
+    env.network.is_none() && env.devices.iter().any(|d| d.counted)
 }
 
 /// Stream blocks: Disk Speed Test-sized.
