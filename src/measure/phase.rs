@@ -633,6 +633,34 @@ mod tests {
         assert_eq!(unsaid.seconds("t", 1).flags, [Flag::FitsInPageCache]);
     }
 
+    /// A find reads directories and inodes, no data: it counts no bytes,
+    /// so no ratio weighs it. Meant to be cold, a device that read nothing
+    /// means a cache served it; one that read something, or a phase not
+    /// meant to be cold, raises nothing.
+    #[test]
+    fn a_cold_metadata_phase_whose_device_read_nothing_was_served_from_cache() {
+        let find = |device_read, cold| {
+            with_device(device_read, 0)
+                .moved(0, 0)
+                .cold(cold)
+                .seconds("find_s", 5000)
+        };
+        let warm = find(0, true);
+        assert_eq!(warm.flags, [Flag::ServedFromCache]);
+        assert_eq!(
+            warm.flag_text(Flag::ServedFromCache),
+            "read 0 B from its device: served from the cache, not cold"
+        );
+        assert!(find(160 << 10, true).flags.is_empty());
+        assert!(find(0, false).flags.is_empty(), "caches kept: no claim");
+        // No counters (tmpfs): no evidence either way.
+        let unseen = Measured::over(&phase(1000, 0))
+            .moved(0, 0)
+            .cold(true)
+            .seconds("find_s", 5000);
+        assert!(unseen.flags.is_empty());
+    }
+
     #[test]
     fn unsynced_writes_the_device_has_not_seen_are_not_yet_on_it() {
         let mib = 1u64 << 20;

@@ -145,6 +145,7 @@ fn refused(errno: Errno) -> anyhow::Result<Checkpoint> {
     match errno {
         Errno::OPNOTSUPP | Errno::NOTTY | Errno::INVAL | Errno::PERM => Ok(Checkpoint::Unsupported),
         Errno::BUSY => Ok(Checkpoint::FrozenElsewhere),
-        errno => Err(errno).context("cannot freeze the target's file system to write its journal in place"),
+        errno => Err(errno)
+            .context("cannot freeze the target's file system to write its journal in place"),
     }
 }

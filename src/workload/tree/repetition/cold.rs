@@ -53,10 +53,14 @@ impl Caches {
     /// What the result says of them.
     pub(super) fn described(&self) -> String {
         match self {
-            Caches::Dropping(Journal::Checkpointed) => "synced, journal checkpointed (freeze/thaw) \
+            Caches::Dropping(Journal::Checkpointed) => {
+                "synced, journal checkpointed (freeze/thaw) \
                  and dropped (drop_caches=3) before each operation"
-                .into(),
-            Caches::Dropping(_) => "synced and dropped (drop_caches=3) before each operation".into(),
+                    .into()
+            }
+            Caches::Dropping(_) => {
+                "synced and dropped (drop_caches=3) before each operation".into()
+            }
             Caches::Remounting => {
                 "synced, unmounted and mounted again before each operation (--cold remount)".into()
             }
