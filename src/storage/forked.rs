@@ -24,7 +24,10 @@ pub fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
 /// of the parent's held by the child delays an unmount, or keeps alive a
 /// FUSE connection (`/dev/fuse`) whose server has died.
 ///
-/// SAFETY: called in a forked child: system calls only.
+/// # Safety
+///
+/// Only in a forked child, which uses no descriptor of its parent's
+/// after it but the two kept.
 pub unsafe fn close_all_but(keep: [libc::c_int; 2]) {
     let (low, high) = (
         keep[0].min(keep[1]) as libc::c_uint,
