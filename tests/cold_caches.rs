@@ -1,11 +1,12 @@
 //! Cold means cold: before each tree operation fsbench syncs, checkpoints
 //! the target's journal (a freeze and thaw of its file system) and drops
-//! the caches, so a `find` after them reads its directories and inodes
-//! from the device; a sync and drop_caches alone leave the metadata a
-//! journal committed but had not written in place pinned in the cache
-//! (ext4: 0 B read). The freeze never outlives fsbench: a kill of fsbench
-//! and its process group while it freezes, or of the child that freezes,
-//! leaves the file system writable. Needs root (skips otherwise).
+//! the caches, so a `find` or a delete after them reads its directories
+//! and inodes from the device; a sync and drop_caches alone leave the
+//! metadata a journal committed but had not written in place pinned in
+//! the cache (ext4: 0 B read). The freeze never outlives fsbench: a kill
+//! of fsbench and its process group while it freezes, or of the child
+//! that freezes, leaves the file system writable. Needs root (skips
+//! otherwise).
 mod common;
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -21,8 +22,8 @@ use common::{
 use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, pidfd_send_signal};
 use serde_json::Value;
 
-/// `fsbench tree DIR --ops copy,find -r 3`: the result.
-fn copy_and_find(dir: &Path) -> Value {
+/// `fsbench tree DIR --ops copy,find,delete -r 3`: the result.
+fn copy_find_delete(dir: &Path) -> Value {
     let json_dir = tempfile::tempdir().unwrap();
     let json = json_dir.path().join("result.json");
     let dir = dir.display().to_string();
@@ -33,7 +34,7 @@ fn copy_and_find(dir: &Path) -> Value {
         "--scale",
         "0.002",
         "--ops",
-        "copy,find",
+        "copy,find,delete",
         "-r",
         "3",
         "-q",
@@ -44,18 +45,17 @@ fn copy_and_find(dir: &Path) -> Value {
     read_json(&json)
 }
 
-/// Per repetition, its find phase's metric.
-fn finds(result: &Value) -> Vec<Value> {
+/// Per repetition, the find and delete phases' metrics.
+fn walks(result: &Value) -> Vec<Value> {
     let workloads = result["targets"][0]["workloads"].as_array().unwrap();
-    let find = |w: &Value| {
+    let named = |w: &Value, name: &str| {
         let metrics = w["metrics"].as_array().unwrap();
-        metrics
-            .iter()
-            .find(|m| m["name"] == "find_s")
-            .unwrap()
-            .clone()
+        metrics.iter().find(|m| m["name"] == name).unwrap().clone()
     };
-    workloads.iter().map(find).collect()
+    workloads
+        .iter()
+        .flat_map(|w| [named(w, "find_s"), named(w, "delete_s")])
+        .collect()
 }
 
 fn flags(metric: &Value) -> Vec<&str> {
@@ -69,21 +69,21 @@ fn caches(result: &Value) -> &str {
         .unwrap()
 }
 
-/// On a loop file system made by `mkfs`: every repetition's find read
-/// from the device, and is not flagged as the cache's.
-fn a_cold_find_reads_its_device(mkfs: &[&str], size_mib: u64) {
+/// On a loop file system made by `mkfs`: every repetition's find and
+/// delete read from the device, and are not flagged as the cache's.
+fn a_cold_walk_reads_its_device(mkfs: &[&str], size_mib: u64) {
     require_tool(mkfs[0]);
     let Some(fs) = LoopFs::new(mkfs, "rw", size_mib) else {
         return;
     };
     let sentinel = Sentinel::plant(fs.path());
-    let result = copy_and_find(fs.path());
-    let finds = finds(&result);
-    assert_eq!(finds.len(), 3);
-    for find in &finds {
-        let read = find["device"]["read_bytes"].as_u64().unwrap();
-        assert!(read > 0, "the find read 0 B from its device: {find:#}");
-        assert!(!flags(find).contains(&"served_from_cache"), "{find:#}");
+    let result = copy_find_delete(fs.path());
+    let walks = walks(&result);
+    assert_eq!(walks.len(), 6);
+    for walk in &walks {
+        let read = walk["device"]["read_bytes"].as_u64().unwrap();
+        assert!(read > 0, "read 0 B from its device: {walk:#}");
+        assert!(!flags(walk).contains(&"served_from_cache"), "{walk:#}");
     }
     assert!(
         caches(&result).contains("journal checkpointed (freeze/thaw)"),
@@ -95,31 +95,31 @@ fn a_cold_find_reads_its_device(mkfs: &[&str], size_mib: u64) {
 }
 
 #[test]
-fn a_cold_find_on_ext4_reads_its_device_in_every_repetition() {
-    a_cold_find_reads_its_device(&["mkfs.ext4", "-q"], 256);
+fn a_cold_find_and_delete_on_ext4_read_their_device_in_every_repetition() {
+    a_cold_walk_reads_its_device(&["mkfs.ext4", "-q"], 256);
 }
 
 #[test]
-fn a_cold_find_on_xfs_reads_its_device_in_every_repetition() {
-    a_cold_find_reads_its_device(&["mkfs.xfs", "-q", "-f"], 320);
+fn a_cold_find_and_delete_on_xfs_read_their_device_in_every_repetition() {
+    a_cold_walk_reads_its_device(&["mkfs.xfs", "-q", "-f"], 320);
 }
 
 /// tmpfs cannot be frozen: the caches are dropped without a word of a
 /// checkpoint, and with no device there is no claim that a cache served
-/// the find.
+/// the find or the delete.
 #[test]
 fn a_file_system_that_cannot_be_frozen_is_only_dropped() {
     let Some(mnt) = TmpfsMount::new("128m") else {
         return;
     };
     let sentinel = Sentinel::plant(mnt.path());
-    let result = copy_and_find(mnt.path());
+    let result = copy_find_delete(mnt.path());
     assert_eq!(
         caches(&result),
         "synced and dropped (drop_caches=3) before each operation"
     );
-    for find in finds(&result) {
-        assert!(!flags(&find).contains(&"served_from_cache"), "{find:#}");
+    for walk in walks(&result) {
+        assert!(!flags(&walk).contains(&"served_from_cache"), "{walk:#}");
     }
     sentinel.assert_intact();
 }
