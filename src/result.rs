@@ -233,8 +233,10 @@ pub enum Flag {
     /// The devices under the target read under half of the bytes the
     /// phase read (`measure::phase::EVIDENCE_FRACTION`): most of its reads
     /// came from the page cache (measured, where
-    /// `FitsInPageCache` guesses from sizes). The figures are the metric's
-    /// `device` (`Metric::flag_text`).
+    /// `FitsInPageCache` guesses from sizes); or nothing at all in a phase
+    /// meant to be cold (`Measured::meant_cold`: a `find` after the caches
+    /// were emptied). The figures are the metric's `device`
+    /// (`Metric::flag_text`).
     ServedFromCache,
     /// The phase wrote without a sync and the devices wrote under half of
     /// its bytes by its end: most were still in the page cache.
@@ -674,7 +676,13 @@ impl Metric {
         let device = self.device.as_ref();
         let figures = match flag {
             Flag::ServedFromCache => device.and_then(|d| {
-                let read = d.workload_read_bytes?;
+                // A phase of metadata alone (find) counts no bytes read: it
+                // was flagged for a device that read nothing at all.
+                let Some(read) = d.workload_read_bytes.filter(|&read| read > 0) else {
+                    return (d.read_bytes == 0).then(|| {
+                        "read 0 B from its device: served from the cache, not cold".to_string()
+                    });
+                };
                 let (what, bytes) = match d.backing_did_less(true) {
                     true => (
                         "the disk under the loop device's image",

@@ -147,6 +147,12 @@ pub struct Measured {
     /// counters far below its bytes then mean I/O no counted device did.
     pub writes_reached_device: bool,
     pub reads_bypassed_cache: bool,
+    /// The phase reads what the file system holds (its metadata at
+    /// least: a `find` reads directories and inodes, no data) after its
+    /// caches were emptied, on block devices whose counters see every
+    /// read (`Measured::cold`): devices that read nothing mean a cache
+    /// served it, whatever bytes the workload counted.
+    pub meant_cold: bool,
     /// Flags the device counters raised where this process cannot read
     /// them (the ranks' own, for the MPI aggregate), beside what this
     /// phase's counters show.
@@ -199,8 +205,18 @@ impl Measured {
             unsynced: None,
             writes_reached_device: false,
             reads_bypassed_cache: false,
+            meant_cold: false,
             device_flags: Vec::new(),
             cliff: None,
+        }
+    }
+
+    /// The phase reads the file system after its caches were emptied, on
+    /// block devices (`cold`: see `Measured::meant_cold`).
+    pub fn cold(self, cold: bool) -> Measured {
+        Measured {
+            meant_cold: cold,
+            ..self
         }
     }
 
@@ -370,7 +386,8 @@ impl Measured {
             flags.push(Flag::FitsInPageCache);
         }
         let raised = |flag| self.device_flags.contains(&flag);
-        if raised(Flag::ServedFromCache) || under(read_ratio, EVIDENCE_FRACTION) {
+        let read_nothing = self.meant_cold && evidence.as_ref().is_some_and(|e| e.read_bytes == 0);
+        if raised(Flag::ServedFromCache) || under(read_ratio, EVIDENCE_FRACTION) || read_nothing {
             flags.push(Flag::ServedFromCache);
         }
         if self.writes_cached && write_ratio.is_none() {
@@ -614,6 +631,34 @@ mod tests {
             ..with_device(0, 0)
         };
         assert_eq!(unsaid.seconds("t", 1).flags, [Flag::FitsInPageCache]);
+    }
+
+    /// A find reads directories and inodes, no data: it counts no bytes,
+    /// so no ratio weighs it. Meant to be cold, a device that read nothing
+    /// means a cache served it; one that read something, or a phase not
+    /// meant to be cold, raises nothing.
+    #[test]
+    fn a_cold_metadata_phase_whose_device_read_nothing_was_served_from_cache() {
+        let find = |device_read, cold| {
+            with_device(device_read, 0)
+                .moved(0, 0)
+                .cold(cold)
+                .seconds("find_s", 5000)
+        };
+        let warm = find(0, true);
+        assert_eq!(warm.flags, [Flag::ServedFromCache]);
+        assert_eq!(
+            warm.flag_text(Flag::ServedFromCache),
+            "read 0 B from its device: served from the cache, not cold"
+        );
+        assert!(find(160 << 10, true).flags.is_empty());
+        assert!(find(0, false).flags.is_empty(), "caches kept: no claim");
+        // No counters (tmpfs): no evidence either way.
+        let unseen = Measured::over(&phase(1000, 0))
+            .moved(0, 0)
+            .cold(true)
+            .seconds("find_s", 5000);
+        assert!(unseen.flags.is_empty());
     }
 
     #[test]

@@ -85,8 +85,15 @@ pub struct Change {
 }
 
 impl Change {
-    /// The change as the verdict reads it, when it has a ratio.
+    /// The change as the verdict reads it, when it has a ratio and both
+    /// runs' figures are `verdict::claimable`.
     fn finding(&self) -> Option<Finding> {
+        let claimable = [&self.before, &self.after]
+            .iter()
+            .all(|cell| verdict::claimable(&cell.flags));
+        if !claimable {
+            return None;
+        }
         Some(Finding {
             what: verdict::what(&self.key.workload, &self.key.metric),
             unit: self.unit.clone(),

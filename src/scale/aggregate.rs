@@ -348,6 +348,8 @@ fn job_phase(parts: &[&Part<'_>], elapsed_s: f64) -> Measured {
                 .is_some_and(|d| d.write_amplification.is_some())
         }),
         reads_bypassed_cache: false,
+        // The ranks' own counters raised it where they read nothing.
+        meant_cold: false,
         device_flags: device_flags(parts),
         // The job keeps rank 0's time series, so its cliff too.
         cliff: parts

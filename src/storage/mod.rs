@@ -4,6 +4,8 @@ pub mod cleanup;
 pub mod devices;
 pub mod distinct;
 pub mod env;
+pub mod forked;
+pub mod freeze;
 pub mod just_closed;
 pub mod loopdev;
 pub mod made;

@@ -30,7 +30,7 @@ pub use safety::{Safety, durability, own_risks, risks};
 use super::precision::percent;
 use super::summary::{Cell, Class, Comparison, MetricSummary, Summary, classify};
 use crate::measure::stats::{ALPHA, benjamini_hochberg};
-use crate::result::RunResult;
+use crate::result::{Flag, RunResult};
 
 /// Everything the verdict says of one target.
 #[derive(Debug, Clone)]
@@ -534,8 +534,17 @@ impl VerdictLines {
     }
 }
 
+/// Whether a figure may stand in the verdict's claims: one the device
+/// counters show a cache served (`Flag::ServedFromCache`: a cold `find`
+/// that read 0 B from its device) is the cache's, and a comparison with
+/// it, on either side, says nothing of the storage.
+pub fn claimable(flags: &[Flag]) -> bool {
+    !flags.contains(&Flag::ServedFromCache)
+}
+
 /// Target `t`'s headline metrics against the same metrics of target
-/// `against` (the baseline, or a reference), where both have them.
+/// `against` (the baseline, or a reference), where both have them and
+/// both are `claimable`.
 fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
     let mut findings = Vec::new();
     for workload in &summary.workloads {
@@ -543,6 +552,9 @@ fn findings(summary: &Summary, t: usize, against: usize) -> Vec<Finding> {
             let (Some(cell), Some(base)) = (&metric.cells[t], &metric.cells[against]) else {
                 continue;
             };
+            if !claimable(&cell.flags) || !claimable(&base.flags) {
+                continue;
+            }
             let what = what(&workload.name, &metric.name);
             let class = classify(workload, metric);
             findings.extend(finding_of(what, metric, class, base, cell));
@@ -600,7 +612,7 @@ mod tests {
     use super::*;
     use crate::measure::stats::RatioInterval::{self, Bounded};
     use crate::report::summary::Class;
-    use crate::result::{Direction, TargetResult};
+    use crate::result::{Direction, Metric, TargetResult};
 
     fn finding(what: &str, ratio: f64, p: Option<f64>, class: Option<Class>) -> Finding {
         Finding {
@@ -997,5 +1009,58 @@ mod tests {
             class_speedups(&unbounded)[0].ci95,
             Some(RatioInterval::Unbounded)
         );
+    }
+
+    /// A tree's runs on two targets, three repetitions each: `find_s`
+    /// (`find` seconds, the first flagged with `find_flags`) and `copy_s`.
+    fn two_trees(find: [f64; 2], copy: [f64; 2], find_flags: [Vec<Flag>; 2]) -> RunResult {
+        let mut run = crate::driver::record::new_run_result("test");
+        for (t, name) in ["a", "b"].into_iter().enumerate() {
+            let repetition = |i: usize| {
+                let jitter = 1.0 + 0.01 * i as f64;
+                let mut find_s =
+                    Metric::test("find_s", "s", Direction::LowerIsBetter, find[t] * jitter);
+                if i == 0 {
+                    find_s.flags = find_flags[t].clone();
+                }
+                let copy_s =
+                    Metric::test("copy_s", "s", Direction::LowerIsBetter, copy[t] * jitter);
+                crate::result::WorkloadResult {
+                    workload: "tree".into(),
+                    metrics: vec![find_s, copy_s],
+                    ..Default::default()
+                }
+            };
+            run.targets
+                .push(TargetResult::test(name, (0..3).map(repetition).collect()));
+        }
+        run
+    }
+
+    /// ext4's find read 0 B from its device after the caches were emptied
+    /// (its metadata pinned by the journal): "9.2x slower find" would be
+    /// the cache against the device. A figure served from the cache on
+    /// either side is no claim; the other metrics still are.
+    #[test]
+    fn a_figure_the_cache_served_is_not_claimed_on_either_side() {
+        let claimed = |run: &RunResult| -> Vec<String> {
+            let summary = Summary::of(run);
+            findings(&summary, 1, 0)
+                .iter()
+                .map(|f| f.what.clone())
+                .collect()
+        };
+        let cached = || vec![Flag::TooShort, Flag::ServedFromCache];
+        let (find, copy) = ([0.001, 0.0092], [1.0, 2.0]);
+        let both = claimed(&two_trees(find, copy, [vec![Flag::TooShort], vec![]]));
+        assert_eq!(both, ["tree find", "tree copy"]);
+        for flags in [[cached(), vec![]], [vec![], cached()]] {
+            assert_eq!(claimed(&two_trees(find, copy, flags)), ["tree copy"]);
+        }
+        let run = two_trees(find, copy, [cached(), vec![]]);
+        let verdict = Verdict::of(&run, &Summary::of(&run));
+        let sentence = verdict.targets[1].sentence.clone().unwrap_or_default();
+        assert!(!sentence.contains("find"), "{sentence}");
+        assert!(sentence.contains("2.0x slower tree copy"), "{sentence}");
     }
 }

@@ -10,14 +10,14 @@
 //! recorder that stops tells its watchdog to go, and so does the end of
 //! the parent (the pipe between them closes).
 //!
-//! The child is forked from a process with many threads, so it runs only
-//! system calls on what was prepared before the fork: no allocation, no
-//! lock, nothing of the standard library that might take one.
+//! The child runs only system calls (`storage::forked`).
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use anyhow::Context;
 use rustix::fs::{AtFlags, Mode};
+
+use crate::storage::forked;
 
 /// How often the watchdog looks at its parent.
 const POLL_MS: i32 = 100;
@@ -61,13 +61,7 @@ impl Watchdog {
             own_fusectl: c_string(own)?,
             parent,
         };
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 writes two descriptors into the array it is given.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error()).context("cannot make the watchdog's pipe");
-        }
-        // SAFETY: both are fresh descriptors owned by nobody else.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read, write) = forked::pipe().context("the recorder's watchdog")?;
         // SAFETY: the child calls only async-signal-safe system calls on
         // what `prepared` holds, and never returns (`watch` ends in _exit).
         match unsafe { libc::fork() } {
@@ -104,14 +98,7 @@ fn c_string(text: String) -> anyhow::Result<CString> {
 fn watch(prepared: &Prepared, go: libc::c_int, dir: libc::c_int) -> ! {
     // SAFETY: system calls on descriptors and buffers of this process.
     unsafe {
-        let (low, high) = (go.min(dir) as libc::c_uint, go.max(dir) as libc::c_uint);
-        if low > 0 {
-            libc::close_range(0, low - 1, 0);
-        }
-        if high > low + 1 {
-            libc::close_range(low + 1, high - 1, 0);
-        }
-        libc::close_range(high + 1, libc::c_uint::MAX, 0);
+        forked::close_all_but([go, dir]);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::signal(libc::SIGHUP, libc::SIG_IGN);

@@ -29,6 +29,20 @@ use cold::Caches;
 /// None when either reading failed.
 type Readings = Option<(Used, Used)>;
 
+/// What an operation reads of what was on the file system before it, for
+/// its flags and its device evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// Nothing: it writes a file of its own (stream write).
+    Nothing,
+    /// The entries it removes, their metadata alone (delete): no data
+    /// whose size says whether it fits in the page cache.
+    Metadata,
+    /// The files it walks: their metadata, and the tally's bytes (find
+    /// and stat read none).
+    Files,
+}
+
 /// What an operation wrote through the page cache, for its flags and its
 /// device evidence.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +73,10 @@ pub(super) struct Repetition<'w, 'c> {
     made_cold: bool,
     /// The tree or the data the read operations see lives in RAM.
     memory_backed: bool,
+    /// Every read of the dataset is counted: it lives on the target's file
+    /// system, whose block devices' counters see its metadata too (a
+    /// network file system's leave out what is not data).
+    reads_counted: bool,
     /// The sync log of `--sync-log`, and the time spent in the operations
     /// that write it (copy, untar, delete), from the first one's start.
     log: Option<SyncLog>,
@@ -85,6 +103,9 @@ impl<'w, 'c> Repetition<'w, 'c> {
             (None, Source::Dataset { .. }) => unreachable!("datasets are planned in new()"),
         };
         let memory_backed = in_memory(dir.as_fd()) || in_memory(src.as_fd());
+        let reads_counted = !memory_backed
+            && same_file_system(dir.as_fd(), src.as_fd())?
+            && ctx.env.is_some_and(on_block_devices);
         let log = work.config.sync_log.as_ref();
         let log = log
             .map(|config| SyncLog::open(config, ctx.scratch, ctx.repetition))
@@ -101,6 +122,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             made_cold: false,
             sync_s: None,
             memory_backed,
+            reads_counted,
             log,
             logging: None,
         })
@@ -231,15 +253,22 @@ impl<'w, 'c> Repetition<'w, 'c> {
     }
 
     /// Whether an operation's speed may come from the page cache: it
-    /// `reads` data, the caches were not emptied before it (or the target
+    /// `reads` files, the caches were not emptied before it (or the target
     /// lives in RAM), and the dataset fits in RAM.
-    fn fits_in_page_cache(&self, reads: bool) -> bool {
+    fn fits_in_page_cache(&self, reads: Reads) -> bool {
         let cached = self.memory_backed || !self.caches.emptied();
-        reads && cached && self.work.description.bytes < self.work.ram_bytes
+        reads == Reads::Files && cached && self.work.description.bytes < self.work.ram_bytes
     }
 
-    /// An operation's metrics: what it read (`reads`: the tally's bytes)
-    /// and what it wrote; a synced write's closing sync is a detail of its
+    /// Whether an operation that `reads` what was there (its metadata at
+    /// least) must read from the devices: the caches were emptied before
+    /// it, and the devices count its reads (`Measured::meant_cold`).
+    fn meant_cold(&self, reads: Reads) -> bool {
+        reads != Reads::Nothing && self.caches.emptied() && self.reads_counted
+    }
+
+    /// An operation's metrics: what it read (`reads`; of files, the
+    /// tally's bytes) and what it wrote; a synced write's closing sync is a detail of its
     /// own (`<name>_sync_s`: the time minus it is the page cache's).
     fn record(
         &mut self,
@@ -247,10 +276,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
         tally: &Tally,
         timing: PhaseTiming,
         units: Units,
-        reads: bool,
+        reads: Reads,
         wrote: Wrote,
     ) {
-        let read = if reads { tally.bytes } else { 0 };
+        let read = if reads == Reads::Files {
+            tally.bytes
+        } else {
+            0
+        };
         let (written, unsynced) = match wrote {
             Wrote::Nothing => (0, None),
             Wrote::Synced(bytes) => (bytes, None),
@@ -262,7 +295,8 @@ impl<'w, 'c> Repetition<'w, 'c> {
         }
         .moved(read, written)
         .left_dirty(unsynced)
-        .reached_device(matches!(wrote, Wrote::Synced(_)), false);
+        .reached_device(matches!(wrote, Wrote::Synced(_)), false)
+        .cold(self.meant_cold(reads));
         self.result
             .metrics
             .extend(metrics(name, tally, &measured, units));
@@ -302,7 +336,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (walked, timing) = self.timed(name, |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, &make, &tally)
         })?;
-        self.record(name, &walked, timing, Units::Entries, true, Wrote::Nothing);
+        self.record(
+            name,
+            &walked,
+            timing,
+            Units::Entries,
+            Reads::Files,
+            Wrote::Nothing,
+        );
         Ok(())
     }
 
@@ -311,7 +352,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
         let (read, timing) = self.timed("read", |rep| {
             ops::tally_walk(rep.src.as_fd(), threads, || Read::new(None), |r| &r.tally)
         })?;
-        self.record("read", &read, timing, Units::Both, true, Wrote::Nothing);
+        self.record(
+            "read",
+            &read,
+            timing,
+            Units::Both,
+            Reads::Files,
+            Wrote::Nothing,
+        );
         Ok(())
     }
 
@@ -333,7 +381,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         }
         drop(out);
         let wrote = self.wrote(size);
-        self.record("concat", &tally, timing, Units::Both, true, wrote);
+        self.record("concat", &tally, timing, Units::Both, Reads::Files, wrote);
         // One file, made before the operation: its bytes, no entries.
         self.laid_down("concat", readings, size, 0, &timing);
         self.remove_output("concat.out")
@@ -356,7 +404,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
         })?;
         drop(target);
         let wrote = self.wrote(tally.bytes);
-        self.record("untar", &tally, timing, Units::Both, true, wrote);
+        self.record("untar", &tally, timing, Units::Both, Reads::Files, wrote);
         self.laid_down("untar", readings, tally.bytes, tally.entries, &timing);
         self.remove_output("tree.tar")?;
         self.remove_output("untar")
@@ -387,7 +435,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
     fn copy(&mut self) -> anyhow::Result<()> {
         let (copied, timing, readings) = self.copy_to_copy(true)?;
         let wrote = self.wrote(copied.tally.bytes);
-        self.record("copy", &copied.tally, timing, Units::Both, true, wrote);
+        self.record(
+            "copy",
+            &copied.tally,
+            timing,
+            Units::Both,
+            Reads::Files,
+            wrote,
+        );
         let (bytes, entries) = (copied.tally.bytes, copied.tally.entries);
         self.laid_down("copy", readings, bytes, entries, &timing);
         if copied.skipped > 0 {
@@ -418,7 +473,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
                 ..Default::default()
             };
             // What a command wrote, and whether it synced, is its own affair.
-            self.record(&name, &tally, timing, Units::Both, true, Wrote::Nothing);
+            self.record(
+                &name,
+                &tally,
+                timing,
+                Units::Both,
+                Reads::Files,
+                Wrote::Nothing,
+            );
             self.remove_output(&name)?;
         }
         Ok(())
@@ -439,7 +501,14 @@ impl<'w, 'c> Repetition<'w, 'c> {
         })?;
         drop(out);
         let wrote = Wrote::Synced(tally.bytes);
-        self.record("stream_write", &tally, timing, Units::Bytes, false, wrote);
+        self.record(
+            "stream_write",
+            &tally,
+            timing,
+            Units::Bytes,
+            Reads::Nothing,
+            wrote,
+        );
         let mut pump = ops::Pump::with_block(STREAM_BLOCK as usize);
         let (tally, timing) = self.timed("stream read", |rep| {
             let file = open_file(rep.dir.as_fd(), "stream.dat")?;
@@ -455,7 +524,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             &tally,
             timing,
             Units::Bytes,
-            true,
+            Reads::Files,
             Wrote::Nothing,
         );
         self.remove_output("stream.dat")
@@ -480,7 +549,7 @@ impl<'w, 'c> Repetition<'w, 'c> {
             &tally,
             timing,
             Units::Entries,
-            false,
+            Reads::Metadata,
             Wrote::Nothing,
         );
         Ok(())
@@ -501,6 +570,19 @@ impl<'w, 'c> Repetition<'w, 'c> {
         };
         removed.with_context(|| format!("cannot remove {name}"))
     }
+}
+
+/// Whether `a` and `b` are on one file system.
+fn same_file_system(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> anyhow::Result<bool> {
+    let device = |fd| rustix::fs::fstat(fd).map(|stat| stat.st_dev);
+    Ok(device(a).context("cannot stat the repetition's directory")?
+        == device(b).context("cannot stat the dataset")?)
+}
+
+/// Whether the target's I/O is counted by block devices (not a network
+/// file system's counters, not "no device").
+fn on_block_devices(env: &crate::result::env::TargetEnv) -> bool {
+    env.network.is_none() && env.devices.iter().any(|d| d.counted)
 }
 
 /// Stream blocks: Disk Speed Test-sized.
