@@ -676,6 +676,61 @@ fn fio_json_has_fio_s_keys_types_and_consistent_figures() {
     assert_no_scratch_left(mnt.path());
 }
 
+/// The keys of the first `"percentile"` map of a JSON text, in the
+/// order written.
+fn percentile_keys_as_written(text: &str) -> Vec<f64> {
+    let start = text.find("\"percentile\"").expect("a percentile map");
+    let map = &text[start..start + text[start..].find('}').unwrap()];
+    let quoted = map.split('"').skip(3).step_by(2);
+    quoted.map(|key| key.parse().unwrap()).collect()
+}
+
+/// fio's names, as the real fio writes them: a `${VAR}` in a section's
+/// name stays as written, every option is under fio's name (`readwrite`
+/// is `rw`, `blocksize` `bs`...), no `global options` without a
+/// `[global]`, and the percentiles in numeric order.
+#[test]
+fn names_options_and_key_order_are_fio_s() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let jobs = jobfile(
+        &mnt,
+        "[job-${FSBENCH_RWMODE}]\ndirectory=MNT\nrw=randread\nbs=4k\nsize=1m\n\
+         time_based\nruntime=1\n",
+    );
+    let fio = real_fio(&mnt, &jobs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("fsbench-fio.json");
+    let args = [
+        "io",
+        "--fio",
+        arg(&jobs),
+        "-q",
+        "--fio-json",
+        json.to_str().unwrap(),
+    ];
+    run(&args).assert_success().assert_no_panic();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let ours: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let (mine, theirs) = (&ours["jobs"][0], &fio["jobs"][0]);
+    assert_eq!(mine["jobname"], "job-${FSBENCH_RWMODE}");
+    assert_eq!(mine["jobname"], theirs["jobname"]);
+    assert_eq!(mine["job options"]["rw"], "randread");
+    assert_eq!(mine["job options"], theirs["job options"]);
+    assert!(fio.get("global options").is_none() && ours.get("global options").is_none());
+    let written = percentile_keys_as_written(&text);
+    let mut fio_keys: Vec<f64> = theirs["read"]["clat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.parse().unwrap())
+        .collect();
+    fio_keys.sort_by(f64::total_cmp);
+    assert_eq!(written, fio_keys, "{text}");
+    assert_no_scratch_left(mnt.path());
+}
+
 #[test]
 fn fio_json_refuses_what_it_cannot_write_in_one_line() {
     let Some(mnt) = TmpfsMount::new("16m") else {
