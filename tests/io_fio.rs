@@ -696,8 +696,8 @@ fn names_options_and_key_order_are_fio_s() {
     };
     let jobs = jobfile(
         &mnt,
-        "[job-${FSBENCH_RWMODE}]\ndirectory=MNT\nrw=randread\nbs=4k\nsize=1m\n\
-         time_based\nruntime=1\n",
+        "[job-${FSBENCH_RWMODE}]\ndirectory=MNT\nreadwrite=randread\nblocksize=4k\nsize=1m\n\
+         time_based\ntimeout=1\nnr_files=1\n",
     );
     let fio = real_fio(&mnt, &jobs);
     let out_dir = tempfile::tempdir().unwrap();
@@ -771,10 +771,34 @@ fn fio_json_refuses_what_it_cannot_write_in_one_line() {
     assert_eq!(std::fs::read_dir(mnt.path()).unwrap().count(), 0);
 }
 
-/// fio-plot (PyPI), a real reader of fio's JSON, draws fsbench's: its
-/// IOPS/latency bars and its latency histogram. scripts/test.sh installs
-/// it and names it in FSBENCH_FIO_PLOT; without it the test says so and
-/// skips.
+/// kubestr's default job file (pkg/fio/fio_jobs.go), shortened, with the
+/// `numjobs` fio-plot needs of every file (fio's own JSON of kubestr's
+/// file, which has none, is not drawn either): `readwrite=` is fio's `rw`,
+/// which fio-plot looks for.
+const KUBESTR_DEFAULT: &str = "\
+[global]
+randrepeat=0
+verify=0
+ioengine=libaio
+direct=1
+gtod_reduce=1
+numjobs=1
+directory=MNT
+[job1]
+name=read_iops
+bs=4K
+iodepth=64
+size=8m
+readwrite=randread
+time_based
+ramp_time=1s
+runtime=1s
+";
+
+/// fio-plot (PyPI), a real reader of fio's JSON, draws fsbench's of
+/// kubestr's file: its IOPS/latency bars and its latency histogram.
+/// scripts/test.sh installs it and names it in FSBENCH_FIO_PLOT; without
+/// it the test says so and skips.
 #[test]
 fn fio_plot_draws_fsbench_s_json() {
     let fio_plot = std::env::var_os("FSBENCH_FIO_PLOT").map(std::path::PathBuf::from);
@@ -785,12 +809,7 @@ fn fio_plot_draws_fsbench_s_json() {
     let Some(mnt) = TmpfsMount::new("64m") else {
         return;
     };
-    // fio-plot reads files whose options give rw, iodepth and numjobs.
-    let jobs = jobfile(
-        &mnt,
-        "[global]\ndirectory=MNT\nsize=8m\nbs=4k\niodepth=1\nnumjobs=1\n\
-         [randread]\nrw=randread\ntime_based\nruntime=1\n",
-    );
+    let jobs = jobfile(&mnt, KUBESTR_DEFAULT);
     let results = tempfile::tempdir().unwrap();
     let json = results.path().join("fsbench.json");
     run(&[
@@ -808,7 +827,7 @@ fn fio_plot_draws_fsbench_s_json() {
             .arg("-i")
             .arg(results.path())
             .args([
-                "-T", "fsbench", "-r", "randread", "-d", "1", "-n", "1", graph, "-o",
+                "-T", "fsbench", "-r", "randread", "-d", "64", "-n", "1", graph, "-o",
             ])
             .arg(&png)
             .env("MPLBACKEND", "Agg")

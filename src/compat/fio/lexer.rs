@@ -4,11 +4,13 @@
 //! `${VAR}` taken from the environment.
 use std::path::Path;
 
+use super::names::canonical;
 use crate::error::usage;
 use crate::input::{self, MAX_INCLUDE_DEPTH, read_input_file};
 
-/// One option as written: where, its key (lower case) and its value
-/// (None for a bare flag such as `time_based`).
+/// One option as written: where, its key (fio's name of it, lower case:
+/// an alias is read as the option it names) and its value (None for a
+/// bare flag such as `time_based`).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Opt {
     pub(super) at: String,
@@ -162,7 +164,7 @@ fn option(at: &str, line: &str) -> Option<anyhow::Result<Opt>> {
     }
     Some(Ok(Opt {
         at: at.to_string(),
-        key: key.to_ascii_lowercase(),
+        key: canonical(&key.to_ascii_lowercase()).to_string(),
         value,
     }))
 }

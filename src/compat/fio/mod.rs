@@ -4,6 +4,7 @@
 pub mod jobfile;
 mod lexer;
 pub mod lint;
+mod names;
 pub mod plan;
 pub mod printout;
 pub mod report;
@@ -176,6 +177,13 @@ runtime=15s
         assert_eq!(loaded.plan.files.len(), 2);
         assert_eq!(loaded.plan.files[0].name, "read_iops.0.0");
         assert_eq!(loaded.plan.files[1].size, 2 << 30);
+        // readwrite= is fio's rw, and fio's JSON says so.
+        let options = &loaded.known.described.jobs[0].options;
+        assert!(
+            options.contains(&("rw".into(), "randread".into())),
+            "{options:?}"
+        );
+        assert!(!options.iter().any(|(key, _)| key == "readwrite"));
         let keys: Vec<(&str, &str)> = loaded
             .findings
             .iter()
