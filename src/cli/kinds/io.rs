@@ -501,6 +501,8 @@ impl IoArgs {
             notes: Vec::new(),
             group: None,
             clone_files: Vec::new(),
+            fio: None,
+            clone_draws: Vec::new(),
         })
     }
 

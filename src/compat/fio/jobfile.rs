@@ -64,7 +64,7 @@ pub struct FioJob {
     pub gtod_reduce: bool,
     pub disable_lat: bool,
     /// The `key=value` options of its own section and of the `[global]`s
-    /// before it, as written (`${VAR}` substituted): fio's JSON shows them
+    /// before it, under fio's names (`${VAR}` substituted): fio's JSON shows them
     /// as "job options" and "global options" (bare flags left out, as fio
     /// leaves them out).
     pub options: Vec<(String, String)>,
@@ -185,7 +185,7 @@ fn apply(job: &mut FioJob, opt: &Opt) -> anyhow::Result<()> {
     let kb_base = job.kb_base;
     let size = |v: &str| values::size(v, kb_base);
     let key: &'static str = match opt.key.as_str() {
-        "rw" | "readwrite" => {
+        "rw" => {
             rw(job, text()?)?;
             "rw"
         }
@@ -193,7 +193,7 @@ fn apply(job: &mut FioJob, opt: &Opt) -> anyhow::Result<()> {
             engine(job, text()?)?;
             "ioengine"
         }
-        "bs" | "blocksize" => {
+        "bs" => {
             job.xfer = block_size(text()?, kb_base)?;
             "bs"
         }
@@ -247,11 +247,11 @@ fn apply(job: &mut FioJob, opt: &Opt) -> anyhow::Result<()> {
             job.numjobs = clones;
             "numjobs"
         }
-        "stonewall" | "wait_for_previous" | "new_group" => {
+        "stonewall" | "new_group" => {
             job.new_group = values::flag(value)?;
             "stonewall"
         }
-        "runtime" | "timeout" => {
+        "runtime" => {
             job.runtime = Some(values::time(text()?)?);
             "runtime"
         }
@@ -397,7 +397,7 @@ fn rw(job: &mut FioJob, value: &str) -> anyhow::Result<()> {
         "write" => (0.0, false, false),
         "randread" => (100.0, true, false),
         "randwrite" => (0.0, true, false),
-        "rw" | "readwrite" => (50.0, false, true),
+        "rw" => (50.0, false, true),
         "randrw" => (50.0, true, true),
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
             return usage(format!("'{mode}': fsbench does not trim"));

@@ -4,11 +4,13 @@
 //! `${VAR}` taken from the environment.
 use std::path::Path;
 
+use super::names::canonical;
 use crate::error::usage;
 use crate::input::{self, MAX_INCLUDE_DEPTH, read_input_file};
 
-/// One option as written: where, its key (lower case) and its value
-/// (None for a bare flag such as `time_based`).
+/// One option as written: where, its key (fio's name of it, lower case:
+/// an alias is read as the option it names) and its value (None for a
+/// bare flag such as `time_based`).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Opt {
     pub(super) at: String,
@@ -77,8 +79,7 @@ fn collect(
     let mut a_job_file = false;
     for (number, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), number + 1);
-        let line = substitute(&at, without_comment(raw), budget)?;
-        let line = line.trim();
+        let line = without_comment(raw).trim();
         if line.is_empty() {
             continue;
         }
@@ -88,10 +89,15 @@ fn collect(
             false => "this line (not quoted: no [section] before it, so maybe not a job file)"
                 .to_string(),
         };
+        // fio expands `${VAR}` in options only: a section's name and an
+        // include's file are taken as written (`[job-${RWMODE}]` is that
+        // job's name).
         if let Some(included) = line.strip_prefix("include ") {
+            budget.take(&at, line.len())?;
             let base = path.parent().unwrap_or(Path::new("."));
             collect(&base.join(included.trim()), depth + 1, sections, budget)?;
         } else if let Some(name) = line.strip_prefix('[') {
+            budget.take(&at, line.len())?;
             let Some(section) = header(&at, name) else {
                 return usage(format!("{at}: {} is not a [section] header", shown(line)));
             };
@@ -104,6 +110,8 @@ fn collect(
                     shown(line)
                 ));
             };
+            let substituted = substitute(&at, line, budget)?;
+            let line = substituted.trim();
             match option(&at, line) {
                 Some(option) => section.options.push(option?),
                 None => {
@@ -156,7 +164,7 @@ fn option(at: &str, line: &str) -> Option<anyhow::Result<Opt>> {
     }
     Some(Ok(Opt {
         at: at.to_string(),
-        key: key.to_ascii_lowercase(),
+        key: canonical(&key.to_ascii_lowercase()).to_string(),
         value,
     }))
 }
@@ -222,6 +230,15 @@ mod tests {
         assert_eq!(read[0].options[0].value, Some(format!("{path}!")));
         let e = sections("[j]\nbs=${FSBENCH_FIO_UNSET_X}\n").unwrap_err();
         assert!(format!("{e:#}").contains("jobs.fio:2: ${FSBENCH_FIO_UNSET_X} is not set"));
+    }
+
+    /// fio keeps `${VAR}` of a header and of an include as written.
+    #[test]
+    fn section_names_and_includes_are_not_substituted() {
+        let read = sections("[job-${PATH}]\nsize=1m\n").unwrap();
+        assert_eq!(read[0].name, "job-${PATH}");
+        let e = sections("[j]\ninclude ${PATH}.fio\n").unwrap_err();
+        assert!(format!("{e:#}").contains("${PATH}.fio"), "{e:#}");
     }
 
     #[test]

@@ -47,7 +47,6 @@ pub fn lint(jobs: &[FioJob], ram_bytes: u64) -> Vec<Finding> {
             page_cache(job, ram_bytes),
             hidden_latency(job),
             no_ramp(job),
-            random_map(job),
             runtime_cap(job),
         ];
         findings.extend(checks.into_iter().flatten());
@@ -158,17 +157,6 @@ fn no_ramp(job: &FioJob) -> Option<Finding> {
             "time_based",
             "a time-based job without ramp_time counts its start (empty queues, cold caches) in the figures".into(),
             "ramp_time=5s (or more) before the measured runtime",
-        )
-    })
-}
-
-fn random_map(job: &FioJob) -> Option<Finding> {
-    (job.random && !job.time_based && !job.norandommap && job.reads() < 100.0).then(|| {
-        finding(
-            job,
-            "rw",
-            "fio's random map writes each block once per pass; fsbench draws blocks independently, so some are written twice and about a third not at all".into(),
-            "norandommap=1 (fio then draws as fsbench does), or time_based with a runtime",
         )
     })
 }

@@ -4,6 +4,7 @@
 pub mod jobfile;
 mod lexer;
 pub mod lint;
+mod names;
 pub mod plan;
 pub mod printout;
 pub mod report;
@@ -46,6 +47,9 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
         findings: Vec::new(),
         known: Known::default(),
     };
+    // fio numbers its threads (every clone of every job) from 1 across
+    // the job files of a run.
+    let mut threads = 1;
     for path in paths {
         let jobs = jobfile::read(path.as_ref())?;
         let findings = lint::lint(&jobs, ram_bytes);
@@ -53,7 +57,8 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
             mut plan,
             directory,
             origins,
-        } = plan::plan(&jobs, o)?;
+        } = plan::plan(&jobs, o, threads)?;
+        threads += jobs.iter().map(|j| u64::from(j.numjobs)).sum::<u64>();
         // Groups count on across files, as fio's groupid does across a
         // run: the next file's first group never runs with this one's last.
         let groups_before = all
@@ -63,7 +68,7 @@ pub fn load(paths: &[impl AsRef<Path>], o: &Overrides, ram_bytes: u64) -> anyhow
             .and_then(|j| j.group)
             .map_or(0, |g| g + 1);
         for job in &mut plan.jobs {
-            job.file += all.plan.files.len();
+            job.move_files(all.plan.files.len());
             job.group = job.group.map(|g| g + groups_before);
             let own = findings.iter().filter(|f| f.job == job.name);
             job.notes.extend(own.map(|f| format!("fio lint: {f}")));
@@ -176,6 +181,13 @@ runtime=15s
         assert_eq!(loaded.plan.files.len(), 2);
         assert_eq!(loaded.plan.files[0].name, "read_iops.0.0");
         assert_eq!(loaded.plan.files[1].size, 2 << 30);
+        // readwrite= is fio's rw, and fio's JSON says so.
+        let options = &loaded.known.described.jobs[0].options;
+        assert!(
+            options.contains(&("rw".into(), "randread".into())),
+            "{options:?}"
+        );
+        assert!(!options.iter().any(|(key, _)| key == "readwrite"));
         let keys: Vec<(&str, &str)> = loaded
             .findings
             .iter()
@@ -252,12 +264,6 @@ runtime=15s
         assert_eq!(r.xfer, XferSize::Mix(vec![(4096, 50.0), (65536, 50.0)]));
         assert_eq!(r.sync, SyncFlag::Dsync);
         assert!(loaded.findings.iter().all(|f| f.key != "stonewall"));
-        assert!(
-            loaded
-                .findings
-                .iter()
-                .any(|f| f.key == "rw" && f.job == "r")
-        );
         let options: Vec<usize> = loaded
             .known
             .described
@@ -398,7 +404,6 @@ runtime=15s
                 "disable_lat",
                 "time_based",
                 "direct",
-                "rw",
                 "runtime"
             ]
         );

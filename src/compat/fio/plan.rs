@@ -9,12 +9,16 @@ use std::time::Duration;
 
 use super::jobfile::FioJob;
 use crate::error::{UsageError, usage};
+use crate::workload::pattern::fio::{Direction, FioDraws, FioFile, Seeds, Service};
 use crate::workload::pattern::job::{Arrival, DEFAULT_VERIFY_ERRORS, check_whole_sectors};
-use crate::workload::pattern::{Engine, FileSpec, Job, Layout, Plan, Stop, Warmup};
+use crate::workload::pattern::{Engine, FileSpec, Job, Layout, Plan, Stop, Warmup, XferSize};
 
 /// fio's seed when `randrepeat` is on (its default): the same random
 /// offsets every run.
 const FIO_RANDSEED: u64 = 0xb189_9bed;
+
+/// fio's default `randseed`.
+const FIO_DEFAULT_RANDSEED: u64 = 0x89;
 
 /// The run-wide settings the command line adds.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,11 +40,15 @@ pub struct Planned {
     pub origins: Vec<usize>,
 }
 
-pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<Planned> {
+/// The plan of `jobs`; `first_thread` is fio's thread number of their
+/// first clone (1 for a run's first job file: fio numbers every clone of
+/// every job, and seeds each from its number).
+pub fn plan(jobs: &[FioJob], o: &Overrides, first_thread: u64) -> anyhow::Result<Planned> {
     let mut files: Vec<FileSpec> = Vec::new();
     let mut planned = Vec::new();
     let mut origins = Vec::new();
     let groups = groups(jobs);
+    let mut thread = first_thread;
     for (index, job) in jobs.iter().enumerate() {
         let size = job
             .filesize
@@ -50,17 +58,30 @@ pub fn plan(jobs: &[FioJob], o: &Overrides) -> anyhow::Result<Planned> {
         let clone_files: Vec<usize> = (0..job.numjobs)
             .map(|clone| file_of(&mut files, file_name(job, clone), size, layout))
             .collect();
+        let draws: Vec<FioDraws> = (clone_files.iter().enumerate())
+            .map(|(clone, &file)| fio_draws(job, o, thread + clone as u64, file, size))
+            .collect();
+        thread += u64::from(job.numjobs);
         let mut fsbench = job_of(job, clone_files[0], groups[index], o)?;
         fsbench.notes.extend(group_note(jobs, &groups, index));
         let clones = match job.group_reporting && job.numjobs > 1 {
             true => vec![Job {
                 clone_files,
+                fio: draws.first().cloned(),
+                clone_draws: draws,
                 ..fsbench
             }],
-            false => clones(&fsbench, &clone_files),
+            false => clones(&fsbench, &clone_files, draws),
         };
         origins.extend(clones.iter().map(|_| index));
         planned.extend(clones);
+    }
+    // A file several jobs use is as large as the largest one's.
+    for job in &mut planned {
+        let draws = job.fio.iter_mut().chain(&mut job.clone_draws);
+        for file in draws.flat_map(|d| &mut d.files) {
+            file.size = files[file.file].size;
+        }
     }
     Ok(Planned {
         plan: Plan {
@@ -101,18 +122,80 @@ fn file_of(files: &mut Vec<FileSpec>, name: String, size: u64, layout: Layout) -
     }
 }
 
-/// A job's clones, each its own job and result, on its file; named
-/// apart in fsbench's reports (`clone=N`), all `job`'s name for fio's.
-fn clones(job: &Job, files: &[usize]) -> Vec<Job> {
-    let clone = |(number, &file): (usize, &usize)| Job {
+/// A job's clones, each its own job and result, on its file with its
+/// draws; named apart in fsbench's reports (`clone=N`), all `job`'s name
+/// for fio's.
+fn clones(job: &Job, files: &[usize], draws: Vec<FioDraws>) -> Vec<Job> {
+    let clone = |(number, (&file, draws)): (usize, (&usize, FioDraws))| Job {
         file,
         loops: match files.len() {
             1 => Vec::new(),
             _ => vec![("clone".into(), number.to_string())],
         },
+        fio: Some(draws),
         ..job.clone()
     };
-    files.iter().enumerate().map(clone).collect()
+    files.iter().zip(draws).enumerate().map(clone).collect()
+}
+
+/// fio's draws of one clone of `job`, fio's thread `thread`, on the plan's
+/// file `file` of `size` bytes.
+fn fio_draws(job: &FioJob, o: &Overrides, thread: u64, file: usize, size: u64) -> FioDraws {
+    let direction = match (job.mixed, job.reads()) {
+        (true, read_pct) => Direction::Mix(read_pct as u32),
+        (false, 100.0) => Direction::Read,
+        (false, _) => Direction::Write,
+    };
+    FioDraws {
+        seeds: seeds(job, o, thread),
+        direction,
+        random: job.random,
+        random_map: !job.norandommap,
+        sizes: fio_sizes(&job.xfer),
+        size: job.io_size().unwrap_or(size),
+        loops: job.loops,
+        time_based: job.time_based,
+        files: vec![FioFile {
+            file,
+            io_size: job.io_size().unwrap_or(size).min(size),
+            size,
+        }],
+        service: Service::RoundRobin(1),
+        verify: job.verify,
+        serving: 0,
+    }
+}
+
+/// fio's seeds of a clone: randseed (fio's default 0x89), and with
+/// randrepeat=0 and no randseed, a fresh seed; `--seed` is a randseed
+/// with randrepeat=0, so that every generator follows it.
+fn seeds(job: &FioJob, o: &Overrides, thread: u64) -> Seeds {
+    let (rand_seed, repeatable) = match (o.seed, job.randseed, job.randrepeat) {
+        (Some(seed), _, _) => (seed, false),
+        (None, Some(seed), repeatable) => (seed, repeatable),
+        (None, None, true) => (FIO_DEFAULT_RANDSEED, true),
+        (None, None, false) => (o.clock_seed, false),
+    };
+    Seeds {
+        rand_seed,
+        thread,
+        repeatable,
+    }
+}
+
+/// The block sizes with fio's whole percentages, in the order fio draws
+/// them (by percentage, rising; fio's shares are whole numbers: an open
+/// share of a third is 33).
+fn fio_sizes(xfer: &XferSize) -> Vec<(u64, u32)> {
+    let mut sizes: Vec<(u64, u32)> = match xfer {
+        XferSize::Fixed(size) => vec![(*size, 100)],
+        XferSize::Mix(pairs) => pairs
+            .iter()
+            .map(|&(size, pct)| (size, pct as u32))
+            .collect(),
+    };
+    sizes.sort_by_key(|&(_, pct)| pct);
+    sizes
 }
 
 /// Each job's group: a new one starts at every job with stonewall or
@@ -218,6 +301,9 @@ fn job_of(job: &FioJob, file: usize, group: usize, o: &Overrides) -> anyhow::Res
         notes: reading_notes(job),
         group: Some(group as u32),
         clone_files: Vec::new(),
+        // Each clone's, set by `plan`.
+        fio: None,
+        clone_draws: Vec::new(),
     })
 }
 
@@ -234,10 +320,20 @@ fn stop(job: &FioJob) -> anyhow::Result<Stop> {
         };
     }
     let mut per_clone = job.io_size().unwrap_or(0);
-    // fio moves whole blocks: 22m of bs=2300 is 10029 of them, the 1972
-    // bytes left over are not written.
-    if let crate::workload::pattern::XferSize::Fixed(size) = job.xfer {
-        per_clone -= per_clone % size;
+    // A pass ends with the I/O that reaches size. Random offsets without
+    // the random map, or reads and writes each at their own sequential
+    // position, may take it past size, by less than a block (the job's
+    // draws end it; this is the most it moves). Otherwise fio moves whole
+    // blocks within size: 22m of bs=2300 is 10029 of them, the 1972 bytes
+    // left over are not written.
+    let past_size = match job.random {
+        true => job.norandommap,
+        false => job.mixed,
+    };
+    match (past_size, &job.xfer) {
+        (true, _) => per_clone += job.xfer.largest(),
+        (false, XferSize::Fixed(size)) => per_clone -= per_clone % size,
+        (false, XferSize::Mix(_)) => {}
     }
     per_clone
         .checked_mul(u64::from(job.loops))
@@ -250,10 +346,8 @@ fn rate(job: &FioJob) -> Option<f64> {
     job.rate_iops.or_else(|| {
         job.rate_bytes.map(|bytes| {
             let mean = match &job.xfer {
-                crate::workload::pattern::XferSize::Fixed(size) => *size as f64,
-                crate::workload::pattern::XferSize::Mix(pairs) => {
-                    pairs.iter().map(|(s, pct)| *s as f64 * pct / 100.0).sum()
-                }
+                XferSize::Fixed(size) => *size as f64,
+                XferSize::Mix(pairs) => pairs.iter().map(|(s, pct)| *s as f64 * pct / 100.0).sum(),
             };
             bytes as f64 / mean
         })

@@ -527,9 +527,12 @@ pub fn document(
         "timestamp": now.timestamp(),
         "timestamp_ms": now.timestamp_millis(),
         "time": now.format("%a %b %e %H:%M:%S %Y").to_string(),
-        "global options": options(&described.global_options),
         "jobs": jobs,
     });
+    // fio writes the object only when a [global] set something.
+    if !described.global_options.is_empty() {
+        document["global options"] = options(&described.global_options).into();
+    }
     if let Some(disk) = disk_util(reports, disks) {
         document["disk_util"] = json!([disk]);
     }
@@ -586,8 +589,44 @@ pub fn disks(target: &Path) -> Vec<String> {
 
 /// Writes a run's fio JSON `document` to `path` (`--fio-json`).
 pub fn write(path: &Path, document: &Value) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(document)? + "\n";
-    crate::store::write_file(path, &text).map_err(|e| anyhow::anyhow!("--fio-json: {e}"))
+    crate::store::write_file(path, &text(document)).map_err(|e| anyhow::anyhow!("--fio-json: {e}"))
+}
+
+/// The document's text, its maps in fio's order (`FioOrder`).
+fn text(document: &Value) -> String {
+    serde_json::to_string_pretty(&FioOrder(document)).expect("a JSON value always serializes")
+        + "\n"
+}
+
+/// A JSON value written with the keys of each of its maps that are
+/// numbers (percentiles, latency buckets, I/O depths) first, in numeric
+/// order, as fio writes them ("5.000000" before "40.000000"), the others
+/// after them in the map's order.
+struct FioOrder<'a>(&'a Value);
+
+impl serde::Serialize for FioOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                let number = |key: &str| key.parse::<f64>().ok();
+                entries.sort_by(|(a, _), (b, _)| match (number(a), number(b)) {
+                    (Some(a), Some(b)) => a.total_cmp(&b),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                });
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    out.serialize_entry(key, &FioOrder(value))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => serializer.collect_seq(items.iter().map(FioOrder)),
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -616,6 +655,30 @@ mod tests {
         let p50 = map["50.000000"].as_u64().unwrap();
         assert!(p50.abs_diff(500_000) <= 500, "{p50}");
         assert!(percentiles(&[]).is_empty());
+    }
+
+    /// Written out, the percentiles and buckets come in fio's numeric
+    /// order (a map alone orders its keys as strings).
+    #[test]
+    fn numbered_keys_are_written_in_numeric_order() {
+        let buckets = recorder((1..=100).map(|i| i * 1000)).buckets();
+        let [_, us, ms] = distribution(&buckets);
+        let document =
+            json!({"b": 1, "percentile": percentiles(&buckets), "us": us, "ms": ms, "a": 2});
+        let written = text(&document);
+        let at = |key: &str| written.find(&format!("\"{key}\"")).unwrap();
+        let order = [
+            "1.000000",
+            "5.000000",
+            "10.000000",
+            "40.000000",
+            "99.990000",
+        ];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{written}");
+        assert!(at("2") < at("4") && at("750") < at("1000"), "{written}");
+        assert!(at("2000") < at(">=2000") && at("a") < at("b"), "{written}");
+        let read: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(read, document, "the same document");
     }
 
     #[test]

@@ -72,9 +72,9 @@ pub(super) fn percent(value: &str) -> anyhow::Result<f64> {
     Ok(f64::from(pct))
 }
 
-/// `bssplit=4k/10:64k/50:1m/` — sizes and shares; an empty share takes
-/// what the others leave, split evenly (fio's rule). A `,` (separate read
-/// and write mixes) is refused.
+/// `bssplit=4k/10:64k/50:1m/` — sizes and shares; an empty share (or 0,
+/// which fio reads as empty) takes what the others leave, split evenly
+/// (fio's rule). A `,` (separate read and write mixes) is refused.
 pub(super) fn bssplit(value: &str, kb_base: u64) -> anyhow::Result<XferSize> {
     if value.contains(',') {
         return usage(format!(
@@ -86,7 +86,7 @@ pub(super) fn bssplit(value: &str, kb_base: u64) -> anyhow::Result<XferSize> {
     for item in value.split(':') {
         let (bs, share) = item.split_once('/').unwrap_or((item, ""));
         let pct = match share {
-            "" => {
+            "" | "0" => {
                 open.push(pairs.len());
                 0.0
             }
@@ -137,6 +137,11 @@ mod tests {
         assert_eq!(
             bssplit("4k/10:64k/50:1m/", 1024).unwrap(),
             XferSize::Mix(vec![(4096, 10.0), (65536, 50.0), (1 << 20, 40.0)])
+        );
+        assert_eq!(
+            bssplit("4k/0:8k/50", 1024).unwrap(),
+            XferSize::Mix(vec![(4096, 50.0), (8192, 50.0)]),
+            "fio reads a 0 share as an empty one"
         );
         assert!(bssplit("4k/50,8k/100", 1024).is_err());
         assert!(bssplit("4k/101", 1024).is_err());

@@ -185,6 +185,8 @@ fn base_job(rd: &Rd, wd: &Wd, sd: &Sd, file: usize, o: &Overrides) -> anyhow::Re
         notes: Vec::new(),
         group: None,
         clone_files: Vec::new(),
+        fio: None,
+        clone_draws: Vec::new(),
     })
 }
 

@@ -4,13 +4,16 @@
 //! a job; a random I/O lands on a uniform xfersize-aligned block (with
 //! replacement) and the sequential position continues right after it. A
 //! random-only job leaves the position alone: its threads share nothing
-//! per I/O.
+//! per I/O. A job from a fio job file draws as fio does instead
+//! (`super::fio`), one sequence for the whole job.
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
 
 use super::chance::Chance;
+use super::fio::Draws;
 use super::job::{Job, Seek, XferSize};
 use crate::rng::{Random, WyRand};
 
@@ -32,6 +35,10 @@ pub struct Stream {
     high: u64,
     /// `seekpct=eof`: no wrap; the job ends at the end.
     stop_at_end: bool,
+    /// A fio job's draws, on the file it runs on: one sequence, which
+    /// every thread takes its next I/O from (a fio job is one thread;
+    /// the sync engine standing in for its io_uring has several).
+    fio: Option<Mutex<Draws>>,
 }
 
 impl Stream {
@@ -41,6 +48,7 @@ impl Stream {
             cursor: CachePadded::new(AtomicU64::new(0)),
             high: file_size / largest * largest,
             stop_at_end: job.seek == Seek::Eof,
+            fio: job.fio.as_ref().map(|fio| Mutex::new(Draws::new(fio))),
         }
     }
 
@@ -168,9 +176,13 @@ impl Picker {
         }
     }
 
-    /// The next I/O; None when an eof job has reached the end of the file.
+    /// The next I/O; None when an eof job has reached the end of the file,
+    /// or a fio job has no more I/O on it.
     #[inline]
     pub fn next(&mut self, stream: &Stream) -> Option<Op> {
+        if let Some(draws) = &stream.fio {
+            return self.fio_next(draws);
+        }
         let write = !self.read.draw(&mut self.rng);
         let which = self.sizes.draw(&mut self.rng);
         let size = self.sizes.sizes[which];
@@ -197,6 +209,25 @@ impl Picker {
             self.decisions.reads += 1;
         }
         Some(Op { write, offset, len })
+    }
+
+    /// A fio job's next I/O on the file the run serves, counted as drawn.
+    fn fio_next(&mut self, draws: &Mutex<Draws>) -> Option<Op> {
+        let drawn = draws
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next_served()?;
+        let d = &mut self.decisions;
+        match drawn.random {
+            true => d.random += 1,
+            false => d.sequential += 1,
+        }
+        d.wraps += u64::from(drawn.wrapped);
+        match drawn.op.write {
+            true => d.writes += 1,
+            false => d.reads += 1,
+        }
+        Some(drawn.op)
     }
 }
 

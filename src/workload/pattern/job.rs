@@ -85,6 +85,15 @@ pub struct Job {
     /// theirs added up. Empty: the job runs as itself on `file`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub clone_files: Vec<usize>,
+    /// A job from a fio job file draws its I/O as fio does (its
+    /// directions, sizes, offsets, random map and files); None: as
+    /// vdbench does, from `read_pct`, `xfer` and `seek`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio: Option<super::fio::FioDraws>,
+    /// The fio draws of each clone of `clone_files` (each clone is a fio
+    /// thread of its own, with its own seeds).
+    #[serde(skip)]
+    pub clone_draws: Vec<super::fio::FioDraws>,
 }
 
 /// The name of the job a `fsbench io` command line (not a suite or a
@@ -339,12 +348,27 @@ impl Job {
         if self.clone_files.is_empty() {
             return vec![self.clone()];
         }
-        let copy = |&file: &usize| Job {
+        let copy = |(index, &file): (usize, &usize)| Job {
             file,
             clone_files: Vec::new(),
+            fio: self.clone_draws.get(index).or(self.fio.as_ref()).cloned(),
+            clone_draws: Vec::new(),
             ..self.clone()
         };
-        self.clone_files.iter().map(copy).collect()
+        self.clone_files.iter().enumerate().map(copy).collect()
+    }
+
+    /// Moves its files' indices on by `by` (its plan joined after another
+    /// plan's files).
+    pub fn move_files(&mut self, by: usize) {
+        self.file += by;
+        for file in &mut self.clone_files {
+            *file += by;
+        }
+        let draws = self.fio.iter_mut().chain(&mut self.clone_draws);
+        for file in draws.flat_map(|d| &mut d.files) {
+            file.file += by;
+        }
     }
 
     /// `4k-rand-read`, `1m-seq-write-direct`, `4k-seek50-read70-t8-qd32`.
@@ -598,6 +622,8 @@ pub(crate) mod tests {
             notes: Vec::new(),
             group: None,
             clone_files: Vec::new(),
+            fio: None,
+            clone_draws: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod chance;
 pub mod counters;
 mod data;
 mod engine;
+pub mod fio;
 mod group;
 pub mod job;
 mod outcome;
