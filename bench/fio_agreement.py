@@ -17,6 +17,7 @@ ratios side by side.
     sudo python3 bench/fio_agreement.py --dir /lab/xfs --rounds 5
     sudo python3 bench/fio_agreement.py --jobs my.fio --jobs other.fio
     sudo python3 bench/fio_agreement.py --burners 4          # quiet and busy
+    sudo FSBENCH=/path/to/fsbench python3 bench/fio_agreement.py
 
 Needs: fio (Debian package), mkfs.ext4, cargo.
 """
@@ -33,7 +34,8 @@ from agreement import run, settle
 from burners import Burners, describe
 
 REPO = Path(__file__).resolve().parent.parent
-FSBENCH = REPO / "target" / "release" / "fsbench"
+# $FSBENCH: another build to compare (then nothing is built)
+FSBENCH = Path(os.environ.get("FSBENCH", REPO / "target" / "release" / "fsbench"))
 
 # The jobs compared by default: fio's common shapes, each measured alone
 # (stonewall) so neither tool's figure is the other jobs' load. Direct I/O
@@ -244,7 +246,8 @@ def main():
                     help="also run the rounds with N CPU burners (a busy host), "
                     "started from this script's session")
     args = ap.parse_args()
-    run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(REPO / "Cargo.toml")])
+    if "FSBENCH" not in os.environ:
+        run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(REPO / "Cargo.toml")])
     print(run(["fio", "--version"]).strip(), "against", run([str(FSBENCH), "--version"]).strip())
     image = None
     if args.dir:

@@ -55,8 +55,12 @@ impl Throttle {
         std::fs::write(self.dir.join("blkio.throttle.read_bps_device"), line).unwrap();
     }
 
+    /// The run and its children (the one that measures, in a session of
+    /// its own: `common::family`).
     fn admit(&self, run: &Running) {
-        std::fs::write(self.dir.join("cgroup.procs"), run.pid.to_string()).unwrap();
+        for pid in common::family(run.pid) {
+            std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+        }
     }
 }
 
