@@ -680,18 +680,21 @@ pub struct Frozen {
 }
 
 impl Frozen {
+    /// The run first (stopped, it forks no more), then its children.
     pub fn new(run: &Running) -> Frozen {
+        stop(run.pid);
         let pids = family(run.pid);
-        for &pid in &pids {
-            // SAFETY: kill has no memory-safety preconditions; the pids are
-            // the run's and its children's, which it has not reaped.
-            unsafe { libc::kill(pid, libc::SIGSTOP) };
-        }
-        wait_until(STARTUP_TIMEOUT, "every thread stopped", || {
-            pids.iter().all(|&pid| all_stopped(pid))
-        });
+        pids[1..].iter().for_each(|&pid| stop(pid));
         Frozen { pids }
     }
+}
+
+/// SIGSTOP to `pid`, and waits until every thread of it has stopped.
+fn stop(pid: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is a run's
+    // or its child's, not yet reaped.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    wait_until(STARTUP_TIMEOUT, "every thread stopped", || all_stopped(pid));
 }
 
 impl Drop for Frozen {
