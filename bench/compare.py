@@ -5,6 +5,12 @@ print ratios. Machines are noisy: only the ratios of one run mean anything.
 
     sudo python3 bench/compare.py                 # mounts its own tmpfs
     sudo python3 bench/compare.py --dir /lab/ext4 --rounds 5
+    sudo python3 bench/compare.py --meta-only --rounds 9   # fsbench's file tests against the floor
+
+The metadata table's 'vs floor' is fsbench's rate over the floor's (above
+1: fsbench issues its system calls with less around them than the bare
+loop), the median of the rounds' ratios and their min-max; a figure whose
+median falls below 1 is named on a line of its own.
 
 Needs: bonnie++ and fio (Debian packages), a C compiler, cargo.
 """
@@ -111,6 +117,12 @@ def ratio_text(a, b):
     return f"{r:6.2f}x" if r else "     -"
 
 
+def spread_text(a, b):
+    """min-max of the per-round ratios a/b."""
+    ratios = [x / y for x, y in zip(a, b) if x and y]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", help="file system to test (default: a fresh tmpfs)")
@@ -118,6 +130,8 @@ def main():
     ap.add_argument("--files", type=int, default=100, help="-n for fsbench (x1024 files)")
     ap.add_argument("--bonnie-files", type=int, default=400,
                     help="-n for bonnie++ (large enough that it prints figures, not +++++)")
+    ap.add_argument("--meta-only", action="store_true",
+                    help="only fsbench's file tests and the floor's (no bonnie++, fio or data tests)")
     ap.add_argument("--mib", type=int, default=4096,
                     help="data size for block tests (bonnie++ needs >= 0.5 s per phase to print a figure)")
     args = ap.parse_args()
@@ -127,7 +141,7 @@ def main():
     workdir = args.dir
     if workdir is None:
         mount = tempfile.mkdtemp(prefix="fsbench-bench-")
-        size = f"size={2 * args.mib + 1024}m"
+        size = f"size={1024 if args.meta_only else 2 * args.mib + 1024}m"
         run(["mount", "-t", "tmpfs", "-o", size, "tmpfs", mount])
         workdir = mount
     try:
@@ -155,9 +169,12 @@ def report(floor, workdir, args):
         for k in seq:
             seq[k][tool].append(rate(fields, k, True))
 
-    def floor_runs():
+    def floor_meta_runs():
         for k, v in floor_meta(floor, workdir, files).items():
             floor_m[k].append(v)
+
+    def floor_runs():
+        floor_meta_runs()
         w, r = floor_seq(floor, workdir, args.mib, 8192)
         seq["put_block"]["floor"].append(w)
         seq["get_block"]["floor"].append(r)
@@ -171,6 +188,8 @@ def report(floor, workdir, args):
             lambda: meta_run("fsbench_big", "fsbench", args.bonnie_files),
             lambda: meta_run("bonnie++", "bonnie++", args.bonnie_files),
             lambda: data_run("fsbench"), lambda: data_run("bonnie++")]
+    if args.meta_only:
+        jobs = [floor_meta_runs, lambda: meta_run("fsbench", "fsbench", args.files)]
     order = random.Random(1)
     for _ in range(args.rounds):
         # A new order every round: what ran just before (a metadata run
@@ -182,14 +201,23 @@ def report(floor, workdir, args):
 
     print(f"# {workdir}: {args.rounds} rounds, tools in a new random order each round; medians, and ratios as the median of per-round ratios")
     print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
-    print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
+    print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9} {'spread':>10}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
     floor_of = {"seq_create": "create", "ran_create": "create", "seq_stat": "stat",
                 "ran_stat": "stat", "seq_del": "delete", "ran_del": "delete"}
+    below = []
     for k in META:
         fs, fl = meta[k]["fsbench"], floor_m[floor_of[k]]
         fb, bo = meta[k]["fsbench_big"], meta[k]["bonnie++"]
-        print(f"{k:<11}{median(fs) or 0:>10.0f}{median(fl):>10.0f}{ratio_text(fs, fl):>9}  "
-              f"{median(fb) or 0:>11.0f}{median(bo) or 0:>10.0f}{ratio_text(fb, bo):>10}")
+        against_bonnie = ("" if args.meta_only else
+                          f"{median(fb) or 0:>11.0f}{median(bo) or 0:>10.0f}{ratio_text(fb, bo):>10}")
+        print(f"{k:<11}{median(fs) or 0:>10.0f}{median(fl):>10.0f}{ratio_text(fs, fl):>9} "
+              f"{spread_text(fs, fl):>10}  {against_bonnie}")
+        if k.startswith("seq_") and (paired_ratio(fs, fl) or 0) < 1:
+            below.append(f"{k} {paired_ratio(fs, fl) or 0:.2f}x")
+    if below:
+        print("BELOW THE FLOOR (fsbench slower than the bare syscall loop): " + ", ".join(below))
+    if args.meta_only:
+        return
     print(f"## block I/O, MiB/s ({args.mib} MiB file, 8 KiB blocks)")
     print(f"{'test':<11}{'fsbench':>10}{'fio psync':>10}{'vs fio':>8}{'bonnie++':>10}{'vs bonnie':>10}{'floor':>10}{'vs floor':>9}")
     for k in ["put_block", "get_block"]:

@@ -9,10 +9,15 @@ each job, fio does not), both writing fio's JSON (`--output-format=json` and
 p99, and fdatasync p99 where the job syncs) the median of fsbench / fio
 over the rounds and its min-max spread, and checks that both ran the same
 jobs in the same groups and, for size-bound jobs, moved the same bytes.
+With --burners N the rounds run twice, quiet and then with N CPU burners
+started from this script's session (a busy host), and the table has both
+ratios side by side.
 
     sudo python3 bench/fio_agreement.py                      # fresh 4 GiB loop ext4 (direct I/O)
     sudo python3 bench/fio_agreement.py --dir /lab/xfs --rounds 5
     sudo python3 bench/fio_agreement.py --jobs my.fio --jobs other.fio
+    sudo python3 bench/fio_agreement.py --burners 4          # quiet and busy
+    sudo FSBENCH=/path/to/fsbench python3 bench/fio_agreement.py
 
 Needs: fio (Debian package), mkfs.ext4, cargo.
 """
@@ -26,9 +31,11 @@ import tempfile
 from pathlib import Path
 
 from agreement import run, settle
+from burners import Burners, describe
 
 REPO = Path(__file__).resolve().parent.parent
-FSBENCH = REPO / "target" / "release" / "fsbench"
+# $FSBENCH: another build to compare (then nothing is built)
+FSBENCH = Path(os.environ.get("FSBENCH", REPO / "target" / "release" / "fsbench"))
 
 # The jobs compared by default: fio's common shapes, each measured alone
 # (stonewall) so neither tool's figure is the other jobs' load. Direct I/O
@@ -186,25 +193,44 @@ def human(figure, value):
     return f"{value / 1000:.1f} us"
 
 
-def compare(jobfile_text, workdir, rounds, label):
+def alternating_rounds(jobfile, workdir, rounds, tmp):
+    """(fio's documents, fsbench's), one of each per round."""
+    fio_runs, ours_runs = [], []
+    for r in range(rounds):
+        # Alternating, and each round starting with the other tool, so
+        # drift and order hit both alike.
+        order = ["fio", "fsbench"] if r % 2 == 0 else ["fsbench", "fio"]
+        for tool in order:
+            document = fio_json(tool, jobfile, workdir, os.path.join(tmp, f"{tool}{r}.json"))
+            (fio_runs if tool == "fio" else ours_runs).append(document)
+    return fio_runs, ours_runs
+
+
+def compare(jobfile_text, workdir, rounds, label, burners):
+    """Quiet rounds, then (with burners) busy ones; prints both tables' rows
+    side by side. True when both tools ran the same jobs and bytes."""
     with tempfile.TemporaryDirectory(prefix="fsbench-fio-agree-") as tmp:
         jobfile = os.path.join(tmp, "jobs.fio")
         Path(jobfile).write_text(jobfile_text.replace("DIR", workdir))
-        fio_runs, ours_runs = [], []
-        for r in range(rounds):
-            # Alternating, and each round starting with the other tool, so
-            # drift and order hit both alike.
-            order = ["fio", "fsbench"] if r % 2 == 0 else ["fsbench", "fio"]
-            for tool in order:
-                document = fio_json(tool, jobfile, workdir, os.path.join(tmp, f"{tool}{r}.json"))
-                (fio_runs if tool == "fio" else ours_runs).append(document)
+        sets = {"quiet": alternating_rounds(jobfile, workdir, rounds, tmp)}
+        if burners:
+            with Burners(burners):
+                sets["busy"] = alternating_rounds(jobfile, workdir, rounds, tmp)
     time_based = time_based_jobs(jobfile_text)
-    print(f"\n{label}: {rounds} rounds, fsbench / fio (median, min-max over rounds)")
-    print(f"{'job':<22}{'figure':<14}{'fio':>14}{'fsbench':>14}{'ratio':>8}  spread")
-    for job, figure, theirs, ours, ratio, spread in agreement(fio_runs, ours_runs):
-        print(f"{job:<22}{figure:<14}{human(figure, theirs):>14}{human(figure, ours):>14}"
-              f"{ratio:>8.2f}  {spread}")
-    problems = check_shapes(fio_runs, ours_runs, time_based)
+    print(f"\n{label}: {rounds} rounds, fsbench / fio (median, min-max over rounds)"
+          + (f"; busy: {describe(burners)}" if burners else ""))
+    busy_head = f"{'busy fio':>14}{'fsbench':>14}{'ratio':>8}  spread" if burners else ""
+    print(f"{'job':<22}{'figure':<14}{'fio':>14}{'fsbench':>14}{'ratio':>8}  {'spread':<11}{busy_head}")
+    busy_rows = {row[:2]: row for row in agreement(*sets["busy"])} if burners else {}
+    for job, figure, theirs, ours, ratio, spread in agreement(*sets["quiet"]):
+        line = (f"{job:<22}{figure:<14}{human(figure, theirs):>14}{human(figure, ours):>14}"
+                f"{ratio:>8.2f}  {spread:<11}")
+        if (job, figure) in busy_rows:
+            _, _, b_theirs, b_ours, b_ratio, b_spread = busy_rows[job, figure]
+            line += (f"{human(figure, b_theirs):>14}{human(figure, b_ours):>14}"
+                     f"{b_ratio:>8.2f}  {b_spread}")
+        print(line)
+    problems = sorted({p for runs in sets.values() for p in check_shapes(*runs, time_based)})
     print("jobs, groups and bytes: " + ("the same" if not problems else "; ".join(problems)))
     return not problems
 
@@ -216,8 +242,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", action="append", help="job file(s) to compare instead "
                     "(a DIR in them is replaced by the directory)")
+    ap.add_argument("--burners", type=int, default=0, metavar="N",
+                    help="also run the rounds with N CPU burners (a busy host), "
+                    "started from this script's session")
     args = ap.parse_args()
-    run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(REPO / "Cargo.toml")])
+    if "FSBENCH" not in os.environ:
+        run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(REPO / "Cargo.toml")])
     print(run(["fio", "--version"]).strip(), "against", run([str(FSBENCH), "--version"]).strip())
     image = None
     if args.dir:
@@ -226,7 +256,8 @@ def main():
         image, device, workdir = loop_ext4(args.size)
     try:
         sets = [(Path(j).read_text(), j) for j in args.jobs] if args.jobs else [(DEFAULT_JOBS, "default jobs")]
-        ok = all([compare(text, workdir, args.rounds, label) for text, label in sets])
+        ok = all([compare(text, workdir, args.rounds, label, args.burners)
+                  for text, label in sets])
     finally:
         if image:
             run(["umount", workdir])

@@ -39,6 +39,10 @@ their spread (min-max) beside it; efficiency is rate at N / (N x rate at 1)
 (the smallest count when 1 is not asked), also a median of per-round
 values. Efficiency past the CPU count only says how much waiting overlaps.
 
+--burners N runs the rounds twice, quiet and then with N CPU burners
+started from this script's session (a busy host), and adds the busy
+fsbench / fio (and / fio-t) ratios, median and spread, to each line.
+
 --counts measures instead what does not depend on the core count, per I/O,
 at 1 and 2 threads on a tmpfs: user-space instructions (perf stat -e
 instructions:u where the machine has hardware counters, else callgrind,
@@ -54,6 +58,7 @@ that its jobs are threads of one process as fsbench's are).
     sudo python3 bench/scaling.py --only rand-read-4k --threads 1,16,64 --rounds 5
     sudo python3 bench/scaling.py --only uring-rand-read-4k-qd32 --dir /data --size 16g
     sudo python3 bench/scaling.py --counts                 # instructions, futex, syscalls per I/O
+    sudo python3 bench/scaling.py --only disk --burners 4  # quiet and with 4 CPU burners
     sudo FSBENCH=/path/to/fsbench python3 bench/scaling.py
 
 Needs: root, fio, e2fsprogs, util-linux (losetup); --counts: strace, and
@@ -73,6 +78,7 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
+from burners import Burners, describe
 from mounts import mount_loop_ext4, mount_tmpfs, unmount
 
 REPO = Path(__file__).resolve().parent.parent
@@ -291,9 +297,11 @@ def ratio_text(over, under):
             f"{min(ratios):6.3f}-{max(ratios):<6.3f}")
 
 
-def print_scaling(o, todo, results, filesystems):
+def print_scaling(o, todo, results, filesystems, busy=None):
     print(f"# {o.rounds} round(s) of {o.warmup} s warm-up + {o.seconds} s per measurement, "
           f"{os.cpu_count()} CPUs; rates are medians over rounds")
+    if busy:
+        print(f"# busy: the same rounds again with {describe(o.burners)}")
     for name, fs in filesystems.items():
         print(f"# {name}: {fs['text']}")
     print("# fio: --numjobs processes (fio's default, as in the issue)"
@@ -306,7 +314,9 @@ def print_scaling(o, todo, results, filesystems):
           + (f"{'fio-t':>10} " if with_t else "")
           + f"{'fsbench':>10} {'fsb/fio':>7} {'spread':>13} "
           + (f"{'fsb/fio-t':>9} {'spread':>13} " if with_t else "")
-          + f"{'eff fio':>7} " + (f"{'fio-t':>6} " if with_t else "") + f"{'fsb':>6}")
+          + f"{'eff fio':>7} " + (f"{'fio-t':>6} " if with_t else "") + f"{'fsb':>6}"
+          + (f" {'busy fsb/fio':>12} {'spread':>13}" if busy else "")
+          + (f" {'busy fsb/fio-t':>14} {'spread':>13}" if busy and with_t else ""))
     for fs, job, n in todo:
         base = min(m for f, j, m in todo if f == fs and j == job)
         rates = {tool: results[fs, job.name, n, tool] for tool in tools(o)}
@@ -322,7 +332,13 @@ def print_scaling(o, todo, results, filesystems):
         if with_t:
             line += f"  {ratio_text(rates['fsbench'], rates['fio-thread'])} "
         line += f"{eff['fio']:7.3f} " + (f"{eff['fio-thread']:6.3f} " if with_t else "")
-        print(line + f"{eff['fsbench']:6.3f}")
+        line += f"{eff['fsbench']:6.3f}"
+        if busy:
+            loaded = {tool: busy[fs, job.name, n, tool] for tool in tools(o)}
+            line += f"      {ratio_text(loaded['fsbench'], loaded['fio'])}"
+            if with_t:
+                line += f"        {ratio_text(loaded['fsbench'], loaded['fio-thread'])}"
+        print(line)
 
 
 # ---- counts --------------------------------------------------------------
@@ -465,6 +481,9 @@ def main():
     ap.add_argument("--fio-thread", action=argparse.BooleanOptionalAction, default=True,
                     help="also run fio with --thread (its jobs as threads of one process, "
                     "as fsbench's are) and print fsbench / that (default: on)")
+    ap.add_argument("--burners", type=int, default=0, metavar="N",
+                    help="also run the rounds with N CPU burners (a busy host), started "
+                    "from this script's session, and print the busy ratios")
     ap.add_argument("--counts", action="store_true",
                     help="instructions, futex and system calls per I/O at 1 and 2 threads")
     o = ap.parse_args()
@@ -494,10 +513,14 @@ def main():
               f"{count * (o.warmup + o.seconds + 1) / 60:.0f} min each plus fsbench's "
               "lay-outs", file=sys.stderr, flush=True)
         results = run_rounds(o, todo, filesystems)
+        busy = None
+        if o.burners:
+            with Burners(o.burners):
+                busy = run_rounds(o, todo, filesystems)
     finally:
         for fs in filesystems.values():
             fs["undo"]()
-    print_scaling(o, todo, results, filesystems)
+    print_scaling(o, todo, results, filesystems, busy)
     return 0
 
 

@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod io;
 pub mod kernel_file;
 pub mod measure;
+pub mod own_session;
 pub mod policy;
 pub mod report;
 pub mod result;

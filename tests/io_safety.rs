@@ -2,6 +2,9 @@
 //! the scratch directory survives a normal end, a failure mid-run and
 //! SIGINT (with either engine); bad input exits 2 with one line and writes nothing; O_DIRECT
 //! with a transfer size the file system cannot align is refused clearly.
+//! Where sessions share the CPU, the run measures in a child of its own
+//! session, which the signals sent to the process started reach (SIGTERM,
+//! Ctrl-Z and SIGCONT) and which a kill -9 of it ends.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -213,4 +216,124 @@ fn an_io_uring_run_leaves_its_space_free_when_it_exits() {
         "{} KiB still in use right after the run",
         (before - after) >> 10
     );
+}
+
+/// Whether the kernel shares CPU time between sessions first (autogroup):
+/// where it does not, `fsbench io` measures in the process started.
+fn sessions_share_cpu() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .is_ok_and(|text| text.trim() == "1")
+}
+
+/// A field of /proc/PID/stat after the command name: 0 is the state, 3
+/// the session.
+fn stat_field(pid: i32, field: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(") ")?.1;
+    rest.split_whitespace().nth(field).map(str::to_string)
+}
+
+/// The run's measuring child: the one process it forked.
+fn measuring_child(fsbench: &Running) -> i32 {
+    match common::family(fsbench.pid)[..] {
+        [_, child] => child,
+        ref all => panic!("one child expected: {all:?}"),
+    }
+}
+
+/// A minute-long run on a fresh tmpfs with a sentinel beside it, and its
+/// measuring child; None where sessions do not share the CPU.
+fn run_apart() -> Option<(TmpfsMount, Sentinel, Running, i32)> {
+    if !sessions_share_cpu() {
+        eprintln!("skipping: no autogroup scheduling here");
+        return None;
+    }
+    let mnt = TmpfsMount::new("64m")?;
+    let sentinel = Sentinel::plant(mnt.path());
+    let (fsbench, _) = start_long_run(&mnt, "");
+    let child = measuring_child(&fsbench);
+    Some((mnt, sentinel, fsbench, child))
+}
+
+/// fio's jobs each call setsid(): under autogroup scheduling a session
+/// is a CPU share of its own, and burners started from the shell no
+/// longer take the job's. `fsbench io` measures in a child that leads a
+/// session of its own (and does the I/O: the data file is open there);
+/// the process started stays in the caller's session, and a SIGTERM sent
+/// to it reaches the child, which stops and cleans up.
+#[test]
+fn the_run_measures_in_a_session_of_its_own_and_signals_reach_it() {
+    let Some((mnt, sentinel, fsbench, child)) = run_apart() else {
+        return;
+    };
+    // SAFETY: getsid(0) has no preconditions.
+    let own_session = unsafe { libc::getsid(0) }.to_string();
+    assert_eq!(stat_field(fsbench.pid, 3), Some(own_session));
+    assert_eq!(
+        stat_field(child, 3),
+        Some(child.to_string()),
+        "child leads its session"
+    );
+    let autogroup = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/autogroup")).unwrap();
+    assert_ne!(autogroup(child), autogroup(fsbench.pid));
+    let opened = std::fs::read_dir(format!("/proc/{child}/fd"))
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.unwrap().path()).ok())
+        .any(|target| target.ends_with("io.dat"));
+    assert!(opened, "the child does the I/O");
+    fsbench.signal(libc::SIGTERM);
+    let out = fsbench.wait();
+    out.assert_code(143).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("interrupted by SIGTERM; scratch data removed"),
+        "{out}"
+    );
+    assert!(
+        stat_field(child, 0).is_none(),
+        "the child has ended and was reaped"
+    );
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// Ctrl-Z stops the run, the child too; the shell's SIGCONT (`fg`) lets
+/// both go on.
+#[test]
+fn ctrl_z_stops_the_measuring_child_and_fg_continues_it() {
+    let Some((mnt, sentinel, fsbench, child)) = run_apart() else {
+        return;
+    };
+    let state = |pid| stat_field(pid, 0).unwrap_or_default();
+    fsbench.signal(libc::SIGTSTP);
+    wait_until(common::STARTUP_TIMEOUT, "both stopped", || {
+        state(child) == "T" && state(fsbench.pid) == "T"
+    });
+    fsbench.signal(libc::SIGCONT);
+    wait_until(common::STARTUP_TIMEOUT, "both going on", || {
+        state(child) != "T" && state(fsbench.pid) != "T"
+    });
+    fsbench.signal(libc::SIGINT);
+    fsbench.wait().assert_code(130).assert_no_panic();
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
+}
+
+/// kill -9 of the process started ends the measuring child too (it
+/// cannot clean up, as a kill -9 never can): `fsbench clean` then removes
+/// the leftover.
+#[test]
+fn kill_9_ends_the_measuring_child_and_clean_removes_the_leftover() {
+    let Some((mnt, sentinel, fsbench, child)) = run_apart() else {
+        return;
+    };
+    fsbench.signal(libc::SIGKILL);
+    assert_eq!(fsbench.wait().status.code(), None, "killed by a signal");
+    wait_until(common::STARTUP_TIMEOUT, "the child gone", || {
+        stat_field(child, 0).is_none_or(|state| state == "Z")
+    });
+    assert_eq!(common::scratch_dirs(mnt.path()).len(), 1, "the leftover");
+    run(&["clean", &mnt.arg()]).assert_success();
+    sentinel.assert_intact();
+    assert_no_scratch_left(mnt.path());
 }

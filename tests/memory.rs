@@ -57,13 +57,21 @@ impl Finished {
     }
 }
 
-/// The child's high-water RSS so far (VmHWM), 0 once it is gone.
+/// The highest high-water RSS so far (VmHWM) of the child and its own
+/// children (`fsbench io` measures in one: `common::family`), 0 once they
+/// are gone.
 fn high_water_kib(pid: libc::pid_t) -> i64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+    common::family(pid)
+        .into_iter()
+        .map(|pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        })
+        .max()
         .unwrap_or(0)
 }
 

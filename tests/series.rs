@@ -55,8 +55,15 @@ impl Throttle {
         std::fs::write(self.dir.join("blkio.throttle.read_bps_device"), line).unwrap();
     }
 
+    /// The run and its children (the one that measures, in a session of
+    /// its own: `common::family`): the run first, so that what it forks
+    /// from then on starts in the cgroup, then what it had forked already.
     fn admit(&self, run: &Running) {
-        std::fs::write(self.dir.join("cgroup.procs"), run.pid.to_string()).unwrap();
+        let procs = self.dir.join("cgroup.procs");
+        std::fs::write(&procs, run.pid.to_string()).unwrap();
+        for pid in common::family(run.pid) {
+            std::fs::write(&procs, pid.to_string()).unwrap();
+        }
     }
 }
 

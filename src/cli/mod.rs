@@ -21,6 +21,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::console::stderr_line;
 use crate::error::Interrupted;
+use crate::own_session::Apart;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -131,6 +132,9 @@ pub fn main() -> i32 {
         Ok(matches) => matches,
         Err(e) => return clap_error(&e),
     };
+    if let Apart::Ended(code) = measure_apart(&matches) {
+        return code;
+    }
     if let Err(e) = crate::interrupt::install() {
         stderr_line!("fsbench: error: cannot install signal handlers: {e}");
         return 1;
@@ -148,6 +152,20 @@ pub fn main() -> i32 {
     };
     crate::scale::finish();
     code
+}
+
+/// A kind that measures apart (`Kind::apart`) moves into a session of its
+/// own, before any thread starts; not under MPI, whose launcher places
+/// its ranks.
+fn measure_apart(matches: &ArgMatches) -> Apart {
+    let apart = matches
+        .subcommand_name()
+        .and_then(kinds::find)
+        .is_some_and(|kind| kind.apart);
+    if !apart || crate::scale::launched_by_mpi() {
+        return Apart::Measuring;
+    }
+    crate::own_session::measure_apart()
 }
 
 /// Prints clap's error (or the help it was asked for). A value our own

@@ -55,6 +55,11 @@ static EPOCH: OnceLock<Instant> = OnceLock::new();
 static CLOCK: OnceLock<clock::Readings> = OnceLock::new();
 
 /// Joins the job the launcher started (if any); call once, first thing.
+/// Whether an MPI launcher started this process (before `init`).
+pub fn launched_by_mpi() -> bool {
+    team::launched_by_mpi()
+}
+
 pub fn init() -> anyhow::Result<()> {
     let team = Team::launch()?;
     RANK.store(team.rank(), Ordering::Relaxed);

@@ -41,7 +41,7 @@ enum Link {
 /// PMI (MPICH's mpiexec, `srun --mpi=pmi2`) and PMIx (`srun --mpi=pmix`).
 const LAUNCHER_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
 
-fn launched_by_mpi() -> bool {
+pub(super) fn launched_by_mpi() -> bool {
     LAUNCHER_VARS.iter().any(|v| std::env::var_os(v).is_some())
 }
 

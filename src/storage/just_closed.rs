@@ -33,7 +33,7 @@ const LONGEST_PAUSE: Duration = Duration::from_millis(64);
 pub struct Refused {
     pub errno: Errno,
     pub tries: u32,
-    /// From the first try to the last.
+    /// From the first failure to the last try.
     pub waited: Duration,
 }
 
@@ -82,7 +82,9 @@ fn retry_busy<T>(
     patience: Duration,
     mut op: impl FnMut() -> rustix::io::Result<T>,
 ) -> Result<T, Refused> {
-    let started = Instant::now();
+    // The clock is read at the first failure, not before every call: an
+    // unlink that succeeds (all but a few) costs its system call alone.
+    let mut started = None;
     let mut pause = FIRST_PAUSE;
     let mut tries = 0;
     loop {
@@ -91,7 +93,7 @@ fn retry_busy<T>(
             Ok(done) => return Ok(done),
             Err(errno) => errno,
         };
-        let waited = started.elapsed();
+        let waited = started.get_or_insert_with(Instant::now).elapsed();
         let left = patience.saturating_sub(waited);
         if errno != Errno::BUSY || left.is_zero() {
             return Err(Refused {

@@ -635,32 +635,74 @@ pub fn fill_file_system(path: &Path) -> u64 {
     panic!("the free space kept changing: cannot fill the file system");
 }
 
-/// The process frozen with SIGSTOP until dropped (then SIGCONT).
-pub struct Frozen<'a> {
-    run: &'a Running,
+/// `pid` and its descendants, parents first: `fsbench io` measures in a
+/// child of its own session (src/own_session.rs) where sessions share the
+/// CPU, so what a test does to "the run" it does to every one of them.
+pub fn family(pid: i32) -> Vec<i32> {
+    let mut found = vec![pid];
+    let mut next = 0;
+    while next < found.len() {
+        let tasks = PathBuf::from(format!("/proc/{}/task", found[next]));
+        for task in std::fs::read_dir(tasks).into_iter().flatten().flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            found.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<i32>().ok()),
+            );
+        }
+        next += 1;
+    }
+    found
 }
 
-impl<'a> Frozen<'a> {
-    pub fn new(run: &'a Running) -> Frozen<'a> {
-        run.signal(libc::SIGSTOP);
-        let tasks = PathBuf::from(format!("/proc/{}/task", run.pid));
-        wait_until(STARTUP_TIMEOUT, "every thread stopped", || {
-            std::fs::read_dir(&tasks).unwrap().all(|task| {
-                let stat =
-                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
-                // The state follows the command name in parentheses.
-                stat.rsplit(") ")
-                    .next()
-                    .is_some_and(|rest| rest.starts_with('T'))
-            })
-        });
-        Frozen { run }
+/// Whether every thread of `pid` is stopped (state T).
+fn all_stopped(pid: i32) -> bool {
+    let tasks = PathBuf::from(format!("/proc/{pid}/task"));
+    std::fs::read_dir(&tasks)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // The state follows the command name in parentheses.
+            stat.rsplit(") ")
+                .next()
+                .is_some_and(|rest| rest.starts_with('T'))
+        })
+}
+
+/// The process and its children frozen with SIGSTOP until dropped (then
+/// SIGCONT).
+pub struct Frozen {
+    pids: Vec<i32>,
+}
+
+impl Frozen {
+    /// The run first (stopped, it forks no more), then its children.
+    pub fn new(run: &Running) -> Frozen {
+        stop(run.pid);
+        let pids = family(run.pid);
+        pids[1..].iter().for_each(|&pid| stop(pid));
+        Frozen { pids }
     }
 }
 
-impl Drop for Frozen<'_> {
+/// SIGSTOP to `pid`, and waits until every thread of it has stopped.
+fn stop(pid: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is a run's
+    // or its child's, not yet reaped.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    wait_until(STARTUP_TIMEOUT, "every thread stopped", || all_stopped(pid));
+}
+
+impl Drop for Frozen {
     fn drop(&mut self) {
-        self.run.signal(libc::SIGCONT);
+        for &pid in self.pids.iter().rev() {
+            // SAFETY: as in `new`.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
     }
 }
 

@@ -165,6 +165,7 @@ pub const KIND: Kind = Kind {
     about: "bonnie++'s tests, flags and CSV, timed with ns clocks (never \"+++++\")",
     under_mpi: true,
     takes_commands: false,
+    apart: false,
     args: BonnieArgs::augment_args,
     run: |matches, json| BonnieArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,

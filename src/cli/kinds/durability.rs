@@ -23,6 +23,7 @@ a verdict on whether the stack really makes them durable",
     // Its crash and power-loss verdict is one host's.
     under_mpi: false,
     takes_commands: false,
+    apart: false,
     args: DurabilityArgs::augment_args,
     run: |matches, json| DurabilityArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,

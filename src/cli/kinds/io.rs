@@ -33,6 +33,7 @@ pub const KIND: Kind = Kind {
 threads, O_DIRECT; interval lines and latency percentiles",
     under_mpi: true,
     takes_commands: false,
+    apart: true,
     args: IoArgs::augment_args,
     run: |matches, json| IoArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,

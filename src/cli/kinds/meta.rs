@@ -24,6 +24,7 @@ pub const KIND: Kind = Kind {
 create, rename, chmod, xattrs, symlink, hard link, ls -l, truncate, unlink",
     under_mpi: true,
     takes_commands: false,
+    apart: false,
     args: MetaArgs::augment_args,
     run: |matches, json| MetaArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,

@@ -39,6 +39,10 @@ pub struct Kind {
     pub under_mpi: bool,
     /// Whether a suite entry may give it `commands` (PostMark's).
     pub takes_commands: bool,
+    /// Whether `fsbench <name>` measures in a session of its own
+    /// (`own_session`), as the tool its figures are held against does:
+    /// fio's jobs do, bonnie++ and PostMark run in the shell's session.
+    pub apart: bool,
     /// Declares the subcommand's arguments.
     pub args: fn(clap::Command) -> clap::Command,
     /// Runs `fsbench <name> ...`; the `--json` path comes along.

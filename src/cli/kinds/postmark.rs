@@ -25,6 +25,7 @@ pub const KIND: Kind = Kind {
 for any configuration and seed), timed with ns clocks",
     under_mpi: true,
     takes_commands: true,
+    apart: false,
     args: PostmarkArgs::augment_args,
     run: |matches, json| PostmarkArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,

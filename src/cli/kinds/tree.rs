@@ -26,6 +26,7 @@ pub const KIND: Kind = Kind {
 read, concat, stream on a generated dataset or your own directory",
     under_mpi: true,
     takes_commands: false,
+    apart: false,
     args: TreeArgs::augment_args,
     run: |matches, json| TreeArgs::from_arg_matches(matches)?.run(json),
     entry: suite_workload,
