@@ -201,7 +201,9 @@ def report(floor, workdir, args):
 
     print(f"# {workdir}: {args.rounds} rounds, tools in a new random order each round; medians, and ratios as the median of per-round ratios")
     print(f"## metadata, files/s (fsbench -n {args.files}; fsbench and bonnie++ -n {args.bonnie_files})")
-    print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9} {'spread':>10}  {'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}")
+    bonnie_head = "" if args.meta_only else \
+        f"{'fsb -n' + str(args.bonnie_files):>11}{'bonnie++':>10}{'vs bonnie':>10}"
+    print(f"{'test':<11}{'fsbench':>10}{'floor':>10}{'vs floor':>9} {'spread':>10}  {bonnie_head}")
     floor_of = {"seq_create": "create", "ran_create": "create", "seq_stat": "stat",
                 "ran_stat": "stat", "seq_del": "delete", "ran_del": "delete"}
     below = []
