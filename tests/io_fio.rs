@@ -586,7 +586,10 @@ fn shape_of(value: &serde_json::Value) -> BTreeMap<String, &'static str> {
 /// removed after it.
 fn real_fio(mnt: &TmpfsMount, jobs: &tempfile::NamedTempFile) -> serde_json::Value {
     let out = mnt.join("fio.json");
+    // fio saves a verify job's state in its working directory: the mount,
+    // never the checkout.
     let status = std::process::Command::new(common::require_tool("fio"))
+        .current_dir(mnt.path())
         .args(["--output-format=json", "--output"])
         .arg(&out)
         .arg(jobs.path())
