@@ -146,16 +146,40 @@ rwmixread=70
 norandommap
 ";
 
-/// The jobs of fio's JSON: name, group, bytes read and written.
-fn fio_jobs(json: &serde_json::Value) -> Vec<(String, u64, u64, u64)> {
+/// fsbench's fio JSON of `jobs` (`fsbench io --fio JOBS --fio-json`,
+/// which must succeed), and what it printed.
+fn fsbench_fio_json(jobs: &tempfile::NamedTempFile) -> (serde_json::Value, common::Output) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("fsbench-fio.json");
+    let out = run(&["io", "--fio", arg(jobs), "--fio-json", json.to_str().unwrap()]);
+    out.assert_success().assert_no_panic();
+    (read_json(&json), out)
+}
+
+/// Per job of fio's JSON, its name and `figures` of it.
+fn per_job<T>(
+    json: &serde_json::Value,
+    figures: impl Fn(&serde_json::Value) -> T,
+) -> Vec<(String, T)> {
     let jobs = json["jobs"].as_array().unwrap();
-    let bytes = |job: &serde_json::Value, dir: &str| job[dir]["io_bytes"].as_u64().unwrap();
-    let entry = |job: &serde_json::Value| {
-        let name = job["jobname"].as_str().unwrap().to_string();
-        let group = job["groupid"].as_u64().unwrap();
-        (name, group, bytes(job, "read"), bytes(job, "write"))
-    };
+    let entry = |job: &serde_json::Value| (job["jobname"].as_str().unwrap().to_string(), figures(job));
     jobs.iter().map(entry).collect()
+}
+
+/// The figure `key` of direction `dir` ("read", "write") of a fio job.
+fn count(job: &serde_json::Value, dir: &str, key: &str) -> u64 {
+    job[dir][key].as_u64().unwrap()
+}
+
+/// The jobs of fio's JSON: name, then group, bytes read and written.
+fn fio_jobs(json: &serde_json::Value) -> Vec<(String, [u64; 3])> {
+    per_job(json, |job| {
+        [
+            job["groupid"].as_u64().unwrap(),
+            count(job, "read", "io_bytes"),
+            count(job, "write", "io_bytes"),
+        ]
+    })
 }
 
 /// fio's numbers of jobs and bytes: size × loops per clone; numjobs
@@ -223,10 +247,10 @@ fn size_bound_jobs_and_clones_move_what_fio_moves() {
     let (ours, theirs) = (fio_jobs(&read_json(&fio_json)), fio_jobs(&fio));
     assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{theirs:?}");
     for (mine, fio) in ours.iter().zip(&theirs) {
-        assert_eq!((&mine.0, mine.1), (&fio.0, fio.1), "{ours:?}\n{theirs:?}");
-        // Size-bound: the same bytes each way (fio's bssplit mix without
-        // the random map ends past size by its last block, as fsbench's).
-        assert_eq!((mine.2, mine.3), (fio.2, fio.3), "{ours:?}\n{theirs:?}");
+        // The same job in the same group, and size-bound, the same bytes
+        // each way (fio's bssplit mix without the random map ends past
+        // size by its last block, as fsbench's).
+        assert_eq!(mine, fio, "{ours:?}\n{theirs:?}");
     }
     assert_no_scratch_left(mnt.path());
 }
@@ -277,18 +301,14 @@ group_reporting
 
 /// Reads, writes and bytes each way of fio's JSON's jobs.
 fn ios(json: &serde_json::Value) -> Vec<(String, [u64; 4])> {
-    let jobs = json["jobs"].as_array().unwrap();
-    let count = |job: &serde_json::Value, dir: &str, key: &str| job[dir][key].as_u64().unwrap();
-    let entry = |job: &serde_json::Value| {
-        let figures = [
+    per_job(json, |job| {
+        [
             count(job, "read", "total_ios"),
             count(job, "write", "total_ios"),
             count(job, "read", "io_bytes"),
             count(job, "write", "io_bytes"),
-        ];
-        (job["jobname"].as_str().unwrap().to_string(), figures)
-    };
-    jobs.iter().map(entry).collect()
+        ]
+    })
 }
 
 /// Every job does fio's I/Os: the same reads and writes, and the same
@@ -302,18 +322,7 @@ fn random_jobs_do_fio_s_ios() {
     let jobs = jobfile(&mnt, DRAWN);
     let fio = real_fio(&mnt, &jobs);
     let sentinel = Sentinel::plant(mnt.path());
-    let out_dir = tempfile::tempdir().unwrap();
-    let json = out_dir.path().join("fsbench-fio.json");
-    let args = [
-        "io",
-        "--fio",
-        arg(&jobs),
-        "-q",
-        "--fio-json",
-        json.to_str().unwrap(),
-    ];
-    run(&args).assert_success().assert_no_panic();
-    let (ours, theirs) = (ios(&read_json(&json)), ios(&fio));
+    let (ours, theirs) = (ios(&fsbench_fio_json(&jobs).0), ios(&fio));
     assert_eq!(ours, theirs);
     assert_eq!(ours[0].1[0] + ours[0].1[1], 6448, "the issue's figure");
     sentinel.assert_intact();
@@ -333,17 +342,7 @@ fn the_etcd_check_writes_what_fio_writes() {
     );
     let fio = real_fio(&mnt, &jobs);
     let sentinel = Sentinel::plant(mnt.path());
-    let out_dir = tempfile::tempdir().unwrap();
-    let fio_json = out_dir.path().join("fio.json");
-    let out = run(&[
-        "io",
-        "--fio",
-        arg(&jobs),
-        "--fio-json",
-        fio_json.to_str().unwrap(),
-    ]);
-    out.assert_success().assert_no_panic();
-    let ours = read_json(&fio_json);
+    let (ours, out) = fsbench_fio_json(&jobs);
     let write = |json: &serde_json::Value, key: &str| json["jobs"][0]["write"][key].as_u64();
     // 2 MiB of 2300-byte blocks: 911 whole ones, as fio leaves the rest.
     assert_eq!(write(&fio, "total_ios"), Some(911), "{fio:#}");
@@ -677,17 +676,7 @@ fn fio_json_has_fio_s_keys_types_and_consistent_figures() {
     };
     let jobs = jobfile(&mnt, FOUR_JOBS);
     let fio = real_fio(&mnt, &jobs);
-    let out_dir = tempfile::tempdir().unwrap();
-    let json = out_dir.path().join("fsbench-fio.json");
-    let out = run(&[
-        "io",
-        "--fio",
-        arg(&jobs),
-        "--fio-json",
-        json.to_str().unwrap(),
-    ]);
-    out.assert_success().assert_no_panic();
-    let ours = read_json(&json);
+    let (ours, out) = fsbench_fio_json(&jobs);
 
     let (theirs, mine) = (shape_of(&fio), shape_of(&ours));
     let missing: Vec<String> = theirs
