@@ -151,7 +151,13 @@ norandommap
 fn fsbench_fio_json(jobs: &tempfile::NamedTempFile) -> (serde_json::Value, common::Output) {
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("fsbench-fio.json");
-    let out = run(&["io", "--fio", arg(jobs), "--fio-json", json.to_str().unwrap()]);
+    let out = run(&[
+        "io",
+        "--fio",
+        arg(jobs),
+        "--fio-json",
+        json.to_str().unwrap(),
+    ]);
     out.assert_success().assert_no_panic();
     (read_json(&json), out)
 }
@@ -162,7 +168,8 @@ fn per_job<T>(
     figures: impl Fn(&serde_json::Value) -> T,
 ) -> Vec<(String, T)> {
     let jobs = json["jobs"].as_array().unwrap();
-    let entry = |job: &serde_json::Value| (job["jobname"].as_str().unwrap().to_string(), figures(job));
+    let entry =
+        |job: &serde_json::Value| (job["jobname"].as_str().unwrap().to_string(), figures(job));
     jobs.iter().map(entry).collect()
 }
 

@@ -10,12 +10,12 @@ use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::{self, Outcome as Builds};
 use crate::console::stderr_line;
-use crate::driver::{Overhead, Remount, StopRule};
+use crate::driver::{Overhead, Plan, Remount, StopRule};
 use crate::report::precision::Precision;
 use crate::result::RunResult;
 use crate::storage::Target;
 use crate::suite::Suite;
-use crate::suite::plan::{Builder, SuiteOptions};
+use crate::suite::plan::Builder;
 use crate::workload::Progress;
 
 pub(super) struct Runner<'a> {
@@ -77,28 +77,29 @@ impl Runner<'_> {
         remount: Option<&Remount<'_>>,
     ) -> anyhow::Result<Option<String>> {
         let rule = self.precision.filter(|_| until);
-        let options = SuiteOptions {
-            repeat: repetitions.end,
-            until: rule.map(|rule| {
-                Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
-            }),
-            scale: self.options.scale,
-            keep: self.options.keep,
-            progress: match self.options.quiet {
-                true => Progress::new(true),
-                false => Progress::bar(),
-            },
+        let until = rule.map(|rule| {
+            Box::new(move |record: &RunResult| rule.reached(record)) as StopRule<'static>
+        });
+        let progress = match self.options.quiet {
+            true => Progress::new(true),
+            false => Progress::bar(),
         };
         let references = self.references.iter().filter(|_| with_references);
-        let targets = targets.into_iter().chain(references.cloned()).collect();
+        let targets: Vec<Target> = targets.into_iter().chain(references.cloned()).collect();
         let clock = Instant::now();
-        let mut plan = self.suite.plan(targets, self.build, options)?;
-        plan.repetitions = repetitions;
-        plan.cold = self.options.cold;
-        plan.remount = remount;
-        plan.preface = self.preface.take();
-        plan.scratch_id = Some(self.scratch_id.to_string());
-        plan.resume = self.resumed;
+        let parts = self
+            .suite
+            .parts(targets.len(), self.build, self.options.scale)?;
+        let plan = Plan::new(targets, parts)
+            .repetitions(repetitions)
+            .until(until)
+            .keep(self.options.keep)
+            .progress(progress)
+            .cold(self.options.cold)
+            .remount(remount)
+            .preface(self.preface.take())
+            .scratch_id(Some(self.scratch_id.to_string()))
+            .resume(self.resumed);
         let build_time = clock.elapsed();
         let verbose = self.options.verbose;
         let saving = &mut self.saving;
@@ -140,22 +141,7 @@ impl session::Measure for Runner<'_> {
     }
 
     fn planned_bytes(&self) -> anyhow::Result<u64> {
-        let probe = Target {
-            name: "probe".into(),
-            path: PathBuf::from("/"),
-        };
-        let options = SuiteOptions {
-            repeat: 1,
-            until: None,
-            scale: self.options.scale,
-            keep: false,
-            progress: Progress::new(true),
-        };
-        let plan = self.suite.plan(vec![probe], self.build, options)?;
-        Ok(plan
-            .parts
-            .iter()
-            .map(|p| p.instances[0].planned_bytes())
-            .sum())
+        let parts = self.suite.parts(1, self.build, self.options.scale)?;
+        Ok(parts.iter().map(|p| p.instances[0].planned_bytes()).sum())
     }
 }

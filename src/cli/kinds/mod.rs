@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::cli::flags::Single;
 use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result, save_so_far};
-use crate::driver::{Part, Plan, Spread};
+use crate::driver::{Part, Plan};
 use crate::policy::Policy;
 use crate::result::env::HostEnv;
 use crate::result::{RunResult, WorkloadResult};
@@ -107,23 +107,14 @@ pub fn run_single(
     json: Option<&Path>,
     mut show: impl FnMut(&WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let plan = Plan {
-        targets: vec![target],
-        parts: vec![Part {
-            label: None,
-            instances: vec![Box::new(workload)],
-        }],
-        spread: Spread::EachTarget,
-        repetitions: 0..how.repetitions,
-        until: None,
-        keep: how.keep,
-        progress: Progress::new(how.quiet),
-        scratch_id: None,
-        cold: None,
-        remount: None,
-        preface: None,
-        resume: false,
+    let part = Part {
+        label: None,
+        instances: vec![Box::new(workload)],
     };
+    let plan = Plan::new(vec![target], vec![part])
+        .repetitions(0..how.repetitions)
+        .keep(how.keep)
+        .progress(Progress::new(how.quiet));
     let outcome = crate::driver::run(plan, &mut record, |record, _, result| {
         show(result)?;
         crate::report::scale_out::show(result)?;

@@ -14,9 +14,9 @@ use crate::error::usage;
 use crate::result::RunResult;
 use crate::scale;
 use crate::storage::Target;
+use crate::workload::Workload;
 use crate::workload::postmark::{Postmark, PostmarkConfig, RunSummary};
 use crate::workload::synclog::SyncLogConfig;
-use crate::workload::{Progress, Workload};
 
 const RANK_0_REPORT: &str = "fsbench: the PostMark report below is rank 0's own; \
 the aggregate of all ranks is in the tables on stderr and in the JSON";
@@ -37,27 +37,20 @@ impl Runner for DrivenRunner<'_> {
         let ram_bytes = self.record.host.ram_bytes;
         let mut postmark =
             Postmark::new(config.clone(), self.sync_log.clone(), ram_bytes)?.printing_to(&mut *out);
-        let plan = Plan {
-            targets: targets_of(config)?,
-            parts: vec![Part {
-                label: None,
-                instances: vec![Box::new(&mut postmark) as Box<dyn Workload>],
-            }],
-            spread: Spread::AcrossTargets,
+        let part = Part {
+            label: None,
+            instances: vec![Box::new(&mut postmark) as Box<dyn Workload>],
+        };
+        let plan = Plan::new(targets_of(config)?, vec![part])
+            .spread(Spread::AcrossTargets)
             // A session's runs are its repetitions.
-            repetitions: self.runs..self.runs + 1,
-            until: None,
-            keep: self.keep,
-            progress: Progress::new(true),
+            .repetitions(self.runs..self.runs + 1)
+            .keep(self.keep)
             // Later runs of a session get their own directories, so
             // `--keep` can keep them all.
-            scratch_id: (self.runs > 0)
-                .then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
-            cold: None,
-            remount: None,
-            preface: None,
-            resume: false,
-        };
+            .scratch_id(
+                (self.runs > 0).then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
+            );
         let outcome = crate::driver::run(plan, &mut self.record, |_, _, result| {
             crate::report::scale_out::show(result)
         });
