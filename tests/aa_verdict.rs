@@ -75,7 +75,7 @@ fn fixture(seed: u64, repetitions: u32, factor: impl Fn(usize) -> f64) -> RunRes
                     "workloads": workloads, "cleanup": null })
         })
         .collect();
-    let mut run = fsbench::driver::record::new_run_result(&format!("aa-{seed}"));
+    let mut run = fsbench::driver::recording::new_run_result(&format!("aa-{seed}"));
     run.targets = serde_json::from_value(json!(targets)).expect("fixture targets");
     run
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::flags::Targets;
 use super::output::check_json_path;
 use crate::console::{Stream, emit, stderr_line};
-use crate::driver::record::{new_run_id, new_run_result};
+use crate::driver::recording::{new_run_id, new_run_result};
 use crate::result::TargetResult;
 use crate::result::cleanup::CleanupReport;
 use crate::storage::Target;

@@ -11,7 +11,8 @@ use crate::configs::place::Place;
 use crate::console::{Stream, emit};
 use crate::crash::oracle::Unsynced;
 use crate::crash::{self, Options};
-use crate::driver::record::{keep_partial, new_run_id, new_run_result};
+use crate::driver::Recording;
+use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::result::durability::{Durability, Model};
 use crate::result::{RunResult, TargetResult};
@@ -90,27 +91,24 @@ pub fn run(args: CrashArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let recordables = crash::recordables(&configs, &place)?;
     place.check(&configs)?;
     let run_id = new_run_id();
-    let mut record = new_run_result(&run_id);
+    let mut recording = Recording::new(new_run_result(&run_id), json);
     let judged = crash::judge_all(&recordables, &place, &options, &run_id, |config, found| {
-        record.targets.push(judged_target(config, found))
+        let target = judged_target(config, found);
+        recording.record.targets.push(target)
     });
     match judged {
         Ok(()) => {
-            record.finished = Some(chrono::Utc::now());
-            show(&record)?;
-            if let Some(path) = json {
-                crate::store::save(&record, path)?;
-            }
-            Ok(())
+            recording.finish()?;
+            show(&recording.record)
         }
-        Err(e) if record.targets.is_empty() => Err(e),
+        Err(e) if recording.record.targets.is_empty() => Err(e),
         // The configurations judged before the failure are kept: their
         // table, and the record without an end time (incomplete).
         Err(e) => {
             // The failure is what must be told: a table that cannot be
             // written (a closed pipe) does not take its place.
-            let _ = show(&record);
-            Err(keep_partial(&record, json.as_slice(), e))
+            let _ = show(&recording.record);
+            Err(recording.failed(e))
         }
     }
 }

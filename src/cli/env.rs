@@ -8,7 +8,7 @@ use clap::Args;
 use super::flags::Targets;
 use super::output::json_to_stdout;
 use crate::console::{Stream, emit};
-use crate::driver::record::{new_run_id, new_run_result};
+use crate::driver::recording::{new_run_id, new_run_result};
 use crate::result::TargetResult;
 use crate::storage::Target;
 use crate::storage::env::{probe_target, render_text};

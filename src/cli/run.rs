@@ -14,7 +14,7 @@ use crate::configs::place::Place;
 use crate::configs::session::Outcome as Builds;
 use crate::console::{Stream, emit};
 use crate::crash;
-use crate::driver::record::{new_run_id, new_run_result};
+use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::report::precision::{Precision, RepeatFlags};

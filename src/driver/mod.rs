@@ -17,7 +17,7 @@
 //! after each whole repetition.
 //! Scratch directories are removed at the end, on errors and on signals.
 mod plan;
-pub mod record;
+pub mod recording;
 mod scratch;
 
 use std::time::{Duration, Instant};
@@ -30,6 +30,7 @@ use crate::storage::Target;
 use crate::storage::env::probe_target;
 use crate::workload::{Cold, ColdMode, Location, RunContext};
 pub use plan::{Part, Plan, Remount, Spread, StopRule};
+pub use recording::Recording;
 use scratch::TargetScratch;
 
 /// What `run` tells its caller: where the time went, and why the
@@ -100,9 +101,10 @@ impl Overhead {
     }
 }
 
-/// Runs `plan`: every target gets its entry in `record` (with its
-/// environment), every result is added there as it ends and shown to
-/// `on_result` with the record so far and the target's name. Returns where
+/// Runs `plan`: every target gets its entry in the recording's record
+/// (with its environment), every result is added there as it ends, shown
+/// to `on_result` with the record so far and the target's name, and the
+/// record saved (`Recording::saved`). Returns where
 /// the time went and why the repetitions stopped early, if they did.
 ///
 /// Under MPI every rank runs the same plan on the same targets in the
@@ -111,7 +113,7 @@ impl Overhead {
 /// ranks as it ends: rank 0 alone gets it (in `record` and `on_result`).
 pub fn run(
     mut plan: Plan<'_>,
-    record: &mut RunResult,
+    recording: &mut Recording,
     mut on_result: impl FnMut(&RunResult, &str, &WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ran> {
     let mut overhead = Overhead::default();
@@ -132,12 +134,16 @@ pub fn run(
         .targets
         .iter()
         .zip(&envs)
-        .map(|(target, env)| slot_of(record, target, env))
+        .map(|(target, env)| slot_of(&mut recording.record, target, env))
         .collect();
     overhead.probe = clock.elapsed();
 
     let clock = Instant::now();
-    let scratch_id = scale::scratch_id(plan.scratch_id.as_deref().unwrap_or(&record.run_id))?;
+    let scratch_id = scale::scratch_id(
+        plan.scratch_id
+            .as_deref()
+            .unwrap_or(&recording.record.run_id),
+    )?;
     let scratches = scale::agree(
         plan.targets
             .iter()
@@ -147,7 +153,14 @@ pub fn run(
     overhead.scratch_setup = clock.elapsed();
 
     let clock = Instant::now();
-    let outcome = repeat(&mut plan, &scratches, &envs, record, &slots, &mut on_result);
+    let outcome = repeat(
+        &mut plan,
+        &scratches,
+        &envs,
+        recording,
+        &slots,
+        &mut on_result,
+    );
     overhead.workloads = clock.elapsed();
     plan.progress.finish();
     // The workloads' open files go before their directories do.
@@ -156,7 +169,7 @@ pub fn run(
 
     let clock = Instant::now();
     for (index, scratch) in scratches.into_iter().enumerate() {
-        let target = &mut record.targets[slots[index]];
+        let target = &mut recording.record.targets[slots[index]];
         target.cleanup = scratch.finish();
         if let Some(unusual) = target.cleanup.as_ref().and_then(|c| c.unusual()) {
             stderr_line!("fsbench: {}: {unusual}", target.name);
@@ -194,7 +207,8 @@ fn slot_of(record: &mut RunResult, target: &Target, env: &Option<TargetEnv>) -> 
 
 /// Every repetition of the plan, until its stopping rule gives a reason
 /// (returned) or the repetitions run out; each result goes into the record
-/// (target `t` at `slots[t]`) and then to `on_result` as it ends, so the
+/// (target `t` at `slots[t]`), then to `on_result` as it ends, then the
+/// record is saved, so the
 /// rule sees every result of the repetitions so far. A repetition that a
 /// resumed record already held whole is not read by the rule again: the
 /// run it came from read it and went on.
@@ -202,14 +216,14 @@ fn repeat(
     plan: &mut Plan<'_>,
     scratches: &[TargetScratch],
     envs: &[Option<TargetEnv>],
-    record: &mut RunResult,
+    recording: &mut Recording,
     slots: &[usize],
     on_result: &mut impl FnMut(&RunResult, &str, &WorkloadResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     plan.progress.plan(plan.schedule());
     for repetition in plan.repetitions.clone() {
         let held = match plan.resume {
-            true => whole_parts_held(plan, record, slots, repetition),
+            true => whole_parts_held(plan, &mut recording.record, slots, repetition),
             false => vec![0; plan.running_targets()],
         };
         let measured = run_repetition(
@@ -220,6 +234,7 @@ fn repeat(
             &held,
             |target, result| {
                 let slot = slots[target];
+                let record = &mut recording.record;
                 record.targets[slot].workloads.push(result);
                 // Its workloads' parameters are part of the fingerprint.
                 fingerprint::refresh(record);
@@ -228,13 +243,14 @@ fn repeat(
                     record,
                     &target.name,
                     &target.workloads[target.workloads.len() - 1],
-                )
+                )?;
+                recording.saved()
             },
         )?;
         if measured == 0 {
             continue;
         }
-        if let Some(reason) = stop_after_repetition(plan.until.as_mut(), record)? {
+        if let Some(reason) = stop_after_repetition(plan.until.as_mut(), &recording.record)? {
             return Ok(Some(reason));
         }
     }

@@ -88,7 +88,7 @@ mod tests {
     use crate::result::env::TargetEnv;
 
     fn run_with(name: &str, options: &str, risks: &[&str]) -> RunResult {
-        let mut run = crate::driver::record::new_run_result("t");
+        let mut run = crate::driver::recording::new_run_result("t");
         run.targets.push(TargetResult {
             name: name.into(),
             path: "/mnt/x".into(),

@@ -321,7 +321,7 @@ mod tests {
     }
 
     fn run_of(workloads: Vec<WorkloadResult>) -> RunResult {
-        let mut run = crate::driver::record::new_run_result("test");
+        let mut run = crate::driver::recording::new_run_result("test");
         run.targets.push(TargetResult::test("ext4", workloads));
         run
     }

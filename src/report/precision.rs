@@ -343,7 +343,7 @@ mod tests {
 
     /// A run of `tree` on each target, one find_s value per repetition.
     fn run(targets: &[(&str, &[f64])]) -> RunResult {
-        let mut record = crate::driver::record::new_run_result("test");
+        let mut record = crate::driver::recording::new_run_result("test");
         for (name, values) in targets {
             let workloads = values
                 .iter()

@@ -749,7 +749,7 @@ mod tests {
     /// repetitions.
     fn run_of(metrics: &[(&str, [f64; 3], [f64; 3])]) -> RunResult {
         use crate::result::TargetResult;
-        let mut record = crate::driver::record::new_run_result("test");
+        let mut record = crate::driver::recording::new_run_result("test");
         for side in 0..2 {
             let workloads = (0..3)
                 .map(|repetition| WorkloadResult {

@@ -8,19 +8,17 @@
 //! workload comes with the request (`Request::build`: the registry's
 //! parsers), so the session knows no command line.
 mod runner;
-mod saving;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::Outcome as Builds;
 use crate::crash;
-use crate::driver::Overhead;
-use crate::driver::record::keep_partial;
+use crate::driver::{Overhead, Recording};
 use crate::report::precision::Precision;
 use crate::result::RunResult;
 use crate::storage::Target;
@@ -28,7 +26,6 @@ use crate::suite::Suite;
 use crate::suite::plan::Builder;
 use crate::workload::ColdMode;
 use runner::Runner;
-use saving::{Saving, mark_references};
 
 /// What a session measures, how, and where its record goes.
 pub struct Request<'a> {
@@ -106,7 +103,6 @@ pub struct Outcome {
 /// files as they were. None on an MPI rank other than 0: rank 0 holds the
 /// combined results and alone saves them.
 pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
-    let files = saved_files(&request);
     let Request {
         suite,
         build,
@@ -117,25 +113,26 @@ pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
         precision,
         repeat,
         options,
-        mut record,
+        record,
         resumed,
         scratch_id,
         save_path,
         json,
     } = request;
     let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
+    let files = save_path.iter().chain(&json).map(PathBuf::as_path);
+    let mut recording = Recording::new(record, files).with_references(reference_names);
     let mut runner = Runner {
         suite,
         build,
         options,
         precision,
         references,
-        record: &mut record,
+        recording: &mut recording,
         overhead: Overhead::default(),
         preface: precision.map(|rule| rule.plan_text()),
         scratch_id: &scratch_id,
         resumed,
-        saving: Saving::new(files, reference_names.clone()),
     };
     let mut builds = Builds::default();
     let measured = match configs {
@@ -143,53 +140,32 @@ pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
         None => runner.measure_targets(targets, 0..repeat, true, true, None),
     };
     let overhead = runner.overhead.clone();
-    let measured_here = runner.saving.saved() > 0;
-    mark_references(&mut record, &reference_names);
-    record_builds(&mut record, &builds);
-    crate::result::fingerprint::refresh(&mut record);
+    recording.mark_references();
+    let record = &mut recording.record;
+    record_builds(record, &builds);
+    crate::result::fingerprint::refresh(record);
     let stopped = measured.and_then(|stopped| {
         if let Some(crash) = &crash {
-            judge_crash(crash, &scratch_id, &mut record)?;
+            judge_crash(crash, &scratch_id, record)?;
         }
         Ok(stopped)
     });
     let stopped = match stopped {
         Ok(stopped) => stopped,
-        Err(e) if !measured_here => return Err(e),
-        Err(e) => {
-            let files: Vec<&Path> = save_path
-                .iter()
-                .chain(&json)
-                .map(PathBuf::as_path)
-                .collect();
-            return Err(keep_partial(&record, &files, e));
-        }
+        Err(e) => return Err(recording.failed(e)),
     };
     if !crate::scale::is_root() {
         return Ok(None);
     }
-    record.finished = Some(chrono::Utc::now());
-    record.stopping = precision.map(|rule| rule.stopping(&record, stopped));
+    recording.record.stopping = precision.map(|rule| rule.stopping(&recording.record, stopped));
     let clock = Instant::now();
-    if let Some(path) = &save_path {
-        crate::store::save_in_dir(&record, path)?;
-    }
-    if let Some(path) = &json {
-        crate::store::save(&record, path)?;
-    }
+    recording.finish()?;
     Ok(Some(Outcome {
-        record,
+        record: recording.record,
         overhead,
         builds,
         save_time: clock.elapsed(),
     }))
-}
-
-/// The files rewritten after every result: the results file and a
-/// `--json FILE` (not standard output, written once at the end).
-fn saved_files(request: &Request<'_>) -> Vec<PathBuf> {
-    let json = request.json.iter().filter(|p| !crate::store::is_stdout(p));
-    request.save_path.iter().chain(json).cloned().collect()
 }
 
 /// Each built target's record of how it was built.

@@ -5,12 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Options;
-use super::saving::Saving;
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::{self, Outcome as Builds};
 use crate::console::stderr_line;
-use crate::driver::{Overhead, Plan, Remount, StopRule};
+use crate::driver::{Overhead, Plan, Recording, Remount, StopRule};
 use crate::report::precision::Precision;
 use crate::result::RunResult;
 use crate::storage::Target;
@@ -26,7 +25,7 @@ pub(super) struct Runner<'a> {
     /// The references, measured with the targets (with the first round of
     /// configurations).
     pub(super) references: Vec<Target>,
-    pub(super) record: &'a mut RunResult,
+    pub(super) recording: &'a mut Recording,
     pub(super) overhead: Overhead,
     /// How the run repeats, said once, by the first plan that passes its
     /// checks.
@@ -34,7 +33,6 @@ pub(super) struct Runner<'a> {
     pub(super) scratch_id: &'a str,
     /// Measure only what the record lacks (`--resume`).
     pub(super) resumed: bool,
-    pub(super) saving: Saving,
 }
 
 impl Runner<'_> {
@@ -102,12 +100,11 @@ impl Runner<'_> {
             .resume(self.resumed);
         let build_time = clock.elapsed();
         let verbose = self.options.verbose;
-        let saving = &mut self.saving;
-        let ran = crate::driver::run(plan, self.record, |record, target, result| {
+        let ran = crate::driver::run(plan, self.recording, |_, target, result| {
             if verbose {
                 stderr_line!("fsbench: {target}: {} done", result.name());
             }
-            saving.save(record)
+            Ok(())
         })?;
         self.overhead.add(&ran.overhead.plus_build(build_time));
         Ok(ran.stopped)
@@ -136,7 +133,7 @@ impl session::Measure for Runner<'_> {
     fn stop_after_repetition(&mut self) -> anyhow::Result<Option<String>> {
         // Rank 0 alone holds the results: every rank follows its reason.
         let rule = self.precision.filter(|_| crate::scale::is_root());
-        let reason = rule.and_then(|rule| rule.reached(self.record));
+        let reason = rule.and_then(|rule| rule.reached(&self.recording.record));
         crate::scale::from_root(Ok(reason))
     }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::driver::record::new_run_result;
+use crate::driver::recording::new_run_result;
 use crate::report::precision::RepeatFlags;
 use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::suite::SuiteWorkload;
@@ -234,21 +234,4 @@ fn a_failed_run_keeps_what_it_measured_and_a_resumed_one_measures_the_rest() {
     let results: usize = saved.targets.iter().map(|t| t.workloads.len()).sum();
     assert_eq!(results, 8);
     places.assert_clean();
-}
-
-/// The files of a request: its results file, and a `--json FILE`, but
-/// not standard output.
-#[test]
-fn results_are_saved_as_they_come_to_files_but_not_to_standard_output() {
-    let places = Places::new();
-    let log = Log::default();
-    let build = fakes(&log, |log| Fake::new(log, |_, _| 1.0));
-    let suite = suite();
-    let mut request = request(&suite, &build, &places, 1);
-    request.json = Some(PathBuf::from("-"));
-    assert_eq!(saved_files(&request), [places.results()]);
-    request.json = Some(places.dir.path().join("copy.json"));
-    let files = saved_files(&request);
-    assert_eq!(files.len(), 2);
-    assert!(files.iter().all(|f| f.starts_with(places.dir.path())));
 }

@@ -342,8 +342,8 @@ mod tests {
 
     #[test]
     fn run_ids_differ_in_their_random_part() {
-        let a = crate::driver::record::new_run_id();
-        let b = crate::driver::record::new_run_id();
+        let a = crate::driver::recording::new_run_id();
+        let b = crate::driver::recording::new_run_id();
         assert_ne!(a, b);
         let random = a.rsplit('-').next().unwrap();
         assert_eq!(random.len(), 12, "{a}");

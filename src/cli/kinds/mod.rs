@@ -8,8 +8,8 @@ mod synclog;
 use std::path::Path;
 
 use crate::cli::flags::Single;
-use crate::driver::record::{finish, keep_partial, new_run_id, new_run_result, save_so_far};
-use crate::driver::{Part, Plan};
+use crate::driver::recording::{new_run_id, new_run_result};
+use crate::driver::{Part, Plan, Recording};
 use crate::policy::Policy;
 use crate::result::env::HostEnv;
 use crate::result::{RunResult, WorkloadResult};
@@ -100,7 +100,7 @@ pub fn new_record() -> RunResult {
 /// per-host and per-rank tables). The record goes to `--json` at the end,
 /// or as far as it got when the run fails.
 pub fn run_single(
-    mut record: RunResult,
+    record: RunResult,
     target: Target,
     workload: &mut dyn Workload,
     how: Single,
@@ -115,14 +115,14 @@ pub fn run_single(
         .repetitions(0..how.repetitions)
         .keep(how.keep)
         .progress(Progress::new(how.quiet));
-    let outcome = crate::driver::run(plan, &mut record, |record, _, result| {
+    let mut recording = Recording::new(record, json);
+    let outcome = crate::driver::run(plan, &mut recording, |_, _, result| {
         show(result)?;
-        crate::report::scale_out::show(result)?;
-        save_so_far(record, json)
+        crate::report::scale_out::show(result)
     });
     match outcome {
-        Ok(_) => finish(&mut record, json),
-        Err(e) => Err(keep_partial(&record, json.as_slice(), e)),
+        Ok(_) => recording.finish(),
+        Err(e) => Err(recording.failed(e)),
     }
 }
 

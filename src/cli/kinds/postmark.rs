@@ -11,7 +11,8 @@ use crate::cli::flags::{KeepFlag, parse_flags};
 use crate::compat::postmark::driven::DrivenRunner;
 use crate::compat::postmark::prompt::run_session;
 use crate::compat::postmark::session::config_of;
-use crate::driver::record::{new_run_id, new_run_result};
+use crate::driver::Recording;
+use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::console::stderr_line;
@@ -69,10 +70,9 @@ pub struct PostmarkArgs {
 impl PostmarkArgs {
     fn run(self, json: Option<&Path>) -> anyhow::Result<()> {
         let mut runner = DrivenRunner {
-            record: new_run_result(&new_run_id()),
+            recording: Recording::new(new_run_result(&new_run_id()), json),
             keep: self.keep.keep,
             sync_log: self.sync_log.config(),
-            json,
             runs: 0,
         };
         // Report files named in a file go where `fsbench run` saves. The
@@ -93,9 +93,9 @@ impl PostmarkArgs {
                 "fsbench: no 'run' command, so nothing was written to {}",
                 path.display()
             ),
-            // On stdout, the record of the whole session comes once, at its end.
-            (Some(path), _) if crate::store::is_stdout(path) => crate::store::save(&runner.record, path)?,
-            _ => {}
+            // The session's end is the record's (on stdout: its only copy).
+            (_, 0) => {}
+            _ => runner.recording.finish()?,
         }
         Ok(())
     }

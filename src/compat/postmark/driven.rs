@@ -3,15 +3,13 @@
 //! when none is set), spread across them, in fresh scratch directories.
 //! The session's record holds every run so far.
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 
 use super::session::Runner;
-use crate::driver::record::keep_partial;
-use crate::driver::{Part, Plan, Spread};
+use crate::driver::{Part, Plan, Recording, Spread};
 use crate::error::usage;
-use crate::result::RunResult;
 use crate::scale;
 use crate::storage::Target;
 use crate::workload::Workload;
@@ -21,20 +19,19 @@ use crate::workload::synclog::SyncLogConfig;
 const RANK_0_REPORT: &str = "fsbench: the PostMark report below is rank 0's own; \
 the aggregate of all ranks is in the tables on stderr and in the JSON";
 
-pub struct DrivenRunner<'a> {
-    pub record: RunResult,
+pub struct DrivenRunner {
+    /// The session's record, every run so far: saved after each result,
+    /// finished when the session ends (`cli/kinds/postmark.rs`).
+    pub recording: Recording,
     pub keep: bool,
     pub sync_log: Option<SyncLogConfig>,
-    /// `--json FILE`: rewritten after every run, so it always holds every
-    /// run so far, even if a later one fails.
-    pub json: Option<&'a Path>,
     /// `run` commands so far.
     pub runs: u32,
 }
 
-impl Runner for DrivenRunner<'_> {
+impl Runner for DrivenRunner {
     fn run(&mut self, config: &PostmarkConfig, out: &mut dyn Write) -> anyhow::Result<RunSummary> {
-        let ram_bytes = self.record.host.ram_bytes;
+        let ram_bytes = self.recording.record.host.ram_bytes;
         let mut postmark =
             Postmark::new(config.clone(), self.sync_log.clone(), ram_bytes)?.printing_to(&mut *out);
         let part = Part {
@@ -49,20 +46,16 @@ impl Runner for DrivenRunner<'_> {
             // Later runs of a session get their own directories, so
             // `--keep` can keep them all.
             .scratch_id(
-                (self.runs > 0).then(|| format!("{}-{}", self.record.run_id, self.runs + 1)),
+                (self.runs > 0)
+                    .then(|| format!("{}-{}", self.recording.record.run_id, self.runs + 1)),
             );
-        let outcome = crate::driver::run(plan, &mut self.record, |_, _, result| {
+        let outcome = crate::driver::run(plan, &mut self.recording, |_, _, result| {
             crate::report::scale_out::show(result)
         });
-        let files = self.json.filter(|p| !crate::store::is_stdout(p));
         if let Err(e) = outcome {
-            return Err(keep_partial(&self.record, files.as_slice(), e));
+            return Err(self.recording.failed(e));
         }
-        self.record.finished = Some(chrono::Utc::now());
         self.runs += 1;
-        if let Some(path) = files {
-            crate::store::save(&self.record, path)?;
-        }
         let summary = postmark
             .take_summary()
             .context("PostMark ran without a summary")?;

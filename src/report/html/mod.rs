@@ -732,7 +732,7 @@ mod tests {
 
     #[test]
     fn a_run_without_targets_renders_without_a_baseline() {
-        let run = crate::driver::record::new_run_result("empty");
+        let run = crate::driver::recording::new_run_result("empty");
         let page = Html.render(&run, &Summary::with_baseline(&run, 0)).unwrap();
         assert!(page.contains("<html"), "{page}");
     }

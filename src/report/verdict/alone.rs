@@ -90,7 +90,7 @@ mod tests {
     /// flags, and says what they are, where a comparison would count wins.
     #[test]
     fn a_lone_target_gets_its_figures_with_their_evidence() {
-        let mut run = crate::driver::record::new_run_result("test");
+        let mut run = crate::driver::recording::new_run_result("test");
         run.targets.push(TargetResult::test(
             "/home/u/photos",
             vec![

@@ -1014,7 +1014,7 @@ mod tests {
     /// A tree's runs on two targets, three repetitions each: `find_s`
     /// (`find` seconds, the first flagged with `find_flags`) and `copy_s`.
     fn two_trees(find: [f64; 2], copy: [f64; 2], find_flags: [Vec<Flag>; 2]) -> RunResult {
-        let mut run = crate::driver::record::new_run_result("test");
+        let mut run = crate::driver::recording::new_run_result("test");
         for (t, name) in ["a", "b"].into_iter().enumerate() {
             let repetition = |i: usize| {
                 let jitter = 1.0 + 0.01 * i as f64;

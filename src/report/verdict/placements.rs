@@ -170,7 +170,7 @@ mod tests {
             workloads.push(postmark("pm-log-target", Some("target"), 150.0, rep));
             workloads.push(postmark("pm-log-unsynced", Some("target"), 4000.0, rep));
         }
-        let mut run = crate::driver::record::new_run_result("test");
+        let mut run = crate::driver::recording::new_run_result("test");
         run.targets.push(TargetResult::test("xfs", workloads));
         run
     }
