@@ -97,7 +97,7 @@ impl RunFlags {
     /// The run as the flags ask for it; `--repeat 0` runs nothing.
     pub fn single(&self) -> anyhow::Result<Single> {
         Ok(Single {
-            repetitions: check_repeat(self.repeat)?,
+            repetitions: crate::session::spec::check_repeat(self.repeat)?,
             keep: self.keep.keep,
             quiet: self.quiet,
         })
@@ -115,15 +115,6 @@ impl RunFlags {
 impl KeepFlag {
     pub fn refuse_in_suite(&self) -> anyhow::Result<()> {
         refuse_in_suite("--keep", self.keep, "use fsbench run --keep")
-    }
-}
-
-/// Refuses `--repeat 0`, for every command that repeats: there would be
-/// nothing to run.
-pub fn check_repeat(repeat: u32) -> anyhow::Result<u32> {
-    match repeat {
-        0 => usage("--repeat 0: nothing to run (use at least 1)"),
-        n => Ok(n),
     }
 }
 

@@ -130,7 +130,7 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     // report of a result says what the run said.
     let baseline = match args.baseline.as_deref() {
         None => baseline_of(&run),
-        Some(name) => baseline_index(
+        Some(name) => crate::report::baseline_index(
             &run.targets
                 .iter()
                 .map(|t| (t.name.as_str(), t.reference))
@@ -153,32 +153,4 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     };
     let text = reporter.render(&run, &summary)?;
     write_report(args.destination(), &text)
-}
-
-/// Index of the `--baseline` target among `targets` (name, whether it is
-/// a reference); without one, the first target that is not a reference. A
-/// name that is not there, or names a reference (the ceiling, not a
-/// baseline), is a usage error that lists the names there are.
-pub fn baseline_index(targets: &[(&str, bool)], name: Option<&str>) -> anyhow::Result<usize> {
-    let Some(name) = name else {
-        return Ok(targets
-            .iter()
-            .position(|(_, reference)| !reference)
-            .unwrap_or(0));
-    };
-    match targets.iter().position(|(n, _)| *n == name) {
-        Some(index) if targets[index].1 => usage(format!(
-            "--baseline {name}: a reference target is the ceiling others are shown against, \
-             not a baseline"
-        )),
-        Some(index) => Ok(index),
-        None => usage(format!(
-            "--baseline {name}: no such target (targets: {})",
-            targets
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
 }

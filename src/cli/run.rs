@@ -6,28 +6,17 @@ use std::time::Instant;
 
 use clap::{Args, FromArgMatches};
 
-use super::flags::{KeepFlag, MinEffectFlag, Targets, check_repeat};
-use super::kinds::{EntryInput, build_entry, find};
+use super::flags::{KeepFlag, MinEffectFlag, Targets};
+use super::kinds::Registry;
 use super::output::{check_json_path, tables_stream};
-use crate::configs::Config;
-use crate::configs::place::Place;
-use crate::configs::session::Outcome as Builds;
 use crate::console::{Stream, emit};
-use crate::crash;
-use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
-use crate::policy::Policy;
-use crate::report::precision::{Precision, RepeatFlags};
 use crate::report::terminal::Terminal;
-use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::report::{Reporter, Summary};
-use crate::result::RunResult;
-use crate::result::env::HostEnv;
-use crate::session::{CrashPlan, Options, Outcome, Request};
-use crate::storage::Target;
-use crate::storage::wipe::check_wipeable;
-use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
-use crate::workload::{ColdMode, Workload};
+use crate::session::spec::{Origin, RunFlags};
+use crate::session::{Outcome, RunSpec};
+use crate::suite::Suite;
+use crate::workload::ColdMode;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -47,9 +36,6 @@ placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
 `fsbench report` re-renders one), after every workload measured: a run
 killed or cut off by a power failure keeps what it measured, and
 `fsbench run --resume FILE` measures the rest.";
-
-/// The most a scale may grow the suites' sizes: more is surely a typo.
-const MAX_SCALE: f64 = 1000.0;
 
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
@@ -199,13 +185,6 @@ const RESUME_CONFLICTS: [&str; 23] = [
     "show_suite",
 ];
 
-/// Where a run's record comes from: a new one, or an incomplete saved run
-/// to finish (`--resume`), saved back to its file.
-enum Origin {
-    New,
-    Resumed(Box<RunResult>, PathBuf),
-}
-
 pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     if args.list_suites {
         return list_suites();
@@ -227,21 +206,8 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
 /// command line that resumes it) says.
 fn resume(file: &Path, resuming: &RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
     let record = crate::store::load(file)?;
+    let suite = crate::session::spec::resumable(&record, file)?;
     let shown = file.display();
-    if record.finished.is_some() {
-        return usage(format!(
-            "--resume {shown}: this run is complete: nothing to resume"
-        ));
-    }
-    if crate::scale::size() > 1 {
-        return usage("--resume does not run under MPI");
-    }
-    let made_by = record.made_by();
-    if made_by != "fsbench run" {
-        return usage(format!(
-            "--resume {shown}: made by `{made_by}`: only a run of `fsbench run` can be resumed"
-        ));
-    }
     let Some(saved) = args_of(&record.command) else {
         return usage(format!(
             "--resume {shown}: its command line is not one of `fsbench run` this fsbench reads, so its plan cannot be rebuilt"
@@ -253,18 +219,8 @@ fn resume(file: &Path, resuming: &RunArgs, json: Option<&Path>) -> anyhow::Resul
             "--resume {shown}: a run of --configs cannot be resumed: its file systems were taken down"
         ));
     }
-    let (Some(name), Some(text)) = (&record.suite, &record.suite_text) else {
-        return usage(format!(
-            "--resume {shown}: the result does not hold its suite's text (saved by an older fsbench), so its plan cannot be rebuilt"
-        ));
-    };
-    let suite = Suite::parse(name, text)?;
-    measure(
-        args,
-        suite,
-        Origin::Resumed(Box::new(record), file.to_path_buf()),
-        json,
-    )
+    let origin = Origin::Resumed(Box::new(record), file.to_path_buf());
+    measure(args, suite, origin, json)
 }
 
 /// The arguments a resumed run runs with: the plan the saved command line
@@ -304,120 +260,48 @@ fn args_of(command: &[String]) -> Option<RunArgs> {
 /// and prints what it measured.
 fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
-    refuse_under_mpi(&suite)?;
-    let run_id = new_run_id();
-    // Under MPI every rank checks; rank 0 runs no setup command before
-    // all agree the configurations can be measured.
-    let configs = crate::scale::agree(load_configs(&args))?;
-    let crash = plan_crash(&suite, configs.as_ref(), args.scale)?;
-    if args.cold == Some(ColdMode::Remount) && configs.is_none() {
-        return usage(
-            "--cold remount needs --configs: fsbench remounts only what it mounted (--cold drop empties the page cache of any target)",
-        );
-    }
-    // With --configs the targets are the configurations, measured where
-    // they are built; until then they are names (and the work directory).
-    let specs = match &configs {
-        Some((configs, place)) => configs
-            .iter()
-            .map(|c| format!("{}={}", c.name, place.work_dir.display()))
-            .collect(),
-        None => args.targets.specs(),
-    };
-    let mut targets = targets(&specs, &args.references)?;
-    if let Origin::Resumed(record, _) = &origin {
-        place_as_recorded(&mut targets, record);
-    }
-    let measured = specs.len().max(1).min(targets.len());
-    let roles: Vec<(&str, bool)> = targets
-        .iter()
-        .enumerate()
-        .map(|(index, t)| (t.name.as_str(), index >= measured))
-        .collect();
-    // Checked now (a name that is not a target is a usage error); reports
-    // find it again by name (`report::baseline_of`).
-    super::report::baseline_index(&roles, args.baseline.as_deref())?;
-    let min_effect = args.min_effect.fraction()?;
-    let flags = RepeatFlags {
-        precision: args.precision.as_deref(),
-        repeat: args.repeat,
-        max_repeat: args.max_repeat,
-        max_time: args
-            .max_time
-            .as_deref()
-            .map(crate::units::parse_time)
-            .transpose()?,
-        comparing: measured > 1,
-    };
-    let precision = Precision::from_flags(flags, min_effect.unwrap_or(DEFAULT_MIN_EFFECT))?;
-    let repeat = check_repeat(args.repeat.unwrap_or(suite.repeat))?;
-    let repeat = precision.map_or(repeat, |rule| rule.max_repeat);
-    check_scale(args.scale)?;
     check_json_path(json)?;
-    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-    let results_dir = crate::store::for_run(args.save_dir.as_deref(), &paths)?;
-    let (record, save_path, resumed) = match origin {
-        Origin::New => {
-            let mut record = new_run_result(&run_id);
-            record.suite = Some(suite.name.clone());
-            record.suite_text = Some(suite.text.clone());
-            record.min_effect = min_effect;
-            let path = (!args.no_save).then(|| crate::store::new_path(&results_dir));
-            (record, path, false)
-        }
-        Origin::Resumed(record, path) => (*record, Some(path), true),
-    };
-    // A resumed run's time cap counts the repetitions it already holds.
-    let precision = precision.map(|rule| Precision {
-        measured_before: record.repetitions_measured(),
-        ..rule
-    });
-    let policy = Policy {
-        allow_shell: args.allow_shell,
-        results_dir,
-    };
-    let host = record.host.clone();
-    let build = |listed: &SuiteWorkload, scale| build_listed(listed, scale, &policy, &host);
-    let references = targets.split_off(measured);
-    // With --configs the targets were names for the checks above: the
-    // session measures the configurations where it builds them.
-    if configs.is_some() {
-        targets.clear();
-    }
-    let request = Request {
-        suite: &suite,
-        build: &build,
-        targets,
-        references,
-        configs: configs.as_ref(),
-        crash,
-        precision,
-        repeat,
-        options: Options {
-            scale: args.scale,
-            keep: args.keep.keep,
-            cold: args.cold,
-            quiet: args.quiet,
-            verbose: args.verbose,
-            fresh: args.fresh,
-            keep_going: args.keep_going,
-        },
-        record,
-        resumed,
-        scratch_id: run_id,
-        save_path: save_path.clone(),
-        json: json.map(Path::to_path_buf),
-    };
+    let spec = RunSpec::check(&flags_of(&args, json)?, suite, origin, &Registry)?;
+    let save_path = spec.save_path.clone();
     // No other fsbench saves into these files while this one measures (a
     // --resume of this run would measure the same targets again).
     // Under MPI rank 0 alone saves, so it alone claims.
-    let json_file = json.filter(|path| !crate::store::is_stdout(path));
-    let saved = save_path.as_deref().into_iter().chain(json_file);
-    let _claims = crate::store::claim(saved.filter(|_| crate::scale::is_root()))?;
-    let Some(outcome) = crate::session::run(request)? else {
+    let saved = spec.saved_files().filter(|_| crate::scale::is_root());
+    let _claims = crate::store::claim(saved)?;
+    let Some(outcome) = crate::session::run(spec, &Registry)? else {
         return Ok(());
     };
     print_outcome(&args, &outcome, save_path.as_deref(), json, started)
+}
+
+/// The flags of `args`, as the session's spec reads them.
+fn flags_of(args: &RunArgs, json: Option<&Path>) -> anyhow::Result<RunFlags> {
+    Ok(RunFlags {
+        targets: args.targets.specs(),
+        references: args.references.clone(),
+        repeat: args.repeat,
+        precision: args.precision.clone(),
+        max_repeat: args.max_repeat,
+        max_time: args.max_time.clone(),
+        min_effect: args.min_effect.fraction()?,
+        scale: args.scale,
+        baseline: args.baseline.clone(),
+        keep: args.keep.keep,
+        quiet: args.quiet,
+        verbose: args.verbose,
+        save_dir: args.save_dir.clone(),
+        no_save: args.no_save,
+        allow_shell: args.allow_shell,
+        configs: args.configs.clone(),
+        images: args.images.clone(),
+        buffered_images: args.buffered_images,
+        image_size: args.image_size.clone(),
+        wipe: args.wipe.clone(),
+        cold: args.cold,
+        fresh: args.fresh,
+        keep_going: args.keep_going,
+        json: json.map(Path::to_path_buf),
+    })
 }
 
 /// The table, where the result was saved, why the repetitions stopped,
@@ -450,7 +334,7 @@ fn print_outcome(
     let builds = &outcome.builds;
     // Nothing built (the only configuration failed): nothing to time.
     if args.configs.is_some() && !builds.built.is_empty() {
-        emit(Stream::Stderr, &built_line(builds, wall))?;
+        emit(Stream::Stderr, &builds.timing_line(wall))?;
     }
     if args.verbose {
         emit(
@@ -472,204 +356,12 @@ fn print_outcome(
     }
 }
 
-/// How long building took, and what share of the run's wall time.
-fn built_line(built: &Builds, wall: std::time::Duration) -> String {
-    let builds: u32 = built.built.iter().map(|(_, b)| b.builds).sum();
-    format!(
-        "fsbench: {builds} builds of {} configurations took {:.1} s ({:.1} % of the run's {:.1} s)\n",
-        built.built.len(),
-        built.build_seconds(),
-        100.0 * built.build_seconds() / wall.as_secs_f64().max(1e-9),
-        wall.as_secs_f64()
-    )
-}
-
-/// A resumed run's targets at the absolute paths its record keeps: the
-/// command line may have named them relative to where it was started.
-fn place_as_recorded(targets: &mut [Target], record: &RunResult) {
-    for target in targets {
-        if let Some(recorded) = record.targets.iter().find(|t| t.name == target.name) {
-            target.path = PathBuf::from(&recorded.path);
-        }
-    }
-}
-
-/// With --configs: the configurations read and checked, and where they
-/// are built; the devices --wipe names checked (nothing is built yet).
-fn load_configs(args: &RunArgs) -> anyhow::Result<Option<(Vec<Config>, Place)>> {
-    let Some(file) = &args.configs else {
-        return Ok(None);
-    };
-    if !args.targets.specs().is_empty() {
-        return usage(
-            "--configs: the configurations are the targets; give no other (--reference may add one)",
-        );
-    }
-    let configs = crate::configs::load(file)?;
-    if crate::scale::size() > 1 {
-        crate::configs::check_across_hosts(&configs)?;
-    }
-    if args.keep.keep {
-        return usage("--keep cannot go with --configs: what is built is always taken down");
-    }
-    if !args.allow_shell
-        && let Some((config, why)) = configs
-            .iter()
-            .find_map(|c| c.shell_permission().map(|why| (c, why)))
-    {
-        return usage(format!("--configs: {} {why}", config.name));
-    }
-    if !rustix::process::geteuid().is_root() {
-        return usage("--configs needs root: it attaches loop devices, runs mkfs and mounts");
-    }
-    let checked = args
-        .wipe
-        .iter()
-        .map(|device| check_wipeable(device))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    // One device named twice (or by a /dev/disk/by-* link and its node) is
-    // one device: `Place::wipe_default` takes mkfs to it alone.
-    let wipe = crate::storage::wipe::distinct_paths(checked);
-    let work_dir = Place::work_dir(args.images.as_deref())?;
-    let image_size = crate::size::parse_size(&args.image_size, 1)?;
-    if image_size < 16 << 20 {
-        return usage("--image-size: at least 16m (mkfs needs room)");
-    }
-    let place = Place {
-        work_dir,
-        images: args.images.is_some(),
-        image_size,
-        direct_io: !args.buffered_images,
-        wipe,
-    };
-    place.check(&configs)?;
-    Ok(Some((configs, place)))
-}
-
-/// The suite's crash entry checked against the configurations before
-/// anything is built; None without one. Only configurations fsbench
-/// builds can be cut off.
-fn plan_crash<'a>(
-    suite: &Suite,
-    configs: Option<&'a (Vec<Config>, Place)>,
-    scale: f64,
-) -> anyhow::Result<Option<CrashPlan<'a>>> {
-    let Some(entry) = suite.crash() else {
-        return Ok(None);
-    };
-    let Some((configs, place)) = configs else {
-        return usage(format!(
-            "suite {}: its crash entry cuts off configurations fsbench builds: give --configs FILE",
-            suite.name
-        ));
-    };
-    let options = entry
-        .scaled_args(scale)
-        .and_then(|args| super::crash::entry_options(&args))
-        .map_err(|e| suite.locate(e, entry))?;
-    let place = options.place(place.work_dir.clone());
-    let recordables = crash::recordables(configs, &place)?;
-    place.check(configs)?;
-    Ok(Some(CrashPlan {
-        options,
-        place,
-        recordables,
-    }))
-}
-
-/// Refuses a scale that is not a positive factor of sensible size.
-fn check_scale(scale: f64) -> anyhow::Result<()> {
-    if !(scale.is_finite() && scale > 0.0 && scale <= MAX_SCALE) {
-        return usage(format!(
-            "--scale {scale}: must be above 0 and at most {MAX_SCALE}"
-        ));
-    }
-    Ok(())
-}
-
-/// The targets (the current directory when none is given), then the
-/// references; names must tell them apart in reports.
-fn targets(specs: &[String], references: &[String]) -> anyhow::Result<Vec<Target>> {
-    let here = [".".to_string()];
-    let specs = match specs {
-        [] => &here[..],
-        specs => specs,
-    };
-    let targets = specs
-        .iter()
-        .chain(references)
-        .map(|spec| Target::parse(spec))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for (index, target) in targets.iter().enumerate() {
-        if targets[..index].iter().any(|t| t.name == target.name) {
-            return usage(format!(
-                "two targets are named '{}': name them, e.g. --target a=PATH",
-                target.name
-            ));
-        }
-    }
-    Ok(targets)
-}
-
-/// Refuses, under MPI, the workloads whose kind does not run there
-/// (durability: its crash and power-loss verdict is one host's).
-fn refuse_under_mpi(suite: &Suite) -> anyhow::Result<()> {
-    if crate::scale::size() == 1 {
-        return Ok(());
-    }
-    let alone = |listed: &&SuiteWorkload| find(&listed.kind).is_some_and(|k| !k.under_mpi);
-    match suite.workloads.iter().find(alone) {
-        Some(listed) => usage(format!(
-            "suite {}: workload {} ({}) does not run under MPI: leave it out of the suite",
-            suite.name,
-            listed.label(),
-            listed.kind
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Builds a suite's workload with its kind's parser, its sizes scaled;
-/// `policy` says what its written commands may do.
-fn build_listed(
-    listed: &SuiteWorkload,
-    scale: f64,
-    policy: &Policy,
-    host: &HostEnv,
-) -> anyhow::Result<Box<dyn Workload>> {
-    let args = listed.scaled_args(scale)?;
-    let commands = listed.scaled_commands(scale)?;
-    let input = EntryInput {
-        args: &args,
-        commands: &commands,
-        policy,
-        host,
-    };
-    build_entry(&listed.kind, &input)
-}
-
 fn list_suites() -> anyhow::Result<()> {
-    let mut text = String::new();
-    for name in builtin_names() {
-        let suite = Suite::load(name)?;
-        text += &format!(
-            "{name:<12} {} workloads, repeat {}: {}\n",
-            suite.workloads.len(),
-            suite.repeat,
-            suite.description
-        );
-    }
-    emit(Stream::Stdout, &text)
+    emit(Stream::Stdout, &crate::suite::listing()?)
 }
 
 fn show_suite(name: &str) -> anyhow::Result<()> {
-    match builtin_text(name) {
-        Some(text) => emit(Stream::Stdout, text),
-        None => usage(format!(
-            "--show-suite {name}: no such built-in suite ({})",
-            builtin_names().join(", ")
-        )),
-    }
+    emit(Stream::Stdout, crate::suite::shown(name)?)
 }
 
 #[cfg(test)]

@@ -69,6 +69,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// How long building took, and what share of the run's wall time.
+    pub fn timing_line(&self, wall: std::time::Duration) -> String {
+        let builds: u32 = self.built.iter().map(|(_, b)| b.builds).sum();
+        format!(
+            "fsbench: {builds} builds of {} configurations took {:.1} s ({:.1} % of the run's {:.1} s)\n",
+            self.built.len(),
+            self.build_seconds(),
+            100.0 * self.build_seconds() / wall.as_secs_f64().max(1e-9),
+            wall.as_secs_f64()
+        )
+    }
+
     /// The time spent building and taking down, over every configuration.
     pub fn build_seconds(&self) -> f64 {
         // A fold from +0.0: an empty f64 sum is -0.0, shown as "-0.0 s".

@@ -22,6 +22,7 @@ pub mod sweep;
 pub mod terminal;
 pub mod verdict;
 
+use crate::error::usage;
 use crate::result::RunResult;
 pub use summary::Summary;
 use summary::WorkloadSummary;
@@ -29,6 +30,34 @@ use summary::WorkloadSummary;
 /// One output format.
 pub trait Reporter {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String>;
+}
+
+/// Index of the `--baseline` target among `targets` (name, whether it is
+/// a reference); without one, the first target that is not a reference. A
+/// name that is not there, or names a reference (the ceiling, not a
+/// baseline), is a usage error that lists the names there are.
+pub fn baseline_index(targets: &[(&str, bool)], name: Option<&str>) -> anyhow::Result<usize> {
+    let Some(name) = name else {
+        return Ok(targets
+            .iter()
+            .position(|(_, reference)| !reference)
+            .unwrap_or(0));
+    };
+    match targets.iter().position(|(n, _)| *n == name) {
+        Some(index) if targets[index].1 => usage(format!(
+            "--baseline {name}: a reference target is the ceiling others are shown against, \
+             not a baseline"
+        )),
+        Some(index) => Ok(index),
+        None => usage(format!(
+            "--baseline {name}: no such target (targets: {})",
+            targets
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// The target a saved result's ratios and verdict are taken against, as

@@ -8,58 +8,22 @@
 //! workload comes with the request (`Request::build`: the registry's
 //! parsers), so the session knows no command line.
 mod runner;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::session::Outcome as Builds;
 use crate::crash;
 use crate::driver::{Overhead, Recording};
-use crate::report::precision::Precision;
 use crate::result::RunResult;
-use crate::storage::Target;
-use crate::suite::Suite;
-use crate::suite::plan::Builder;
+use crate::suite::SuiteWorkload;
 use crate::workload::ColdMode;
 use runner::Runner;
-
-/// What a session measures, how, and where its record goes.
-pub struct Request<'a> {
-    pub suite: &'a Suite,
-    /// How a suite entry becomes a workload, its sizes scaled.
-    pub build: &'a Builder<'a>,
-    /// The targets measured; empty with `configs`, whose configurations
-    /// are the targets.
-    pub targets: Vec<Target>,
-    /// Targets measured as ceilings (with the first round of
-    /// configurations), marked as references in the record.
-    pub references: Vec<Target>,
-    /// The configurations to build and where (`--configs`).
-    pub configs: Option<&'a (Vec<Config>, Place)>,
-    /// The suite's crash entry, planned against the configurations.
-    pub crash: Option<CrashPlan<'a>>,
-    /// The stopping rule (`--precision`); None: exactly `repeat`.
-    pub precision: Option<Precision>,
-    /// Repetitions: all of them, or the most with a precision rule.
-    pub repeat: u32,
-    pub options: Options,
-    /// The record measured into: a new one, or a saved incomplete one to
-    /// finish (`resumed`).
-    pub record: RunResult,
-    /// Measure only what `record` lacks (`--resume`).
-    pub resumed: bool,
-    /// The name of the scratch directories (a resumed run's own: the
-    /// killed run's may still stand).
-    pub scratch_id: String,
-    /// The results file, rewritten after each result and at the end.
-    pub save_path: Option<PathBuf>,
-    /// `--json FILE` (`-`: standard output, written at the end only).
-    pub json: Option<PathBuf>,
-}
+pub use spec::{Registry, RunSpec};
 
 /// How the suite runs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -81,10 +45,10 @@ pub struct Options {
 
 /// A suite's crash entry, planned: its options, where its recorded disks
 /// go, and the configurations it cuts off.
-pub struct CrashPlan<'a> {
-    pub options: crash::Options,
-    pub place: Place,
-    pub recordables: Vec<crash::Recordable<'a>>,
+struct CrashPlan<'a> {
+    options: &'a crash::Options,
+    place: &'a Place,
+    recordables: Vec<crash::Recordable<'a>>,
 }
 
 /// What a session measured: the finished record (saved), where the time
@@ -102,10 +66,9 @@ pub struct Outcome {
 /// error is returned; one refused before anything was measured leaves the
 /// files as they were. None on an MPI rank other than 0: rank 0 holds the
 /// combined results and alone saves them.
-pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
-    let Request {
+pub fn run(spec: RunSpec, registry: &dyn Registry) -> anyhow::Result<Option<Outcome>> {
+    let RunSpec {
         suite,
-        build,
         targets,
         references,
         configs,
@@ -113,18 +76,29 @@ pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
         precision,
         repeat,
         options,
+        policy,
         record,
         resumed,
         scratch_id,
         save_path,
         json,
-    } = request;
+    } = spec;
+    let host = record.host.clone();
+    let build = |listed: &SuiteWorkload, scale| registry.build(listed, scale, &policy, &host);
+    let crash = match (&crash, &configs) {
+        (Some(crash), Some((configs, _))) => Some(CrashPlan {
+            options: &crash.options,
+            place: &crash.place,
+            recordables: crash::recordables(configs, &crash.place)?,
+        }),
+        _ => None,
+    };
     let reference_names: Vec<String> = references.iter().map(|t| t.name.clone()).collect();
     let files = save_path.iter().chain(&json).map(PathBuf::as_path);
     let mut recording = Recording::new(record, files).with_references(reference_names);
     let mut runner = Runner {
-        suite,
-        build,
+        suite: &suite,
+        build: &build,
         options,
         precision,
         references,
@@ -135,7 +109,7 @@ pub fn run(request: Request<'_>) -> anyhow::Result<Option<Outcome>> {
         resumed,
     };
     let mut builds = Builds::default();
-    let measured = match configs {
+    let measured = match &configs {
         Some((configs, place)) => runner.measure_configs(configs, place, repeat, &mut builds),
         None => runner.measure_targets(targets, 0..repeat, true, true, None),
     };
@@ -189,8 +163,8 @@ fn judge_crash(plan: &CrashPlan, run_id: &str, record: &mut RunResult) -> anyhow
         .collect();
     crash::judge_all(
         measured,
-        &plan.place,
-        &plan.options,
+        plan.place,
+        plan.options,
         run_id,
         |config, durability| {
             if let Some(target) = record.targets.iter_mut().find(|t| t.name == config.name) {

@@ -5,9 +5,14 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::driver::recording::new_run_result;
-use crate::report::precision::RepeatFlags;
+use crate::policy::Policy;
+use crate::report::precision::{Precision, RepeatFlags};
 use crate::report::verdict::DEFAULT_MIN_EFFECT;
+use crate::result::env::HostEnv;
+use crate::storage::Target;
+use crate::suite::Suite;
 use crate::suite::SuiteWorkload;
+use crate::suite::plan::Builder;
 use crate::workload::Workload;
 use crate::workload::fake::{Event, Fake, Log};
 
@@ -61,17 +66,11 @@ impl Places {
     }
 }
 
-/// A request for `suite` on the places' targets, saved to their results
+/// A spec for `suite` on the places' targets, saved to their results
 /// file.
-fn request<'a>(
-    suite: &'a Suite,
-    build: &'a Builder<'a>,
-    places: &Places,
-    repeat: u32,
-) -> Request<'a> {
-    Request {
-        suite,
-        build,
+fn request(suite: &Suite, places: &Places, repeat: u32) -> RunSpec {
+    RunSpec {
+        suite: suite.clone(),
         targets: places.targets(),
         references: Vec::new(),
         configs: None,
@@ -83,11 +82,38 @@ fn request<'a>(
             quiet: true,
             ..Options::default()
         },
+        policy: Policy {
+            allow_shell: false,
+            results_dir: places.dir.path().to_path_buf(),
+        },
         record: new_run_result("fake-run"),
         resumed: false,
         scratch_id: "fake-run".into(),
         save_path: Some(places.results()),
         json: None,
+    }
+}
+
+/// A registry whose every kind is built by `build`.
+struct Fakes<'a>(&'a Builder<'a>);
+
+impl Registry for Fakes<'_> {
+    fn build(
+        &self,
+        listed: &SuiteWorkload,
+        scale: f64,
+        _: &Policy,
+        _: &HostEnv,
+    ) -> anyhow::Result<Box<dyn Workload>> {
+        (self.0)(listed, scale)
+    }
+
+    fn runs_under_mpi(&self, _: &str) -> bool {
+        true
+    }
+
+    fn crash_options(&self, _: &[String]) -> anyhow::Result<crash::Options> {
+        anyhow::bail!("the fakes' suites have no crash entry")
     }
 }
 
@@ -123,7 +149,9 @@ fn targets_take_turns_and_each_repetition_starts_with_the_next() {
     let log = Log::default();
     let build = fakes(&log, |log| Fake::new(log, |_, _| 1.0).steps(2));
     let suite = suite();
-    let outcome = run(request(&suite, &build, &places, 2)).unwrap().unwrap();
+    let outcome = run(request(&suite, &places, 2), &Fakes(&build))
+        .unwrap()
+        .unwrap();
     let expected: Vec<_> = [
         run_of("one", 0, 2),
         run_of("two", 0, 2),
@@ -151,7 +179,7 @@ fn workloads_are_dropped_before_their_scratch_directories_go() {
     let log = Log::default();
     let build = fakes(&log, |log| Fake::new(log, |_, _| 1.0));
     let suite = suite();
-    run(request(&suite, &build, &places, 1)).unwrap();
+    run(request(&suite, &places, 1), &Fakes(&build)).unwrap();
     let drops: Vec<bool> = log
         .borrow()
         .iter()
@@ -182,9 +210,9 @@ fn the_precision_rule_stops_the_repetitions_once_the_figures_settle() {
             max_time: None,
             comparing: true,
         };
-        let mut request = request(&suite, &build, &places, 6);
+        let mut request = request(&suite, &places, 6);
         request.precision = Precision::from_flags(flags, DEFAULT_MIN_EFFECT).unwrap();
-        let outcome = run(request).unwrap().unwrap();
+        let outcome = run(request, &Fakes(&build)).unwrap().unwrap();
         places.assert_clean();
         let stopping = outcome.record.stopping.clone().unwrap();
         (outcome.record.repetitions_measured(), stopping.reason)
@@ -208,7 +236,9 @@ fn a_failed_run_keeps_what_it_measured_and_a_resumed_one_measures_the_rest() {
     let log = Log::default();
     let build = fakes(&log, |log| Fake::new(log, |_, _| 1.0).failing_on("one", 1));
     let suite = suite();
-    let error = run(request(&suite, &build, &places, 2)).err().unwrap();
+    let error = run(request(&suite, &places, 2), &Fakes(&build))
+        .err()
+        .unwrap();
     assert!(
         error.to_string().contains("the fake fails on one"),
         "{error}"
@@ -223,10 +253,10 @@ fn a_failed_run_keeps_what_it_measured_and_a_resumed_one_measures_the_rest() {
 
     let resumed_log = Log::default();
     let build = fakes(&resumed_log, |log| Fake::new(log, |_, _| 1.0));
-    let mut request = request(&suite, &build, &places, 2);
+    let mut request = request(&suite, &places, 2);
     request.record = kept;
     request.resumed = true;
-    let outcome = run(request).unwrap().unwrap();
+    let outcome = run(request, &Fakes(&build)).unwrap().unwrap();
     assert_eq!(ran(&resumed_log), run_of("one", 1, 1));
     assert_eq!(outcome.record.repetitions_measured(), 2);
     let saved = crate::store::load(&places.results()).unwrap();

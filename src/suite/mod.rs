@@ -189,6 +189,34 @@ pub fn builtin_text(name: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// `fsbench run --list-suites`: each built-in suite, its size and what it
+/// is for, a line each.
+pub fn listing() -> anyhow::Result<String> {
+    let mut text = String::new();
+    for name in builtin_names() {
+        let suite = Suite::load(name)?;
+        text += &format!(
+            "{name:<12} {} workloads, repeat {}: {}\n",
+            suite.workloads.len(),
+            suite.repeat,
+            suite.description
+        );
+    }
+    Ok(text)
+}
+
+/// `fsbench run --show-suite NAME`: the built-in suite's text, or a usage
+/// error naming the ones there are.
+pub fn shown(name: &str) -> anyhow::Result<&'static str> {
+    builtin_text(name).ok_or_else(|| {
+        crate::error::UsageError(format!(
+            "--show-suite {name}: no such built-in suite ({})",
+            builtin_names().join(", ")
+        ))
+        .into()
+    })
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }

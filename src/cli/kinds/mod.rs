@@ -14,6 +14,7 @@ use crate::policy::Policy;
 use crate::result::env::HostEnv;
 use crate::result::{RunResult, WorkloadResult};
 use crate::storage::Target;
+use crate::suite::SuiteWorkload;
 use crate::workload::{Progress, Workload};
 
 /// Declares each kind's module and lists its `KIND` in `KINDS`, in the
@@ -87,6 +88,37 @@ pub fn build_entry(kind: &str, input: &EntryInput<'_>) -> anyhow::Result<Box<dyn
         ));
     }
     (kind.entry)(input)
+}
+
+/// The registry of workload kinds, as `fsbench run`'s session uses it.
+pub struct Registry;
+
+impl crate::session::Registry for Registry {
+    fn build(
+        &self,
+        listed: &SuiteWorkload,
+        scale: f64,
+        policy: &Policy,
+        host: &HostEnv,
+    ) -> anyhow::Result<Box<dyn Workload>> {
+        let args = listed.scaled_args(scale)?;
+        let commands = listed.scaled_commands(scale)?;
+        let input = EntryInput {
+            args: &args,
+            commands: &commands,
+            policy,
+            host,
+        };
+        build_entry(&listed.kind, &input)
+    }
+
+    fn runs_under_mpi(&self, kind: &str) -> bool {
+        find(kind).is_none_or(|k| k.under_mpi)
+    }
+
+    fn crash_options(&self, args: &[String]) -> anyhow::Result<crate::crash::Options> {
+        crate::cli::crash::entry_options(args)
+    }
 }
 
 /// The record of a single-workload command, started now; its host is
