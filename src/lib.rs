@@ -32,7 +32,7 @@ pub mod session;
 pub mod shell;
 pub mod size;
 pub mod storage;
-pub mod store;
+pub mod results;
 pub mod suite;
 pub mod units;
 pub mod workload;

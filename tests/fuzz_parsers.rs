@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use fsbench::compat::fio;
 use fsbench::compat::postmark::command::{self, Command};
-use fsbench::compat::postmark::session::{Runner, Session};
+use fsbench::compat::postmark::interpreter::{Runner, Session};
 use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
 use fsbench::configs::{MAX_CONFIGURATIONS, Make};
 use fsbench::error::error_line;
@@ -31,7 +31,7 @@ use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
 use fsbench::report::{Reporter, Summary};
-use fsbench::store::load;
+use fsbench::results::load;
 use fsbench::suite::Suite;
 use fsbench::workload::postmark::{PostmarkConfig, RunSummary};
 use proptest::prelude::*;

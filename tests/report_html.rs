@@ -14,7 +14,7 @@ use fsbench::report::html::Html;
 use fsbench::report::{Reporter, Summary, names};
 use fsbench::result::env::Risk;
 use fsbench::result::{DeviceEvidence, Flag, RunResult};
-use fsbench::store::load;
+use fsbench::results::load;
 
 /// A result of real runs: bonnie and io on two tmpfs mounts, three
 /// repetitions (see tests/fixtures/README.md).

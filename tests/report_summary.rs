@@ -11,7 +11,7 @@ use fsbench::report::html::Html;
 use fsbench::report::summary::{Class, Level, Summary, classify};
 use fsbench::report::{Reporter, markdown::Markdown, terminal::Terminal};
 use fsbench::result::{Direction, Flag, RunResult};
-use fsbench::store::load;
+use fsbench::results::load;
 
 fn fixture() -> RunResult {
     load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json"))

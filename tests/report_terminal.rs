@@ -8,7 +8,7 @@ use fsbench::report::Reporter;
 use fsbench::report::summary::Summary;
 use fsbench::report::terminal::{DEFAULT_WIDTH, Terminal};
 use fsbench::result::RunResult;
-use fsbench::store::load;
+use fsbench::results::load;
 use serde_json::Value;
 
 fn fixture_path() -> std::path::PathBuf {

@@ -10,7 +10,7 @@ mod common;
 use common::{TmpfsMount, read_json, run};
 use fsbench::report::Summary;
 use fsbench::report::placement::{PlacementTable, cell_text, placement_tables};
-use fsbench::store::load;
+use fsbench::results::load;
 
 /// The suite's workloads, per kind: (without a log, with the log on the
 /// target, with the log never synced).

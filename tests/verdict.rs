@@ -12,7 +12,7 @@ use fsbench::report::terminal::Terminal;
 use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
 use fsbench::result::env::Risk;
-use fsbench::store::load;
+use fsbench::results::load;
 
 fn fixture() -> RunResult {
     load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-two-targets.json"))

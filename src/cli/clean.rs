@@ -51,7 +51,7 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
         for leftover in leftovers {
             let path = leftover.path.display().to_string();
             match clean_one(leftover, args.force)? {
-                Outcome::Removed(report) => record.targets.push(TargetResult {
+                Cleanup::Removed(report) => record.targets.push(TargetResult {
                     name: target.name.clone(),
                     path,
                     env: None,
@@ -62,18 +62,18 @@ pub fn run(args: CleanArgs, json: Option<&Path>) -> anyhow::Result<()> {
                     durability: None,
                     fingerprint: None,
                 }),
-                Outcome::Failed(e) => {
+                Cleanup::Failed(e) => {
                     stay.failed += 1;
                     stderr_line!("fsbench: {path}: {e:#}");
                 }
-                Outcome::NotTrusted => stay.not_trusted += 1,
-                Outcome::Live => {}
+                Cleanup::NotTrusted => stay.not_trusted += 1,
+                Cleanup::Live => {}
             }
         }
     }
     record.finished = Some(chrono::Utc::now());
     if let Some(path) = json {
-        crate::store::save(&record, path)?;
+        crate::results::save(&record, path)?;
     }
     // Every leftover was tried; the exit code says whether all went.
     stay.verdict()
@@ -118,7 +118,7 @@ impl Stay {
 /// takes milliseconds: its I/O fails at once).
 const KILLED_PATIENCE: Duration = Duration::from_secs(10);
 
-enum Outcome {
+enum Cleanup {
     Removed(CleanupReport),
     Failed(anyhow::Error),
     /// Its marker is not a dead run's of this user (the reason is said).
@@ -128,13 +128,13 @@ enum Outcome {
 }
 
 /// Removes one leftover if it is a dead run's, or if `force`d and fsbench's.
-fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
+fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Cleanup> {
     let shown = leftover.path.display().to_string();
     let found = match &leftover.marker {
         Ok(found) => found,
         Err(not_ours) => {
             say(format!("{shown}: skipped, {not_ours}"))?;
-            return Ok(Outcome::NotTrusted);
+            return Ok(Cleanup::NotTrusted);
         }
     };
     if !force && found.is_live() {
@@ -145,9 +145,9 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
                     "{shown}: skipped, its run (pid {} on {}) is still running; --force removes it",
                     found.marker.pid, found.marker.host
                 ))?;
-                return Ok(Outcome::Live);
+                return Ok(Cleanup::Live);
             }
-            Err(e) => return Ok(Outcome::Failed(e)),
+            Err(e) => return Ok(Cleanup::Failed(e)),
         }
     }
     // A killed `run --configs` left its file systems mounted on loop
@@ -159,14 +159,14 @@ fn clean_one(leftover: Leftover, force: bool) -> anyhow::Result<Outcome> {
                 say(format!("{shown}: {line}"))?;
             }
         }
-        Err(e) => return Ok(Outcome::Failed(e)),
+        Err(e) => return Ok(Cleanup::Failed(e)),
     }
     Ok(match leftover.remove() {
         Ok(report) => {
             say(format!("{shown}: removed {} entries", report.removed + 1))?;
-            Outcome::Removed(report)
+            Cleanup::Removed(report)
         }
-        Err(e) => Outcome::Failed(e),
+        Err(e) => Cleanup::Failed(e),
     })
 }
 

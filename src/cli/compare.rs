@@ -13,8 +13,8 @@ use crate::history::latest_comparable;
 use crate::report::charts::relative_change;
 use crate::report::compare::{Comparisons, Input};
 use crate::report::terminal::Terminal;
-use crate::store::load;
-use crate::store::write_file as save;
+use crate::results::load;
+use crate::results::write_file as save;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

@@ -45,7 +45,7 @@ pub fn run(args: EnvArgs, json: Option<&Path>) -> anyhow::Result<()> {
         emit(Stream::Stdout, &render_text(&record.host, &envs))?;
     }
     match json {
-        Some(path) => crate::store::save(&record, path),
+        Some(path) => crate::results::save(&record, path),
         None => Ok(()),
     }
 }

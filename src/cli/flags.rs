@@ -7,7 +7,7 @@ use clap::{Args, Parser};
 
 use super::output::first_line;
 use crate::error::usage;
-use crate::store::{ResultsEnv, results_dir};
+use crate::results::{ResultsEnv, results_dir};
 
 /// How a single-workload command runs: repetitions, scratch data kept or
 /// not, progress lines or not.

@@ -11,7 +11,7 @@ use crate::error::usage;
 use crate::history::{self, History, RunPoints, collect};
 use crate::report::format::Format;
 use crate::report::terminal::Terminal;
-use crate::store::{ResultsEnv, results_dir};
+use crate::results::{ResultsEnv, results_dir};
 
 const HISTORY_EXAMPLES: &str = "\
 Examples:

@@ -190,8 +190,8 @@ fn clap_error(e: &clap::Error) -> i32 {
 /// every rank are allowed (`run`, and the kinds that say they run there).
 fn dispatch(matches: &ArgMatches) -> anyhow::Result<()> {
     let json = matches.get_one::<PathBuf>("json").map(PathBuf::as_path);
-    if let Some(path) = json.filter(|path| !crate::store::is_stdout(path)) {
-        crate::store::check_destination(path)?;
+    if let Some(path) = json.filter(|path| !crate::results::is_stdout(path)) {
+        crate::results::check_destination(path)?;
     }
     if let Some(rate) = matches.get_one::<String>("link_speed") {
         crate::storage::devices::set_link_speed(crate::size::parse_bit_rate(rate)?);

@@ -15,7 +15,7 @@ pub fn first_line(message: &str) -> &str {
 /// True when the JSON result goes to stdout, which must then carry nothing
 /// else.
 pub fn json_to_stdout(json: Option<&Path>) -> bool {
-    json.is_some_and(crate::store::is_stdout)
+    json.is_some_and(crate::results::is_stdout)
 }
 
 /// Where a command's own tables go: stdout, unless `--json -` keeps it

@@ -12,8 +12,8 @@ use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::report::format::Format;
 use crate::report::{Summary, baseline_of};
-use crate::store::load;
-use crate::store::write_file as save;
+use crate::results::load;
+use crate::results::write_file as save;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -142,14 +142,14 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     // The same writer as every command that runs workloads, so a
     // re-written file reads like the original.
     if let Some(path) = json {
-        crate::store::save(&run, path)?;
+        crate::results::save(&run, path)?;
         if json_to_stdout(Some(path)) {
             return Ok(());
         }
     }
     let Some(reporter) = format.reporter(args.repetitions) else {
         // JSON: the result itself, by the writer of --json.
-        return crate::store::save(&run, args.destination().unwrap_or(Path::new("-")));
+        return crate::results::save(&run, args.destination().unwrap_or(Path::new("-")));
     };
     let text = reporter.render(&run, &summary)?;
     write_report(args.destination(), &text)

@@ -7,7 +7,7 @@ use super::flags::ResultsDirFlag;
 use super::output::{check_json_path, json_to_stdout};
 use crate::console::{Stream, emit};
 use crate::report::terminal::Terminal;
-use crate::store::listing::Listing;
+use crate::results::listing::Listing;
 
 const RESULTS_EXAMPLES: &str = "\
 Examples:

@@ -205,7 +205,7 @@ pub fn run(args: RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
 /// with the command line and the suite it keeps, and what `resuming` (the
 /// command line that resumes it) says.
 fn resume(file: &Path, resuming: &RunArgs, json: Option<&Path>) -> anyhow::Result<()> {
-    let record = crate::store::load(file)?;
+    let record = crate::results::load(file)?;
     let suite = crate::session::spec::resumable(&record, file)?;
     let shown = file.display();
     let Some(saved) = args_of(&record.command) else {
@@ -267,7 +267,7 @@ fn measure(args: RunArgs, suite: Suite, origin: Origin, json: Option<&Path>) -> 
     // --resume of this run would measure the same targets again).
     // Under MPI rank 0 alone saves, so it alone claims.
     let saved = spec.saved_files().filter(|_| crate::scale::is_root());
-    let _claims = crate::store::claim(saved)?;
+    let _claims = crate::results::claim(saved)?;
     let Some(outcome) = crate::session::run(spec, &Registry)? else {
         return Ok(());
     };

@@ -15,7 +15,7 @@ pub mod build;
 mod kinds;
 pub mod options;
 pub mod place;
-pub mod session;
+pub mod rounds;
 mod sweep;
 
 pub use kinds::Make;

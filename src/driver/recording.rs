@@ -25,7 +25,7 @@ pub fn new_run_id() -> String {
 /// The run record before any target has run.
 pub fn new_run_result(run_id: &str) -> RunResult {
     RunResult {
-        kind: crate::store::KIND.into(),
+        kind: crate::results::KIND.into(),
         schema_version: SCHEMA_VERSION,
         fsbench_version: env!("CARGO_PKG_VERSION").into(),
         run_id: run_id.into(),
@@ -59,7 +59,7 @@ impl Recording {
     /// `record` written to `files` (`-`: standard output, at the end only).
     pub fn new<'p>(record: RunResult, files: impl IntoIterator<Item = &'p Path>) -> Recording {
         let (stdout, files): (Vec<&Path>, Vec<&Path>) =
-            files.into_iter().partition(|p| crate::store::is_stdout(p));
+            files.into_iter().partition(|p| crate::results::is_stdout(p));
         Recording {
             held: results_in(&record),
             record,
@@ -86,7 +86,7 @@ impl Recording {
         record.finished = None;
         self.files
             .iter()
-            .try_for_each(|path| crate::store::save_in_dir(&record, path))
+            .try_for_each(|path| crate::results::save_in_dir(&record, path))
     }
 
     /// After an error or an interrupt: what was measured so far (workloads'
@@ -102,7 +102,7 @@ impl Recording {
         let mut record = self.marked();
         record.finished = None;
         for path in &self.files {
-            match crate::store::save_in_dir(&record, path) {
+            match crate::results::save_in_dir(&record, path) {
                 Ok(()) => stderr_line!(
                     "fsbench: the {measured} result(s) measured before the run stopped were written to {}",
                     path.display()
@@ -119,10 +119,10 @@ impl Recording {
         self.record.finished = Some(chrono::Utc::now());
         self.mark_references();
         for path in &self.files {
-            crate::store::save_in_dir(&self.record, path)?;
+            crate::results::save_in_dir(&self.record, path)?;
         }
         match self.stdout {
-            true => crate::store::save(&self.record, Path::new("-")),
+            true => crate::results::save(&self.record, Path::new("-")),
             false => Ok(()),
         }
     }
@@ -170,7 +170,7 @@ mod tests {
     }
 
     fn load(path: &Path) -> RunResult {
-        crate::store::load(path).unwrap()
+        crate::results::load(path).unwrap()
     }
 
     /// Standard output is written once, at the end: a results file and a

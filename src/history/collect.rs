@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::result::RunResult;
-use crate::store::load;
+use crate::results::load;
 
 /// What was kept of each run read, and a line for each file or folder
 /// that could not be read.

@@ -20,7 +20,7 @@ pub fn latest_comparable(dir: &Path, new: &RunResult) -> Option<(PathBuf, RunRes
         .runs
         .into_iter()
         .max()?;
-    let run = crate::store::load(&path).ok()?;
+    let run = crate::results::load(&path).ok()?;
     Some((path, run))
 }
 

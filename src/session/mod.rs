@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::configs::place::Place;
-use crate::configs::session::Outcome as Builds;
+use crate::configs::rounds::BuildLog;
 use crate::crash;
 use crate::driver::{Overhead, Recording};
 use crate::result::RunResult;
@@ -56,7 +56,7 @@ struct CrashPlan<'a> {
 pub struct Outcome {
     pub record: RunResult,
     pub overhead: Overhead,
-    pub builds: Builds,
+    pub builds: BuildLog,
     /// The time the final saves took.
     pub save_time: Duration,
 }
@@ -108,7 +108,7 @@ pub fn run(spec: RunSpec, registry: &dyn Registry) -> anyhow::Result<Option<Outc
         scratch_id: &scratch_id,
         resumed,
     };
-    let mut builds = Builds::default();
+    let mut builds = BuildLog::default();
     let measured = match &configs {
         Some((configs, place)) => runner.measure_configs(configs, place, repeat, &mut builds),
         None => runner.measure_targets(targets, 0..repeat, true, true, None),
@@ -143,7 +143,7 @@ pub fn run(spec: RunSpec, registry: &dyn Registry) -> anyhow::Result<Option<Outc
 }
 
 /// Each built target's record of how it was built.
-fn record_builds(record: &mut RunResult, builds: &Builds) {
+fn record_builds(record: &mut RunResult, builds: &BuildLog) {
     for target in &mut record.targets {
         target.built = builds
             .built

@@ -1,5 +1,5 @@
 //! What runs the suite on targets through the driver: for the whole run,
-//! or round by round as configurations are built (`configs::session`).
+//! or round by round as configurations are built (`configs::rounds`).
 use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::Options;
 use crate::configs::Config;
 use crate::configs::place::Place;
-use crate::configs::session::{self, Outcome as Builds};
+use crate::configs::rounds::{self, BuildLog};
 use crate::console::stderr_line;
 use crate::driver::{Overhead, Plan, Recording, Remount, StopRule};
 use crate::report::precision::Precision;
@@ -37,20 +37,20 @@ pub(super) struct Runner<'a> {
 
 impl Runner<'_> {
     /// Builds the configurations round by round and measures each round
-    /// (`configs::session::run`), recording what they share.
+    /// (`configs::rounds::run`), recording what they share.
     pub(super) fn measure_configs(
         &mut self,
         configs: &[Config],
         place: &Place,
         repeat: u32,
-        builds: &mut Builds,
+        builds: &mut BuildLog,
     ) -> anyhow::Result<Option<String>> {
-        let building = session::Building {
+        let building = rounds::Building {
             fresh: self.options.fresh,
             keep_going: self.options.keep_going,
         };
         let scratch_id = self.scratch_id.to_string();
-        let measured = session::run(
+        let measured = rounds::run(
             configs,
             place,
             building,
@@ -59,7 +59,7 @@ impl Runner<'_> {
             self,
             builds,
         );
-        session::mark_shared(configs, place, builds);
+        rounds::mark_shared(configs, place, builds);
         measured.map(|()| builds.stopped.take())
     }
 
@@ -111,7 +111,7 @@ impl Runner<'_> {
     }
 }
 
-impl session::Measure for Runner<'_> {
+impl rounds::Measure for Runner<'_> {
     fn measure(
         &mut self,
         targets: &[(String, PathBuf)],

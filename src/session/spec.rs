@@ -170,14 +170,14 @@ impl RunSpec {
         let repeat = precision.map_or(repeat, |rule| rule.max_repeat);
         check_scale(flags.scale)?;
         let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-        let results_dir = crate::store::for_run(flags.save_dir.as_deref(), &paths)?;
+        let results_dir = crate::results::for_run(flags.save_dir.as_deref(), &paths)?;
         let (record, save_path, resumed) = match origin {
             Origin::New => {
                 let mut record = new_run_result(&run_id);
                 record.suite = Some(suite.name.clone());
                 record.suite_text = Some(suite.text.clone());
                 record.min_effect = flags.min_effect;
-                let path = (!flags.no_save).then(|| crate::store::new_path(&results_dir));
+                let path = (!flags.no_save).then(|| crate::results::new_path(&results_dir));
                 (record, path, false)
             }
             Origin::Resumed(record, path) => (*record, Some(path), true),
@@ -227,7 +227,7 @@ impl RunSpec {
     /// The files this run writes while it measures (standard output is
     /// written once, at the end): no other fsbench may save into them.
     pub fn saved_files(&self) -> impl Iterator<Item = &Path> {
-        let json = self.json.iter().filter(|p| !crate::store::is_stdout(p));
+        let json = self.json.iter().filter(|p| !crate::results::is_stdout(p));
         self.save_path.iter().chain(json).map(PathBuf::as_path)
     }
 }

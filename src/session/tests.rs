@@ -244,7 +244,7 @@ fn a_failed_run_keeps_what_it_measured_and_a_resumed_one_measures_the_rest() {
         "{error}"
     );
     places.assert_clean();
-    let kept = crate::store::load(&places.results()).unwrap();
+    let kept = crate::results::load(&places.results()).unwrap();
     assert!(kept.finished.is_none());
     // Repetition 0 whole on both, and repetition 1 on `two` (it starts
     // with the next target) before `one` failed.
@@ -259,7 +259,7 @@ fn a_failed_run_keeps_what_it_measured_and_a_resumed_one_measures_the_rest() {
     let outcome = run(request, &Fakes(&build)).unwrap().unwrap();
     assert_eq!(ran(&resumed_log), run_of("one", 1, 1));
     assert_eq!(outcome.record.repetitions_measured(), 2);
-    let saved = crate::store::load(&places.results()).unwrap();
+    let saved = crate::results::load(&places.results()).unwrap();
     assert!(saved.finished.is_some());
     let results: usize = saved.targets.iter().map(|t| t.workloads.len()).sum();
     assert_eq!(results, 8);

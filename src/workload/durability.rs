@@ -152,13 +152,13 @@ impl Workload for Durability {
 }
 
 /// What one probe measured.
-struct Outcome {
+struct ProbeMeasured {
     writes: u64,
     timing: PhaseTiming,
     latency: Option<LatencySummary>,
 }
 
-impl Outcome {
+impl ProbeMeasured {
     /// Durable writes per second, with the latency of each write and its
     /// sync.
     fn into_metric(self, probe: Probe) -> Metric {
@@ -170,7 +170,7 @@ impl Outcome {
 
 /// One probe: its own file, writes until the count or the time is reached;
 /// each sample is the write plus its sync (the cost a program pays).
-fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Result<Outcome> {
+fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Result<ProbeMeasured> {
     let name = format!("durability-{}", probe.name());
     let file: File = rustix::fs::openat(
         ctx.scratch.dir(),
@@ -214,7 +214,7 @@ fn run_probe(ctx: &RunContext<'_>, probe: Probe, limits: Limits) -> anyhow::Resu
     drop(file);
     just_closed::unlink(ctx.scratch.dir(), name.as_str())
         .with_context(|| format!("cannot remove {name}"))?;
-    Ok(Outcome {
+    Ok(ProbeMeasured {
         writes,
         timing,
         latency: latency.summary_for_metric(),

@@ -172,7 +172,7 @@ pub fn build_list_for_test(kind: &str, args: &[&str]) -> anyhow::Result<Box<dyn 
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let policy = Policy {
         allow_shell: false,
-        results_dir: crate::store::RESULTS_DIR.into(),
+        results_dir: crate::results::RESULTS_DIR.into(),
     };
     let host = crate::storage::env::probe_host();
     let input = EntryInput {

@@ -10,13 +10,13 @@ use super::{EntryInput, Kind};
 use crate::cli::flags::{KeepFlag, parse_flags};
 use crate::compat::postmark::driven::DrivenRunner;
 use crate::compat::postmark::prompt::run_session;
-use crate::compat::postmark::session::config_of;
+use crate::compat::postmark::interpreter::config_of;
 use crate::driver::Recording;
 use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
 use crate::console::stderr_line;
-use crate::store::{ResultsEnv, results_dir};
+use crate::results::{ResultsEnv, results_dir};
 use crate::workload::Workload;
 use crate::workload::postmark::Postmark;
 

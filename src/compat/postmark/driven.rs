@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::session::Runner;
+use super::interpreter::Runner;
 use crate::driver::{Part, Plan, Recording, Spread};
 use crate::error::usage;
 use crate::scale;

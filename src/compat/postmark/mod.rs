@@ -5,6 +5,6 @@
 //! terse reports). What each source of commands may do is `crate::policy`.
 pub mod command;
 pub mod driven;
+pub mod interpreter;
 pub mod printout;
 pub mod prompt;
-pub mod session;

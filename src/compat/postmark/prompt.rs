@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
 
-use super::session::{Flow, Runner, Session};
+use super::interpreter::{Flow, Runner, Session};
 use crate::console::stderr_line;
 use crate::error::{Interrupted, usage};
 use crate::input::StdinLines;

@@ -350,7 +350,7 @@ mod tests {
     fn test_policy() -> Policy {
         Policy {
             allow_shell: false,
-            results_dir: crate::store::RESULTS_DIR.into(),
+            results_dir: crate::results::RESULTS_DIR.into(),
         }
     }
 

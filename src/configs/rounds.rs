@@ -60,7 +60,7 @@ pub struct Building {
 /// What was built (with the time each took), what failed, and why the
 /// repetitions stopped early, if they did.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct BuildLog {
     pub built: Vec<(String, Built)>,
     /// Configurations that could not be built, with why (`--keep-going`:
     /// each said when it happened; the others were measured).
@@ -68,7 +68,7 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-impl Outcome {
+impl BuildLog {
     /// How long building took, and what share of the run's wall time.
     pub fn timing_line(&self, wall: std::time::Duration) -> String {
         let builds: u32 = self.built.iter().map(|(_, b)| b.builds).sum();
@@ -115,7 +115,7 @@ pub fn run(
     repetitions: Range<u32>,
     run_id: &str,
     measure: &mut dyn Measure,
-    outcome: &mut Outcome,
+    outcome: &mut BuildLog,
 ) -> anyhow::Result<()> {
     let rounds = rounds(configs, place);
     let planned = measure.planned_bytes()?;
@@ -247,7 +247,7 @@ fn measure_built(
 /// every rank agrees on how the round went (`ran`, its measuring), so
 /// none goes on before the teardown is done. A signal that came while it
 /// was taken down (it always is, whole) ends the run.
-fn close<T>(round: Round, outcome: &mut Outcome, ran: anyhow::Result<T>) -> anyhow::Result<T> {
+fn close<T>(round: Round, outcome: &mut BuildLog, ran: anyhow::Result<T>) -> anyhow::Result<T> {
     let closed = match round.builds {
         Some(builds) => take_down(builds, outcome),
         None => Ok(()),
@@ -258,7 +258,7 @@ fn close<T>(round: Round, outcome: &mut Outcome, ran: anyhow::Result<T>) -> anyh
 }
 
 /// Takes `builds` down and keeps their records and failures.
-fn take_down(mut builds: Builds, outcome: &mut Outcome) -> anyhow::Result<()> {
+fn take_down(mut builds: Builds, outcome: &mut BuildLog) -> anyhow::Result<()> {
     let failed = std::mem::take(&mut builds.failed);
     outcome.absorb(builds.finish());
     for (name, why) in failed {
@@ -297,7 +297,7 @@ pub fn rounds(configs: &[Config], place: &Place) -> Vec<Vec<usize>> {
 
 /// Each configuration's record gets what it shares with others, so the
 /// report can say why it was measured apart from them.
-pub fn mark_shared(configs: &[Config], place: &Place, outcome: &mut Outcome) {
+pub fn mark_shared(configs: &[Config], place: &Place, outcome: &mut BuildLog) {
     for (name, record) in &mut outcome.built {
         let Some(config) = configs.iter().find(|c| c.name == *name) else {
             continue;
@@ -393,12 +393,12 @@ mod tests {
         .unwrap();
         let place = place(true, &["/dev/sdx"]);
         assert_eq!(rounds(&configs, &place), [vec![0, 1, 2, 5, 6], vec![3, 4]]);
-        let mut outcome = Outcome {
+        let mut outcome = BuildLog {
             built: configs
                 .iter()
                 .map(|c| (c.name.clone(), Built::default()))
                 .collect(),
-            ..Outcome::default()
+            ..BuildLog::default()
         };
         mark_shared(&configs, &place, &mut outcome);
         let shares: Vec<Option<&str>> = outcome
@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn fresh_builds_add_up() {
-        let mut outcome = Outcome::default();
+        let mut outcome = BuildLog::default();
         let record = |seconds| Built {
             builds: 1,
             build_seconds: seconds,
