@@ -324,9 +324,6 @@ fn a_killed_run_keeps_what_it_measured_and_resume_finishes_it() {
     run(&["run", "--resume", file_arg]).assert_error(2, &["complete", "nothing to resume"]);
 }
 
-/// What `--resume` cannot finish is refused in one line, exit 2, before
-/// anything is measured: a complete run, another command's, one without
-/// its suite, targets that are gone, and files that are not results.
 /// A single-workload command's `--json FILE` is saved as it goes too:
 /// killed after a repetition, the file holds it, without an end time.
 #[test]
@@ -370,6 +367,52 @@ fn a_killed_single_command_keeps_its_json_so_far() {
     sentinel.assert_intact();
 }
 
+/// A PostMark session's `--json FILE` follows the same lifecycle: each
+/// `run` saved as it ends, without an end time while the session goes on,
+/// so killed in its second run the file holds the first, incomplete.
+#[test]
+fn a_killed_postmark_session_keeps_its_runs_so_far_as_incomplete() {
+    let Some((mnt, sentinel)) = tmpfs_with_sentinel("256m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("pm.json");
+    // Beside, not in, the directory the saved file is looked for in.
+    let configs = tempfile::tempdir().unwrap();
+    let config = configs.path().join("pm.cfg");
+    let session = format!(
+        "set location {}\nset number 200\nset transactions 200\nrun\nset transactions 100000000\nrun\nquit\n",
+        mnt.path().display()
+    );
+    std::fs::write(&config, session).unwrap();
+    let args = [
+        "postmark",
+        config.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let mut fsbench = Running::spawn(&args);
+    wait_until(Duration::from_secs(60), "the first run saved", || {
+        assert!(
+            fsbench.is_running(),
+            "the session ended before it was killed"
+        );
+        saved_with(dir.path(), 1).is_some()
+    });
+    fsbench.signal(libc::SIGKILL);
+    let out = fsbench.wait();
+    assert_eq!(out.status.code(), None, "killed by a signal\n{out}");
+    let kept = read_json(&json);
+    assert!(kept["finished"].is_null(), "{kept}");
+    assert_eq!(saved_results(&json).len(), 1, "{kept}");
+    run(&["clean", &mnt.arg()]).assert_success();
+    assert!(scratch_dirs(mnt.path()).is_empty());
+    sentinel.assert_intact();
+}
+
+/// What `--resume` cannot finish is refused in one line, exit 2, before
+/// anything is measured: a complete run, another command's, one without
+/// its suite, targets that are gone, and files that are not results.
 #[test]
 fn resume_refuses_what_it_cannot_finish() {
     let dir = tempfile::tempdir().unwrap();

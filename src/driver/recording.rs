@@ -58,8 +58,9 @@ pub struct Recording {
 impl Recording {
     /// `record` written to `files` (`-`: standard output, at the end only).
     pub fn new<'p>(record: RunResult, files: impl IntoIterator<Item = &'p Path>) -> Recording {
-        let (stdout, files): (Vec<&Path>, Vec<&Path>) =
-            files.into_iter().partition(|p| crate::results::is_stdout(p));
+        let (stdout, files): (Vec<&Path>, Vec<&Path>) = files
+            .into_iter()
+            .partition(|p| crate::results::is_stdout(p));
         Recording {
             held: results_in(&record),
             record,

@@ -589,7 +589,8 @@ pub fn disks(target: &Path) -> Vec<String> {
 
 /// Writes a run's fio JSON `document` to `path` (`--fio-json`).
 pub fn write(path: &Path, document: &Value) -> anyhow::Result<()> {
-    crate::results::write_file(path, &text(document)).map_err(|e| anyhow::anyhow!("--fio-json: {e}"))
+    crate::results::write_file(path, &text(document))
+        .map_err(|e| anyhow::anyhow!("--fio-json: {e}"))
 }
 
 /// The document's text, its maps in fio's order (`FioOrder`).
