@@ -9,6 +9,7 @@
 //! replaces), `result` (the one result model), `report` (its views),
 //! `scale` (MPI) and `cli` (arguments, the registry of workload kinds,
 //! dispatch). docs/architecture.md is the map.
+pub mod analysis;
 pub mod cli;
 pub mod compat;
 pub mod configs;

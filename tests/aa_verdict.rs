@@ -4,8 +4,8 @@
 //! sizes users meet (the 14x of a sync-heavy figure, 1.3x on a quiet one)
 //! must be found at three repetitions. Each fixture is a whole `RunResult`
 //! going through `Summary` and `Verdict` as a saved run does.
-use fsbench::report::Summary;
-use fsbench::report::verdict::Verdict;
+use fsbench::analysis::Summary;
+use fsbench::analysis::verdict::Verdict;
 use fsbench::result::RunResult;
 use fsbench::rng::{Random, WyRand};
 use serde_json::json;

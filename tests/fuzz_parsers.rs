@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use fsbench::analysis::Summary;
 use fsbench::compat::fio;
 use fsbench::compat::postmark::command::{self, Command};
 use fsbench::compat::postmark::interpreter::{Runner, Session};
@@ -25,12 +26,12 @@ use fsbench::compat::vdbench::parmfile::{MAX_RUNS, Overrides, ParmFile};
 use fsbench::configs::{MAX_CONFIGURATIONS, Make};
 use fsbench::error::error_line;
 use fsbench::policy::{Origin, Policy};
+use fsbench::report::Reporter;
 use fsbench::report::compare::{Comparisons, Input};
 use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
-use fsbench::report::{Reporter, Summary};
 use fsbench::results::load;
 use fsbench::suite::Suite;
 use fsbench::workload::postmark::{PostmarkConfig, RunSummary};

@@ -6,10 +6,11 @@
 //! row, and a run without built targets no block at all.
 use std::path::PathBuf;
 
+use fsbench::analysis::Summary;
+use fsbench::report::Reporter;
 use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
-use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
 use serde_json::{Value, json};
 

@@ -10,8 +10,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use fsbench::analysis::{Summary, names};
+use fsbench::report::Reporter;
 use fsbench::report::html::Html;
-use fsbench::report::{Reporter, Summary, names};
 use fsbench::result::env::Risk;
 use fsbench::result::{DeviceEvidence, Flag, RunResult};
 use fsbench::results::load;

@@ -5,10 +5,10 @@
 //! every flag and note becomes a warning.
 use std::path::Path;
 
+use fsbench::analysis::summary::{Class, Level, Summary, classify};
 use fsbench::measure::stats::{self, Stats};
 use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;
-use fsbench::report::summary::{Class, Level, Summary, classify};
 use fsbench::report::{Reporter, markdown::Markdown, terminal::Terminal};
 use fsbench::result::{Direction, Flag, RunResult};
 use fsbench::results::load;
@@ -354,7 +354,7 @@ fn four_put_blocks(values: [f64; 4]) -> RunResult {
     run
 }
 
-fn put_block_cell(run: &RunResult) -> (Summary, fsbench::report::summary::Cell) {
+fn put_block_cell(run: &RunResult) -> (Summary, fsbench::analysis::summary::Cell) {
     let summary = Summary::of(run);
     let metrics = &summary.workloads[0].metrics;
     let put_block = metrics.iter().find(|m| m.name == "put_block").unwrap();
@@ -424,7 +424,7 @@ fn throughput_cell(
     summary: &Summary,
     workload: &str,
     target: usize,
-) -> fsbench::report::summary::Cell {
+) -> fsbench::analysis::summary::Cell {
     let workload = summary
         .workloads
         .iter()

@@ -10,13 +10,14 @@
 //! `UPDATE_GOLDEN=1 cargo test --release --test report_sweep`.
 use std::path::PathBuf;
 
+use fsbench::analysis::Summary;
+use fsbench::analysis::sweep::Sweep;
+use fsbench::report::Reporter;
 use fsbench::report::csv::Csv;
 use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::number;
-use fsbench::report::sweep::Sweep;
 use fsbench::report::terminal::{DEFAULT_WIDTH, Terminal};
-use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
 use serde_json::{Value, json};
 

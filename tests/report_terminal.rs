@@ -4,8 +4,8 @@
 //! with the better direction.
 use std::path::Path;
 
+use fsbench::analysis::summary::Summary;
 use fsbench::report::Reporter;
-use fsbench::report::summary::Summary;
 use fsbench::report::terminal::{DEFAULT_WIDTH, Terminal};
 use fsbench::result::RunResult;
 use fsbench::results::load;

@@ -8,8 +8,8 @@
 mod common;
 
 use common::{TmpfsMount, read_json, run};
-use fsbench::report::Summary;
-use fsbench::report::placement::{PlacementTable, cell_text, placement_tables};
+use fsbench::analysis::Summary;
+use fsbench::analysis::placement::{PlacementTable, cell_text, placement_tables};
 use fsbench::results::load;
 
 /// The suite's workloads, per kind: (without a log, with the log on the

@@ -6,10 +6,11 @@ mod common;
 use std::path::Path;
 
 use common::{SMALL_SUITE, Sentinel, TmpfsMount, assert_no_scratch_left, read_json, run};
+use fsbench::analysis::Summary;
+use fsbench::report::Reporter;
 use fsbench::report::html::Html;
 use fsbench::report::markdown::Markdown;
 use fsbench::report::terminal::Terminal;
-use fsbench::report::{Reporter, Summary};
 use fsbench::result::RunResult;
 use fsbench::result::env::Risk;
 use fsbench::results::load;

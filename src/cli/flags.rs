@@ -52,7 +52,9 @@ impl MinEffectFlag {
         let zero = text.trim().trim_end_matches('%').trim_end().parse::<f64>() == Ok(0.0);
         match zero {
             true => Ok(Some(0.0)),
-            false => crate::report::precision::parse_percentage_of("--min-effect", text).map(Some),
+            false => {
+                crate::analysis::precision::parse_percentage_of("--min-effect", text).map(Some)
+            }
         }
     }
 

@@ -8,10 +8,10 @@ use clap::{Arg, Args, Command, ValueEnum};
 
 use super::flags::MinEffectFlag;
 use super::output::json_to_stdout;
+use crate::analysis::{Summary, baseline_of};
 use crate::console::{Stream, emit};
 use crate::error::usage;
 use crate::report::format::Format;
-use crate::report::{Summary, baseline_of};
 use crate::results::load;
 use crate::results::write_file as save;
 
@@ -130,7 +130,7 @@ pub fn run(args: ReportArgs, json: Option<&Path>) -> anyhow::Result<()> {
     // report of a result says what the run said.
     let baseline = match args.baseline.as_deref() {
         None => baseline_of(&run),
-        Some(name) => crate::report::baseline_index(
+        Some(name) => crate::analysis::baseline_index(
             &run.targets
                 .iter()
                 .map(|t| (t.name.as_str(), t.reference))

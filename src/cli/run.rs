@@ -9,10 +9,11 @@ use clap::{Args, FromArgMatches};
 use super::flags::{KeepFlag, MinEffectFlag, Targets};
 use super::kinds::Registry;
 use super::output::{check_json_path, tables_stream};
+use crate::analysis::Summary;
 use crate::console::{Stream, emit};
 use crate::error::usage;
+use crate::report::Reporter;
 use crate::report::terminal::Terminal;
-use crate::report::{Reporter, Summary};
 use crate::session::spec::{Origin, RunFlags};
 use crate::session::{Outcome, RunSpec};
 use crate::suite::Suite;
@@ -317,7 +318,7 @@ fn print_outcome(
     let report_clock = Instant::now();
     // By name, as every report of the saved record takes it: targets built
     // from configurations are recorded in the order they were built.
-    let summary = Summary::with_baseline(record, crate::report::baseline_of(record));
+    let summary = Summary::with_baseline(record, crate::analysis::baseline_of(record));
     let table = Terminal::for_stdout().render(record, &summary)?;
     let report_time = report_clock.elapsed() + outcome.save_time;
     emit(tables_stream(json), &table)?;

@@ -29,8 +29,8 @@
 //! The logarithms because a storage figure's noise is multiplicative (see
 //! `measure::stats`); a series with a zero among its values is tested on
 //! the values themselves.
+use crate::analysis::verdict::is_practical;
 use crate::measure::stats::{self, MIN_SAMPLE, benjamini_hochberg};
-use crate::report::verdict::is_practical;
 
 /// The fewest runs on either side of a change point: the t-test needs
 /// each side's spread.
@@ -192,7 +192,7 @@ fn described(values: &[f64], cuts: &[Split]) -> Vec<ChangePoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::verdict::DEFAULT_MIN_EFFECT;
+    use crate::analysis::verdict::DEFAULT_MIN_EFFECT;
     use crate::rng::{Random, WyRand};
 
     /// `len` values around `mean`, normally spread by `spread` of it (0.02:

@@ -18,8 +18,8 @@ mod text;
 
 use chrono::{DateTime, Utc};
 
-use crate::report::Summary;
-use crate::report::verdict::min_effect_of;
+use crate::analysis::Summary;
+use crate::analysis::verdict::min_effect_of;
 use crate::result::fingerprint::{self, Fingerprint};
 use crate::result::{Direction, RunResult, TargetResult};
 use changepoint::ChangePoint;

@@ -1,9 +1,10 @@
 //! The history as text: the terminal's lines, Markdown and CSV. Each
 //! change point is one sentence ([`sentence`]), the same in every format.
 use super::{Change, History, Series, changepoint};
-use crate::report::precision::percent;
-use crate::report::verdict::times;
-use crate::report::{names, number, p_phrase, terminal::wrap};
+use crate::analysis::names;
+use crate::analysis::precision::percent;
+use crate::analysis::verdict::times;
+use crate::report::{number, p_phrase, terminal::wrap};
 
 /// What the method promises, for the end of every format.
 pub fn method_line(history: &History) -> String {

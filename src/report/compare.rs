@@ -6,12 +6,13 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use super::charts::change_title;
-use super::config_diff;
-use super::summary::{
+use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, p_text, terminal};
+use crate::analysis::config_diff;
+use crate::analysis::names;
+use crate::analysis::summary::{
     Cell, Class, Comparison, MetricSummary, Summary, WorkloadSummary, classify, decide_together,
 };
-use super::verdict::{self, Finding, TargetVerdict, Verdict};
-use super::{UNBOUNDED, UNBOUNDED_REASON, mean_and_half, mean_ci, names, p_text, terminal};
+use crate::analysis::verdict::{self, Finding, TargetVerdict, Verdict};
 use crate::measure::stats::RatioInterval;
 use crate::result::{Direction, RunResult};
 

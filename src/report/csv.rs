@@ -15,9 +15,9 @@
 //! parameter after `target`, named after it (`param_` before a name that is
 //! already a column's), empty where a target has no such parameter, so a
 //! spreadsheet's pivot can take them as its axes.
-use super::summary::{Cell, MetricSummary, WorkloadSummary};
-use super::sweep::Sweep;
 use super::{Reporter, Summary};
+use crate::analysis::summary::{Cell, MetricSummary, WorkloadSummary};
+use crate::analysis::sweep::Sweep;
 use crate::result::{Flag, RunResult};
 
 pub struct Csv {

@@ -5,8 +5,8 @@
 //! does (`report::names`); the unit is the column's.
 use std::fmt::Write as _;
 
+use crate::analysis::names;
 use crate::report::markdown::padded_table;
-use crate::report::names;
 use crate::result::{Flag, MIN_PRECISE_SECONDS, WorkloadResult};
 use crate::workload::tree::{Source, TreeConfig, TreeWorkload};
 

@@ -2,15 +2,16 @@
 //! terminal's content, plus the ratio's confidence interval, the profile
 //! table and the warnings as a numbered list. A sweep (`report::sweep`)
 //! adds the sweep table and a column per parameter in the workload tables.
-use super::placement::{PlacementTable, cell_text, placement_tables, title};
-use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use super::durability;
 use super::terminal::{BUILT_HEADER, BUILT_TITLE, built_rows};
-use super::verdict::Verdict;
 use super::{
     PLACEMENT_INTRO, Reporter, Summary, UNBOUNDED_REASON, markers, mean_ci, number, ratio,
     ratio_ci, target_label, workload_title,
 };
-use super::{durability, names};
+use crate::analysis::names;
+use crate::analysis::placement::{PlacementTable, cell_text, placement_tables, title};
+use crate::analysis::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use crate::analysis::verdict::Verdict;
 use crate::result::RunResult;
 
 pub struct Markdown;
@@ -332,7 +333,8 @@ fn placement_table(table: &PlacementTable) -> String {
 fn profile_table(profiles: &[Profile]) -> String {
     let mut out = String::from("| target | write | read | metadata |\n|---|---|---|---|\n");
     for profile in profiles {
-        let level = |l: Option<super::summary::Level>| l.map_or("–", |l| l.as_str()).to_string();
+        let level =
+            |l: Option<crate::analysis::summary::Level>| l.map_or("–", |l| l.as_str()).to_string();
         out.push_str(&table_row(&[
             escape(&profile.target),
             level(profile.write),

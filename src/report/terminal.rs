@@ -19,14 +19,15 @@ use comfy_table::{
 };
 
 use super::durability;
-use super::placement::{self, PlacementTable, placement_tables, title};
-use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
-use super::sweep::SweepTable;
-use super::verdict::Verdict;
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, number, ratio,
-    target_label, workload_title,
+    PLACEMENT_INTRO, Reporter, markers, mean_and_half, mean_ci, number, ratio, target_label,
+    workload_title,
 };
+use crate::analysis::placement::{self, PlacementTable, placement_tables, title};
+use crate::analysis::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
+use crate::analysis::sweep::SweepTable;
+use crate::analysis::verdict::Verdict;
+use crate::analysis::{Summary, names};
 use crate::result::RunResult;
 use crate::result::built::Built;
 
@@ -629,7 +630,7 @@ fn profile_table(profiles: &[Profile]) -> Table {
     table.load_style(UTF8_FULL_CONDENSED);
     table.set_header(["target", "write", "read", "metadata"]);
     for profile in profiles {
-        let level = |l: Option<super::summary::Level>| l.map_or("–", |l| l.as_str());
+        let level = |l: Option<crate::analysis::summary::Level>| l.map_or("–", |l| l.as_str());
         table.add_row([
             profile.target.as_str(),
             level(profile.write),

@@ -11,8 +11,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table};
 use serde::Serialize;
 
-use crate::report::Summary;
-use crate::report::verdict::Verdict;
+use crate::analysis::Summary;
+use crate::analysis::verdict::Verdict;
 use crate::result::RunResult;
 
 /// One file of the results directory.
@@ -222,7 +222,7 @@ fn verdict_line(path: &Path, run: &RunResult) -> String {
     if run.finished.is_none() {
         return incomplete_line(path, run);
     }
-    let baseline = crate::report::baseline_of(run);
+    let baseline = crate::analysis::baseline_of(run);
     let verdict = Verdict::of(run, &Summary::with_baseline(run, baseline));
     if verdict.lone {
         return "no comparison (one target)".into();

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Options;
+use crate::analysis::precision::Precision;
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::configs::rounds::{self, BuildLog};
 use crate::console::stderr_line;
 use crate::driver::{Overhead, Plan, Recording, Remount, StopRule};
-use crate::report::precision::Precision;
 use crate::result::RunResult;
 use crate::storage::Target;
 use crate::suite::Suite;

@@ -7,14 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::Options;
+use crate::analysis::precision::{Precision, RepeatFlags};
+use crate::analysis::verdict::DEFAULT_MIN_EFFECT;
 use crate::configs::Config;
 use crate::configs::place::Place;
 use crate::crash;
 use crate::driver::recording::{new_run_id, new_run_result};
 use crate::error::usage;
 use crate::policy::Policy;
-use crate::report::precision::{Precision, RepeatFlags};
-use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::result::RunResult;
 use crate::result::env::HostEnv;
 use crate::storage::Target;
@@ -164,7 +164,7 @@ impl RunSpec {
             .collect();
         // Checked now (a name that is not a target is a usage error); reports
         // find it again by name (`report::baseline_of`).
-        crate::report::baseline_index(&roles, flags.baseline.as_deref())?;
+        crate::analysis::baseline_index(&roles, flags.baseline.as_deref())?;
         let precision = stopping_rule(flags, measured > 1)?;
         let repeat = check_repeat(flags.repeat.unwrap_or(suite.repeat))?;
         let repeat = precision.map_or(repeat, |rule| rule.max_repeat);

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::analysis::precision::{Precision, RepeatFlags};
+use crate::analysis::verdict::DEFAULT_MIN_EFFECT;
 use crate::driver::recording::new_run_result;
 use crate::policy::Policy;
-use crate::report::precision::{Precision, RepeatFlags};
-use crate::report::verdict::DEFAULT_MIN_EFFECT;
 use crate::result::env::HostEnv;
 use crate::storage::Target;
 use crate::suite::Suite;

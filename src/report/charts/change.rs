@@ -173,7 +173,7 @@ fn draw_change_label(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::Comparison;
+    use crate::analysis::summary::Comparison;
     use crate::result::Direction;
 
     #[test]

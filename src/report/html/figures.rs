@@ -2,10 +2,10 @@
 //! every metric against the baseline, a bar chart and latency percentiles
 //! per metric, and the time series of workloads that report over time.
 use super::numbers;
+use crate::analysis::summary::{Comparison, MetricSummary, WorkloadSummary};
+use crate::analysis::{Summary, names};
 use crate::report::charts::{self, Bar, LatencyLine, TimeLine};
 use crate::report::compare::ChangeRow;
-use crate::report::summary::{Comparison, MetricSummary, WorkloadSummary};
-use crate::report::{Summary, names};
 use crate::result::{IntervalSample, RunResult, WorkloadResult};
 
 /// Per target other than the baseline: every metric's change against the

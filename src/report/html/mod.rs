@@ -20,13 +20,12 @@ use minijinja::Environment;
 use serde::Serialize;
 
 use super::charts;
-use super::placement::{self, placement_tables};
-use super::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
 use super::terminal;
-use super::verdict::{Verdict, VerdictLines};
-use super::{
-    PLACEMENT_INTRO, Reporter, Summary, mean_ci, names, number, ratio, ratio_ci, workload_title,
-};
+use super::{PLACEMENT_INTRO, Reporter, mean_ci, number, ratio, ratio_ci, workload_title};
+use crate::analysis::placement::{self, placement_tables};
+use crate::analysis::summary::{Cell, DeviceShare, Level, MetricSummary, WorkloadSummary};
+use crate::analysis::verdict::{Verdict, VerdictLines};
+use crate::analysis::{Summary, names};
 use crate::result::env::TargetEnv;
 use crate::result::{RunResult, TargetResult};
 use crate::size::format_bytes;

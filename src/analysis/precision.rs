@@ -12,9 +12,9 @@
 //! the "± x" a reader sees, and "significant" the reports' verdict.
 use std::time::{Duration, Instant};
 
+use crate::analysis::summary::{Cell, Summary};
 use crate::error::usage;
 use crate::measure::stats::RatioInterval;
-use crate::report::summary::{Cell, Summary};
 use crate::result::{RunResult, Stopping};
 use crate::workload::progress::short_duration;
 
@@ -244,7 +244,7 @@ impl Precision {
         // The run's baseline as every report of the record takes it: by
         // name, since targets built from configurations are recorded in the
         // order they were built.
-        let baseline = crate::report::baseline_of(record);
+        let baseline = crate::analysis::baseline_of(record);
         let summary = Summary::with_baseline(record, baseline);
         let mut wide = Vec::new();
         for workload in &summary.workloads {
@@ -361,7 +361,7 @@ mod tests {
     }
 
     fn rule(flags: RepeatFlags<'_>) -> anyhow::Result<Option<Precision>> {
-        Precision::from_flags(flags, crate::report::verdict::DEFAULT_MIN_EFFECT)
+        Precision::from_flags(flags, crate::analysis::verdict::DEFAULT_MIN_EFFECT)
     }
 
     fn five_percent() -> Precision {

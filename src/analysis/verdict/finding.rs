@@ -1,8 +1,8 @@
 //! One headline metric of a target against the baseline's (`Finding`):
 //! its speed-up whatever the metric's direction, whether it counts, is
 //! undecided or exact (space), and how the sentence says it.
+use crate::analysis::summary::{Class, Comparison};
 use crate::measure::stats::RatioInterval;
-use crate::report::summary::{Class, Comparison};
 use crate::result::Direction;
 
 /// A difference this large (either way) that is not yet significant is
@@ -184,5 +184,5 @@ pub(super) fn larger_first(a: &Finding, b: &Finding) -> std::cmp::Ordering {
 /// A metric as a sentence names it: its workload, then the metric's
 /// readable name ("4k-rand-read I/O rate", "tree-photos find").
 pub fn what(workload: &str, metric: &str) -> String {
-    format!("{workload} {}", crate::report::names::words(metric))
+    format!("{workload} {}", crate::analysis::names::words(metric))
 }

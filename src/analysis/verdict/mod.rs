@@ -610,8 +610,8 @@ fn ceilings(summary: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::summary::Class;
     use crate::measure::stats::RatioInterval::{self, Bounded};
-    use crate::report::summary::Class;
     use crate::result::{Direction, Metric, TargetResult};
 
     fn finding(what: &str, ratio: f64, p: Option<f64>, class: Option<Class>) -> Finding {

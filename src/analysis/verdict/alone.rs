@@ -2,8 +2,8 @@
 //! compare it with, its headline figures per class, each with the evidence
 //! behind it (what the devices did, the flags), so that one directory's
 //! run still answers "how fast is this, and can I trust the number".
-use crate::report::summary::{Class, Summary, classify};
-use crate::report::{device_text, mean_ci};
+use crate::analysis::summary::{Class, Summary, classify};
+use crate::analysis::{device_text, mean_ci};
 
 use super::finding::what;
 
@@ -71,7 +71,7 @@ fn class_figures(summary: &Summary, t: usize, class: Class) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::verdict::Verdict;
+    use crate::analysis::verdict::Verdict;
     use crate::result::{Direction, Flag, Metric, TargetResult, WorkloadResult};
 
     fn io(label: &str, metric: &str, unit: &str, value: f64, flags: Vec<Flag>) -> WorkloadResult {

@@ -5,9 +5,9 @@
 //! logarithms, Benjamini–Hochberg over the placement's figures, the
 //! minimum effect), each decided difference with its interval.
 use super::{Naming, Safety, TargetVerdict, finding_of};
-use crate::report::names::words;
-use crate::report::placement::{Member, compared_groups};
-use crate::report::summary::{Cell, MetricSummary, Summary};
+use crate::analysis::names::words;
+use crate::analysis::placement::{Member, compared_groups};
+use crate::analysis::summary::{Cell, MetricSummary, Summary};
 use crate::result::RunResult;
 
 /// One group of placements on one target, as the verdict says it.
@@ -121,7 +121,7 @@ fn log_phrase(placement: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::verdict::Verdict;
+    use crate::analysis::verdict::Verdict;
     use crate::result::env::Risk;
     use crate::result::{Direction, Metric, TargetResult, WorkloadResult};
 

@@ -2,8 +2,8 @@
 //! mean of its findings' speed-ups, with an approximate interval, where
 //! that mean stands for every member; else what was decided in the class.
 use super::finding::{Finding, larger_first, times};
+use crate::analysis::summary::Class;
 use crate::measure::stats::{CONFIDENCE, RatioInterval, t_quantile};
-use crate::report::summary::Class;
 
 /// The geometric mean speed-up of a class's headline metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +110,7 @@ fn mean_stands_for_all(members: &[&Finding], min_effect: f64) -> bool {
 fn mean_text(c: &ClassSpeedup) -> String {
     let interval = match c.ci95 {
         Some(RatioInterval::Bounded(low, high)) => format!(" ({}–{})", times(low), times(high)),
-        Some(RatioInterval::Unbounded) => format!(" ({})", crate::report::UNBOUNDED),
+        Some(RatioInterval::Unbounded) => format!(" ({})", crate::analysis::UNBOUNDED),
         None => String::new(),
     };
     format!("{} {}{interval}", c.class.as_str(), times(c.speedup))
