@@ -36,7 +36,9 @@ fn fenced_block_after<'a>(text: &'a str, heading: &str) -> &'a str {
     let after = &text[text
         .find(heading)
         .unwrap_or_else(|| panic!("no {heading:?}"))..];
-    let open = after.find("```").expect("no fenced block after the heading");
+    let open = after
+        .find("```")
+        .expect("no fenced block after the heading");
     let body = &after[open + 3..];
     let body = &body[body.find('\n').expect("an unterminated fence")..];
     &body[..body.find("```").expect("an unterminated fence")]
@@ -120,7 +122,10 @@ fn the_readme_layout_names_every_top_level_module() {
             !layout.contains(&format!("`src/{m}/`")) && !layout.contains(&format!("`src/{m}.rs`"))
         })
         .collect();
-    assert!(missing.is_empty(), "README's layout does not name {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "README's layout does not name {missing:?}"
+    );
 }
 
 #[test]
@@ -151,8 +156,15 @@ fn every_relative_link_leads_to_a_file() {
             }
         }
     }
-    assert!(checked > 20, "only {checked} links found: the link reader is wrong");
-    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+    assert!(
+        checked > 20,
+        "only {checked} links found: the link reader is wrong"
+    );
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
