@@ -2,7 +2,8 @@
 //! and the README's layout name every top-level module `src/lib.rs`
 //! declares (so a new module without a doc entry fails here), the README
 //! and the map stay short enough to read, and every relative link in the
-//! README and docs/*.md leads to a file that exists.
+//! README and docs/*.md leads to a file that exists, and its `#anchor` to
+//! a heading of that file (text moves between pages; links must follow).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -55,32 +56,68 @@ fn names(text: &str, word: &str) -> bool {
     })
 }
 
-/// The targets of the Markdown links `[text](target)` outside fenced
-/// code, without their `#anchor`; web and anchor-only links left out.
-fn relative_links(markdown: &str) -> Vec<String> {
+/// The Markdown links `[text](target)` outside fenced code, as (file,
+/// anchor): an empty file is the page itself; web links left out.
+fn relative_links(markdown: &str) -> Vec<(String, String)> {
     let mut links = Vec::new();
-    let mut fenced = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in outside_fences(markdown) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             let tail = &rest[at + 2..];
             let Some(end) = tail.find(')') else { break };
-            let target = tail[..end].split('#').next().unwrap_or("");
+            let target = &tail[..end];
             let external = target.contains("://") || target.starts_with("mailto:");
             if !target.is_empty() && !external {
-                links.push(target.to_string());
+                let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+                links.push((file.to_string(), anchor.to_string()));
             }
             rest = &tail[end..];
         }
     }
     links
+}
+
+fn outside_fences(markdown: &str) -> impl Iterator<Item = &str> {
+    let mut fenced = false;
+    markdown.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        !fenced
+    })
+}
+
+/// The anchors GitHub gives a page's headings: lower case, letters,
+/// digits, `-` and `_` kept, spaces made `-`, the rest dropped; a repeated
+/// heading gets `-1`, `-2`...
+fn heading_anchors(markdown: &str) -> Vec<String> {
+    let mut slugs: Vec<String> = Vec::new();
+    let mut anchors = Vec::new();
+    for line in outside_fences(markdown) {
+        let title = line.trim_start_matches('#');
+        if title.len() == line.len() || !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let seen = slugs.iter().filter(|s| **s == slug).count();
+        anchors.push(if seen == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{seen}")
+        });
+        slugs.push(slug);
+    }
+    anchors
 }
 
 fn markdown_files() -> Vec<PathBuf> {
@@ -143,16 +180,33 @@ fn the_readme_and_the_map_stay_short() {
 }
 
 #[test]
-fn every_relative_link_leads_to_a_file() {
+fn every_relative_link_leads_to_a_file_and_a_heading() {
     let mut broken = Vec::new();
     let mut checked = 0;
     for file in markdown_files() {
         let text = fs::read_to_string(&file).expect("a Markdown file");
         let dir = file.parent().unwrap_or(Path::new("."));
-        for link in relative_links(&text) {
+        for (link, anchor) in relative_links(&text) {
             checked += 1;
-            if !dir.join(&link).exists() {
-                broken.push(format!("{}: {link}", file.display()));
+            let target = if link.is_empty() {
+                file.clone()
+            } else {
+                dir.join(&link)
+            };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", file.display()));
+                continue;
+            }
+            let is_markdown = target.extension().is_some_and(|e| e == "md");
+            if anchor.is_empty() || !is_markdown {
+                continue;
+            }
+            let page = fs::read_to_string(&target).expect("a linked page");
+            if !heading_anchors(&page).contains(&anchor) {
+                broken.push(format!(
+                    "{}: {link}#{anchor}: no such heading",
+                    file.display()
+                ));
             }
         }
     }
@@ -174,9 +228,16 @@ fn the_readers_find_what_they_look_for() {
         ["cli", "io"]
     );
     assert!(names("a io, b", "io") && !names("ratio", "io") && !names("io_uring", "io"));
+    let pair = |file: &str, anchor: &str| (file.to_string(), anchor.to_string());
     assert_eq!(
         relative_links("[a](b.md#c) [d](https://e) [f](#g)\n```\n[h](i.md)\n```\n[j](k/l.md)"),
-        ["b.md", "k/l.md"]
+        [pair("b.md", "c"), pair("", "g"), pair("k/l.md", "")]
+    );
+    assert_eq!(
+        heading_anchors(
+            "# `fsbench io`: I/O (fio)\n```\n# not a heading\n```\n## Notes\n## Notes, more\n## Notes\n#x\n"
+        ),
+        ["fsbench-io-io-fio", "notes", "notes-more", "notes-1"]
     );
     assert_eq!(
         fenced_block_after("# T\n## Layers\ntext\n```\ncli x\n```\n", "## Layers"),
