@@ -1,4 +1,4 @@
-//! One grammar for every native subcommand (README, "One grammar"): a
+//! One grammar for every native subcommand (docs/grammar.md): a
 //! short flag means one thing everywhere, sizes and durations take units,
 //! the flags of a workload run are shared, targets are given alike; and
 //! one exit-code rule: 2 when the command line or a target cannot be used
@@ -55,7 +55,7 @@ fn a_short_flag_means_one_thing_in_every_native_subcommand() {
         "short flags that clash:\n{}",
         clashes.join("\n")
     );
-    // The grammar's letters (README): fio/hyperfine-like, where they exist.
+    // The grammar's letters (docs/grammar.md): fio/hyperfine-like, where they exist.
     for (short, long) in [
         ('t', "target"),
         ('r', "repeat"),

@@ -18,7 +18,7 @@ pub struct Single {
 }
 
 /// How a single-workload command runs (a suite decides these itself).
-/// The letters are the grammar's (README, "One grammar"): `-r` repeats,
+/// The letters are the grammar's (docs/grammar.md): `-r` repeats,
 /// `-q` quiets, in `fsbench run` too.
 #[derive(Debug, Args)]
 pub struct RunFlags {

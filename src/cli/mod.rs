@@ -1,7 +1,7 @@
 //! The command line: clap definitions, dispatch, and the mapping of
 //! outcomes to exit codes: 0 ok; 2 when the command line or a target cannot
 //! be used as given (found before anything runs); 1 when the run failed
-//! after it started; 128+N for signal N (the README's rule).
+//! after it started; 128+N for signal N (docs/grammar.md).
 mod clean;
 mod compare;
 mod crash;
