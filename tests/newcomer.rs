@@ -50,3 +50,47 @@ fn toml_errors_give_the_file_the_line_and_the_column() {
         "{out}"
     );
 }
+
+#[test]
+fn run_help_names_every_built_in_suite() {
+    let out = run(&["run", "--help"]);
+    out.assert_success();
+    // The --suite option's paragraph: from its line to the next option's.
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("--suite"))
+        .unwrap_or_else(|| panic!("no --suite\n{out}"));
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with('-'))
+        .map_or(lines.len(), |at| start + 1 + at);
+    let paragraph = lines[start..end].join(" ");
+    let names = fsbench::suite::builtin_names();
+    assert!(names.contains(&"safety") && names.contains(&"synclog"));
+    for name in names {
+        assert!(paragraph.contains(name), "{name} missing: {paragraph}");
+    }
+}
+
+#[test]
+fn two_targets_of_one_name_are_told_a_name_that_is_free() {
+    let out = run(&["run", "--no-save", "-t", "a=/x", "-t", "a=/y"]);
+    let line = out.assert_error(2, &["two targets are named 'a'"]);
+    assert!(line.ends_with("e.g. --target a2=/y"), "{out}");
+    let out = run(&[
+        "run",
+        "--no-save",
+        "-t",
+        "a=/x",
+        "-t",
+        "a2=/z",
+        "-t",
+        "a=/y",
+    ]);
+    let line = out.assert_error(2, &[]);
+    assert!(line.ends_with("e.g. --target a3=/y"), "{out}");
+    let out = run(&["run", "--no-save", "-t", "r=/x", "--reference", "r=/y"]);
+    let line = out.assert_error(2, &[]);
+    assert!(line.ends_with("e.g. --reference r2=/y"), "{out}");
+}

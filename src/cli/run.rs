@@ -25,6 +25,7 @@ use crate::result::RunResult;
 use crate::result::env::HostEnv;
 use crate::session::{CrashPlan, Options, Outcome, Request};
 use crate::storage::Target;
+use crate::storage::distinct::check_names;
 use crate::storage::wipe::check_wipeable;
 use crate::suite::{Suite, SuiteWorkload, builtin_names, builtin_text};
 use crate::workload::{ColdMode, Workload};
@@ -40,9 +41,8 @@ Examples:
   fsbench run --configs configs/seed003.toml --images /mnt/disk --image-size 8g
                                                   build ext4 twice on loop images, compare
 
-Built-in suites: quick (1.5-4 minutes), seeds (the seed articles' battery,
-sized by --scale), metadata, throughput, synclog (seed 000's sync-log
-placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
+`fsbench run --list-suites` says what each built-in suite measures. The
+result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
 (~/.local/share/fsbench/results/ by default; `fsbench results` lists them,
 `fsbench report` re-renders one), after every workload measured: a run
 killed or cut off by a power failure keeps what it measured, and
@@ -54,8 +54,8 @@ const MAX_SCALE: f64 = 1000.0;
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
-    /// A built-in suite (quick, seeds, metadata, throughput) or a TOML file.
-    #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
+    // The built-in suites are named from the suite registry (`suite_help`).
+    #[arg(long, value_name = "NAME|FILE", default_value = "quick", help = suite_help())]
     suite: String,
     // Directories to benchmark, positional or -t (repeat for side-by-side
     // runs), `name=path` to name one in reports. The first is the baseline.
@@ -600,14 +600,11 @@ fn targets(specs: &[String], references: &[String]) -> anyhow::Result<Vec<Target
         .chain(references)
         .map(|spec| Target::parse(spec))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    for (index, target) in targets.iter().enumerate() {
-        if targets[..index].iter().any(|t| t.name == target.name) {
-            return usage(format!(
-                "two targets are named '{}': name them, e.g. --target a=PATH",
-                target.name
-            ));
-        }
-    }
+    let flag_of = |index| match index < specs.len() {
+        true => "--target",
+        false => "--reference",
+    };
+    check_names(&targets, flag_of)?;
     Ok(targets)
 }
 
@@ -646,6 +643,14 @@ fn build_listed(
         host,
     };
     build_entry(&listed.kind, &input)
+}
+
+/// `--suite`'s help: every built-in suite by name, from the registry.
+fn suite_help() -> String {
+    format!(
+        "A built-in suite ({}) or a TOML file",
+        builtin_names().join(", ")
+    )
 }
 
 fn list_suites() -> anyhow::Result<()> {
