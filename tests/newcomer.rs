@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::run;
+use common::{TmpfsMount, run};
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -93,4 +93,21 @@ fn two_targets_of_one_name_are_told_a_name_that_is_free() {
     let out = run(&["run", "--no-save", "-t", "r=/x", "--reference", "r=/y"]);
     let line = out.assert_error(2, &[]);
     assert!(line.ends_with("e.g. --reference r2=/y"), "{out}");
+}
+
+#[test]
+fn a_target_without_room_is_told_the_flag_that_sizes_the_run() {
+    let Some(mnt) = TmpfsMount::new("2m") else {
+        return;
+    };
+    let target = format!("t={}", mnt.arg());
+    let out = run(&["run", "--no-save", "-t", &target]);
+    let line = out.assert_error(2, &["not enough"]);
+    assert!(
+        line.contains("use a smaller --scale (this run's is 1)"),
+        "{out}"
+    );
+    let out = run(&["run", "--no-save", "-t", &target, "--scale", "0.5"]);
+    let line = out.assert_error(2, &["not enough"]);
+    assert!(line.contains("--scale (this run's is 0.5)"), "{out}");
 }

@@ -63,6 +63,10 @@ pub struct Plan<'w> {
     /// is written: how the run will repeat (`fsbench run`'s precision
     /// rule), never above a refusal.
     pub preface: Option<String>,
+    /// What a target without room for the plan is told to do: "use a
+    /// smaller --scale" for a suite's plan, `storage::SMALLER_SIZE` for a
+    /// command's own sizes.
+    pub remedy: String,
     /// Measure only what the record lacks (`fsbench run --resume`): per
     /// target and repetition, the parts whose every step has its result
     /// there are skipped; a part cut short is measured again whole.
@@ -203,7 +207,7 @@ impl Plan<'_> {
                     bytes: sum.bytes + s.bytes,
                     files: sum.files + s.files,
                 });
-            target.check(space.bytes, space.files)?;
+            target.check(space.bytes, space.files, &self.remedy)?;
             for part in 0..self.parts.len() {
                 let (workload, _) = self.instance(part, index);
                 workload.check_target(target)?;

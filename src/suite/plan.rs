@@ -59,6 +59,7 @@ impl Suite {
             cold: None,
             remount: None,
             preface: None,
+            remedy: format!("use a smaller --scale (this run's is {})", options.scale),
             resume: false,
         })
     }

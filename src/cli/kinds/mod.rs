@@ -122,6 +122,7 @@ pub fn run_single(
         cold: None,
         remount: None,
         preface: None,
+        remedy: crate::storage::SMALLER_SIZE.into(),
         resume: false,
     };
     let outcome = crate::driver::run(plan, &mut record, |record, _, result| {

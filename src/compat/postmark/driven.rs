@@ -56,6 +56,7 @@ impl Runner for DrivenRunner<'_> {
             cold: None,
             remount: None,
             preface: None,
+            remedy: crate::storage::SMALLER_SIZE.into(),
             resume: false,
         };
         let outcome = crate::driver::run(plan, &mut self.record, |_, _, result| {
