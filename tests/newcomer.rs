@@ -7,7 +7,51 @@ mod common;
 
 use std::path::Path;
 
-use common::{TmpfsMount, run};
+use common::{Sentinel, TmpfsMount, run};
+
+/// The lines fsbench's progress printed: "fsbench: [N/M] ...".
+fn step_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("fsbench: ["))
+        .collect()
+}
+
+#[test]
+fn off_a_terminal_each_finished_step_is_a_plain_line() {
+    let Some(mnt) = TmpfsMount::new("64m") else {
+        return;
+    };
+    let sentinel = Sentinel::plant(mnt.path());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("two.toml");
+    let files = "kind = \"bonnie\"\nargs = \"-s 0 -n 1 -r 0\"\n";
+    let text = format!("[[workload]]\nlabel = \"a\"\n{files}[[workload]]\nlabel = \"b\"\n{files}");
+    std::fs::write(&suite, text).unwrap();
+    let target = format!("t={}", mnt.arg());
+    let args = ["run", "--suite", suite.to_str().unwrap(), "-t", &target];
+    let out = run(&[&args[..], &["--no-save", "--repeat", "2"]].concat());
+    out.assert_success().assert_no_panic();
+    let lines = step_lines(&out.stderr);
+    let expected = [
+        "[1/4] a on t, repetition 1/2: done in ",
+        "[2/4] b on t, repetition 1/2: done in ",
+        "[3/4] a on t, repetition 2/2: done in ",
+        "[4/4] b on t, repetition 2/2: done in ",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{out}");
+    for (line, start) in lines.iter().zip(expected) {
+        let rest = line.strip_prefix("fsbench: ").unwrap();
+        assert!(rest.starts_with(start) && rest.ends_with(" s"), "{out}");
+    }
+    assert!(!out.stderr.contains('\x1b'), "no escape codes\n{out}");
+    assert!(!out.stderr.contains('\r'), "no redrawn line\n{out}");
+    // Quiet is quiet.
+    let quiet = run(&[&args[..], &["--no-save", "-q"]].concat());
+    quiet.assert_success();
+    assert!(step_lines(&quiet.stderr).is_empty(), "{quiet}");
+    sentinel.assert_intact();
+}
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
