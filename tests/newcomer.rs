@@ -5,9 +5,12 @@
 //! that say when a result is partial.
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use common::{Sentinel, TmpfsMount, run};
+use common::{FSBENCH, Running, Sentinel, TmpfsMount, run};
+
+const TWO_TARGETS: &str = include_str!("fixtures/run-two-targets.json");
 
 /// The lines fsbench's progress printed: "fsbench: [N/M] ...".
 fn step_lines(stderr: &str) -> Vec<&str> {
@@ -51,6 +54,65 @@ fn off_a_terminal_each_finished_step_is_a_plain_line() {
     quiet.assert_success();
     assert!(step_lines(&quiet.stderr).is_empty(), "{quiet}");
     sentinel.assert_intact();
+}
+
+/// A results directory holding one run of `fsbench run` killed partway.
+fn results_with_a_killed_run() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("a-results-directory-with-a-long-name-")
+        .tempdir()
+        .unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(TWO_TARGETS).unwrap();
+    run["finished"] = serde_json::Value::Null;
+    run["command"] = serde_json::json!(["fsbench", "run", "-t", "a=/a", "-t", "b=/b"]);
+    let file = dir.path().join("killed-run.json");
+    std::fs::write(&file, serde_json::to_string(&run).unwrap()).unwrap();
+    (dir, file)
+}
+
+fn with_columns(args: &[&str], columns: &str) -> common::Output {
+    let mut command = Command::new(FSBENCH);
+    command.args(args).env("COLUMNS", columns);
+    Running::spawn_command(&mut command, format!("COLUMNS={columns} fsbench {args:?}")).wait()
+}
+
+/// The lines of a comfy-table table.
+fn table_lines(text: &str) -> Vec<&str> {
+    let drawn = |line: &&str| line.starts_with(['┌', '│', '├', '└', '╞', '╭', '╰']);
+    text.lines().filter(drawn).collect()
+}
+
+#[test]
+fn columns_sizes_the_tables_and_the_resume_command_stays_whole() {
+    let (dir, file) = results_with_a_killed_run();
+    let args = ["results", "--dir", dir.path().to_str().unwrap()];
+    let wide = run(&args);
+    wide.assert_success();
+    let widest = |text: &str| {
+        let lines = table_lines(text);
+        assert!(!lines.is_empty(), "a table\n{text}");
+        lines.iter().map(|l| l.chars().count()).max().unwrap()
+    };
+    assert!(widest(&wide.stdout) > 60, "{wide}");
+    for columns in ["60", "72"] {
+        let narrow = with_columns(&args, columns);
+        narrow.assert_success();
+        let width: usize = columns.parse().unwrap();
+        assert!(widest(&narrow.stdout) <= width, "{narrow}");
+        // The command to copy is a line of its own, whole.
+        let command = format!("fsbench run --resume {}", file.display());
+        assert!(narrow.stdout.lines().any(|l| l == command), "{narrow}");
+        assert!(
+            table_lines(&narrow.stdout)
+                .iter()
+                .all(|l| !l.contains("--resume")),
+            "{narrow}"
+        );
+    }
+    // The report's tables too.
+    let report = with_columns(&["report", file.to_str().unwrap()], "70");
+    report.assert_success();
+    assert!(widest(&report.stdout) <= 70, "{report}");
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -137,6 +199,40 @@ fn two_targets_of_one_name_are_told_a_name_that_is_free() {
     let out = run(&["run", "--no-save", "-t", "r=/x", "--reference", "r=/y"]);
     let line = out.assert_error(2, &[]);
     assert!(line.ends_with("e.g. --reference r2=/y"), "{out}");
+}
+
+#[test]
+fn an_incomplete_result_says_so_at_the_top_of_every_report() {
+    let (_dir, file) = results_with_a_killed_run();
+    let file = file.to_str().unwrap();
+    let complete = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(complete.path(), TWO_TARGETS).unwrap();
+    let complete = complete.path().to_str().unwrap();
+    for (format, marker, top) in [
+        ("terminal", "INCOMPLETE: the run did not finish", 3),
+        ("markdown", "> **Incomplete**: the run did not finish", 3),
+        (
+            "html",
+            "<strong>Incomplete</strong>: the run did not finish",
+            200,
+        ),
+    ] {
+        let out = run(&["report", file, "--format", format]);
+        out.assert_success();
+        let at = out.stdout.lines().position(|l| l.contains(marker));
+        assert!(at.is_some_and(|at| at < top), "{format}\n{out}");
+        let words = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("these are the 18 results it measured"),
+            "{out}"
+        );
+        let whole = run(&["report", complete, "--format", format]);
+        whole.assert_success();
+        assert!(
+            !whole.stdout.to_lowercase().contains("incomplete"),
+            "{whole}"
+        );
+    }
 }
 
 #[test]

@@ -40,13 +40,21 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Sized for standard output: its terminal's width, or `DEFAULT_WIDTH`
-    /// when that is narrower or unknown.
+    /// Sized for standard output: `COLUMNS` when it is set (as `ls` and
+    /// the help read it, on a terminal or not), else the terminal's width,
+    /// or `DEFAULT_WIDTH` when that is narrower or unknown.
     pub fn for_stdout() -> Terminal {
+        let terminal = || stdout_columns().map_or(DEFAULT_WIDTH, |w| w.max(DEFAULT_WIDTH));
         Terminal {
-            width: stdout_columns().map_or(DEFAULT_WIDTH, |w| w.max(DEFAULT_WIDTH)),
+            width: columns_asked().unwrap_or_else(terminal),
         }
     }
+}
+
+/// The width `COLUMNS` asks for: a positive number, else none.
+fn columns_asked() -> Option<usize> {
+    let text = std::env::var("COLUMNS").ok()?;
+    text.trim().parse().ok().filter(|&width| width > 0)
 }
 
 fn stdout_columns() -> Option<usize> {
