@@ -24,8 +24,8 @@ use super::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
 use super::sweep::SweepTable;
 use super::verdict::Verdict;
 use super::{
-    PLACEMENT_INTRO, Reporter, Summary, markers, mean_and_half, mean_ci, names, number, ratio,
-    target_label, workload_title,
+    PLACEMENT_INTRO, Reporter, Summary, incomplete_note, markers, mean_and_half, mean_ci, names,
+    number, ratio, target_label, workload_title,
 };
 use crate::result::RunResult;
 use crate::result::built::Built;
@@ -72,6 +72,7 @@ impl Reporter for Terminal {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let parts = [
             self.heading(run, summary),
+            self.incomplete(run),
             self.verdict(run, summary),
             self.risks(summary),
             self.built(run),
@@ -106,6 +107,13 @@ impl Terminal {
                 .get(summary.baseline)
                 .map_or("-", String::as_str)
         )
+    }
+
+    /// That the result is partial, under the heading (`incomplete_note`).
+    fn incomplete(&self, run: &RunResult) -> String {
+        incomplete_note(run).map_or_else(String::new, |note| {
+            wrap(&format!("INCOMPLETE: {note}"), self.width, "  ")
+        })
     }
 
     /// What a crash can lose on each target, in full: read before any
