@@ -230,6 +230,51 @@ fn stdin_ready() -> anyhow::Result<bool> {
     }
 }
 
+/// A file that is not the TOML it should be: where (1-based line and
+/// column, when the parser knows) and why, in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{at}{message}")]
+pub struct TomlError {
+    /// "3:14: ", or nothing.
+    at: String,
+    message: String,
+}
+
+/// `text` (a suite, a configurations file) read as TOML into `T`.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TomlError> {
+    toml::from_str(text).map_err(|e| TomlError {
+        at: e.span().map_or_else(String::new, |span| {
+            let (line, column) = line_and_column(text, span.start);
+            format!("{line}:{column}: ")
+        }),
+        message: e
+            .message()
+            .lines()
+            .next()
+            .unwrap_or("not TOML")
+            .trim()
+            .to_string(),
+    })
+}
+
+/// An error reading `source`'s text, as compilers say it: "FILE:3:14:
+/// message" for a TOML error, which knows where, "FILE: message" for any
+/// other.
+pub fn located(source: &str, e: &anyhow::Error) -> String {
+    match e.downcast_ref::<TomlError>() {
+        Some(toml) => format!("{source}:{toml}"),
+        None => format!("{source}: {e:#}"),
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    let line = before.matches('\n').count() + 1;
+    (line, before[line_start..].chars().count() + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,5 +354,26 @@ mod tests {
             read_bounded_line(&mut input, "<stdin>", TINY).unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn a_toml_error_says_line_and_column() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Entry {
+            kind: String,
+        }
+        let e = parse_toml::<Entry>("kind = \"io\"\nthreads = 4\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "2:1: unknown field `threads`, expected `kind`"
+        );
+        let e = parse_toml::<Entry>("kind = \"é\" x\n").unwrap_err();
+        assert!(e.to_string().starts_with("1:12: "), "{e}");
+        let e = anyhow::Error::new(e);
+        assert!(located("f.toml", &e).starts_with("f.toml:1:12: "));
+        let other = anyhow::anyhow!("no configurations");
+        assert_eq!(located("f.toml", &other), "f.toml: no configurations");
     }
 }

@@ -90,6 +90,11 @@ impl RunResult {
         workloads.map(|w| w.repetition + 1).max().unwrap_or(0)
     }
 
+    /// The results the record holds, over every target.
+    pub fn results_count(&self) -> usize {
+        self.targets.iter().map(|t| t.workloads.len()).sum()
+    }
+
     /// What made the record, for report titles: `fsbench bonnie`, `fsbench
     /// run`. It is the first word of the command line after the program
     /// and its global flags (`--json FILE`); records without one were

@@ -298,7 +298,7 @@ fn bad_input_is_refused_before_anything_is_written() {
             &[],
             &["number"],
         ),
-        ("[[workload]\n", &[], &["line 1"]),
+        ("[[workload]\n", &[], &["suite.toml:1:"]),
         (
             "[[workload]]\nkind = \"io\"\nargs = \"-s {x}\"\n",
             &[],

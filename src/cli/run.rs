@@ -16,7 +16,7 @@ use crate::report::Reporter;
 use crate::report::terminal::Terminal;
 use crate::session::spec::{Origin, RunFlags};
 use crate::session::{Outcome, RunSpec};
-use crate::suite::Suite;
+use crate::suite::{Suite, builtin_names};
 use crate::workload::ColdMode;
 
 const RUN_EXAMPLES: &str = "\
@@ -30,9 +30,8 @@ Examples:
   fsbench run --configs configs/seed003.toml --images /mnt/disk --image-size 8g
                                                   build ext4 twice on loop images, compare
 
-Built-in suites: quick (1.5-4 minutes), seeds (the seed articles' battery,
-sized by --scale), metadata, throughput, synclog (seed 000's sync-log
-placements). The result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
+`fsbench run --list-suites` says what each built-in suite measures. The
+result is saved as JSON in $XDG_DATA_HOME/fsbench/results/
 (~/.local/share/fsbench/results/ by default; `fsbench results` lists them,
 `fsbench report` re-renders one), after every workload measured: a run
 killed or cut off by a power failure keeps what it measured, and
@@ -41,8 +40,8 @@ killed or cut off by a power failure keeps what it measured, and
 #[derive(Debug, Args)]
 #[command(after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
-    /// A built-in suite (quick, seeds, metadata, throughput) or a TOML file.
-    #[arg(long, value_name = "NAME|FILE", default_value = "quick")]
+    // The built-in suites are named from the suite registry (`suite_help`).
+    #[arg(long, value_name = "NAME|FILE", default_value = "quick", help = suite_help())]
     suite: String,
     // Directories to benchmark, positional or -t (repeat for side-by-side
     // runs), `name=path` to name one in reports. The first is the baseline.
@@ -355,6 +354,14 @@ fn print_outcome(
                 .join(", ")
         ),
     }
+}
+
+/// `--suite`'s help: every built-in suite by name, from the registry.
+fn suite_help() -> String {
+    format!(
+        "A built-in suite ({}) or a TOML file",
+        builtin_names().join(", ")
+    )
 }
 
 fn list_suites() -> anyhow::Result<()> {

@@ -187,18 +187,18 @@ pub fn load(path: &Path) -> anyhow::Result<Vec<Config>> {
     let shown = path.display();
     let text = crate::input::read_input_file(path, crate::input::CONFIGS)
         .or_else(|e| usage(format!("--configs: {e:#}")))?;
-    parse(&text).or_else(|e| usage(format!("--configs {shown}: {e:#}")))
+    parse(&text).or_else(|e| {
+        usage(format!(
+            "--configs {}",
+            crate::input::located(&shown.to_string(), &e)
+        ))
+    })
 }
 
 /// Parses a configurations file's text into its configurations, the
 /// matrix expanded.
 pub fn parse(text: &str) -> anyhow::Result<Vec<Config>> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        anyhow::anyhow!(
-            "{}",
-            e.message().lines().next().unwrap_or("not TOML").trim()
-        )
-    })?;
+    let file: File = crate::input::parse_toml(text)?;
     if file.configs.is_empty() {
         anyhow::bail!(
             "no configurations: give [[config]] tables with a name and {}",

@@ -162,6 +162,7 @@ fn check_room_for_images(round: &[&Config], place: &Place, planned: u64) -> anyh
         &place.work_dir,
         images.saturating_mul(planned.min(place.image_size)),
         images,
+        "use a smaller --image-size or --scale",
     )
 }
 

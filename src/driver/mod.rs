@@ -28,6 +28,7 @@ use crate::result::{RunResult, TargetResult, WorkloadResult, fingerprint};
 use crate::scale;
 use crate::storage::Target;
 use crate::storage::env::probe_target;
+use crate::workload::progress::Step;
 use crate::workload::{Cold, ColdMode, Location, RunContext};
 pub use plan::{Part, Plan, Remount, Spread, StopRule};
 pub use recording::Recording;
@@ -327,15 +328,12 @@ fn run_repetition(
                     continue;
                 }
                 ran += 1;
-                progress.begin_step(
-                    format!(
-                        "{}/{of_count} {} {}",
-                        repetition + 1,
-                        plan.targets[target].name,
-                        part.label.as_deref().unwrap_or(instance.kind())
-                    ),
-                    slot,
-                );
+                let what = Step {
+                    repetition: format!("{}/{of_count}", repetition + 1),
+                    target: plan.targets[target].name.clone(),
+                    workload: part.label.as_deref().unwrap_or(instance.kind()).to_string(),
+                };
+                progress.begin_step(what, slot);
                 slot += 1;
                 let ctx = RunContext {
                     scratch: locations[0].scratch,

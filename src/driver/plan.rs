@@ -40,6 +40,10 @@ pub struct Plan<'w> {
     /// is written: how the run will repeat (`fsbench run`'s precision
     /// rule), never above a refusal.
     pub(super) preface: Option<String>,
+    /// What a target without room for the plan is told to do: "use a
+    /// smaller --scale" for a suite's plan, `storage::SMALLER_SIZE` (the
+    /// default) for a command's own sizes.
+    pub(super) remedy: String,
     /// Measure only what the record lacks (`fsbench run --resume`): per
     /// target and repetition, the parts whose every step has its result
     /// there are skipped; a part cut short is measured again whole.
@@ -99,6 +103,7 @@ impl<'w> Plan<'w> {
             cold: None,
             remount: None,
             preface: None,
+            remedy: crate::storage::SMALLER_SIZE.into(),
             resume: false,
         }
     }
@@ -142,6 +147,10 @@ impl<'w> Plan<'w> {
         Plan { preface, ..self }
     }
 
+    pub fn remedy(self, remedy: String) -> Plan<'w> {
+        Plan { remedy, ..self }
+    }
+
     pub fn resume(self, resume: bool) -> Plan<'w> {
         Plan { resume, ..self }
     }
@@ -178,7 +187,7 @@ impl Plan<'_> {
                     bytes: sum.bytes + s.bytes,
                     files: sum.files + s.files,
                 });
-            target.check(space.bytes, space.files)?;
+            target.check(space.bytes, space.files, &self.remedy)?;
             for part in 0..self.parts.len() {
                 let (workload, _) = self.instance(part, index);
                 workload.check_target(target)?;

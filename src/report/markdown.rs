@@ -19,6 +19,9 @@ pub struct Markdown;
 impl Reporter for Markdown {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let mut out = format!("# {} {}\n\n", escape(&run.made_by()), escape(&run.run_id));
+        if let Some(note) = super::incomplete_note(run) {
+            out.push_str(&format!("> **Incomplete**: {}\n\n", escape(&note)));
+        }
         out.push_str(&verdict_section(&Verdict::of(run, summary)));
         out.push('\n');
         out.push_str(&introduction(run, summary));

@@ -23,6 +23,23 @@ pub trait Reporter {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String>;
 }
 
+/// What every format says first, after "Incomplete", of a result without an end (a run killed,
+/// failed or interrupted partway, or still running): its figures are what
+/// it measured so far, not the run it was asked for. None once it finished.
+pub fn incomplete_note(run: &RunResult) -> Option<String> {
+    if run.finished.is_some() {
+        return None;
+    }
+    let results = match run.results_count() {
+        1 => "1 result".to_string(),
+        n => format!("{n} results"),
+    };
+    Some(format!(
+        "the run did not finish (it stopped partway, or is still running): \
+         these are the {results} it measured before"
+    ))
+}
+
 /// What the placement tables say, for every format's introduction.
 pub const PLACEMENT_INTRO: &str = "Workloads that differ only in where their sync log lives \
      (--sync-log): each figure, and in brackets its slowdown against the fastest placement (1.00x).";

@@ -20,8 +20,8 @@ use comfy_table::{
 
 use super::durability;
 use super::{
-    PLACEMENT_INTRO, Reporter, markers, mean_and_half, mean_ci, number, ratio, target_label,
-    workload_title,
+    PLACEMENT_INTRO, Reporter, incomplete_note, markers, mean_and_half, mean_ci, number, ratio,
+    target_label, workload_title,
 };
 use crate::analysis::placement::{self, PlacementTable, placement_tables, title};
 use crate::analysis::summary::{Cell, MetricSummary, Profile, WorkloadSummary};
@@ -41,13 +41,21 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Sized for standard output: its terminal's width, or `DEFAULT_WIDTH`
-    /// when that is narrower or unknown.
+    /// Sized for standard output: `COLUMNS` when it is set (as `ls` and
+    /// the help read it, on a terminal or not), else the terminal's width,
+    /// or `DEFAULT_WIDTH` when that is narrower or unknown.
     pub fn for_stdout() -> Terminal {
+        let terminal = || stdout_columns().map_or(DEFAULT_WIDTH, |w| w.max(DEFAULT_WIDTH));
         Terminal {
-            width: stdout_columns().map_or(DEFAULT_WIDTH, |w| w.max(DEFAULT_WIDTH)),
+            width: columns_asked().unwrap_or_else(terminal),
         }
     }
+}
+
+/// The width `COLUMNS` asks for: a positive number, else none.
+fn columns_asked() -> Option<usize> {
+    let text = std::env::var("COLUMNS").ok()?;
+    text.trim().parse().ok().filter(|&width| width > 0)
 }
 
 fn stdout_columns() -> Option<usize> {
@@ -65,6 +73,7 @@ impl Reporter for Terminal {
     fn render(&self, run: &RunResult, summary: &Summary) -> anyhow::Result<String> {
         let parts = [
             self.heading(run, summary),
+            self.incomplete(run),
             self.verdict(run, summary),
             self.risks(summary),
             self.built(run),
@@ -99,6 +108,13 @@ impl Terminal {
                 .get(summary.baseline)
                 .map_or("-", String::as_str)
         )
+    }
+
+    /// That the result is partial, under the heading (`incomplete_note`).
+    fn incomplete(&self, run: &RunResult) -> String {
+        incomplete_note(run).map_or_else(String::new, |note| {
+            wrap(&format!("INCOMPLETE: {note}"), self.width, "  ")
+        })
     }
 
     /// What a crash can lose on each target, in full: read before any

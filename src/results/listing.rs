@@ -31,6 +31,10 @@ pub struct Saved {
     pub verdict: String,
     /// A complete fsbench result: readable and finished (not interrupted).
     pub complete: bool,
+    /// The command that finishes an incomplete run (`fsbench run
+    /// --resume FILE`), when `fsbench run` can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 /// The results directory's saved runs, newest first, how many of its
@@ -87,7 +91,9 @@ impl Listing {
     }
 
     /// The table, at most `width` columns wide but for a word that is
-    /// wider, under a line naming the directory and the time zone.
+    /// wider, under a line naming the directory and the time zone; the
+    /// commands that finish incomplete runs follow it, each on a line of
+    /// its own, whole, to be copied.
     pub fn table(&self, dir: &Path, width: usize) -> String {
         if self.runs.is_empty() {
             return format!("no saved results in {}{}\n", dir.display(), self.note());
@@ -109,10 +115,25 @@ impl Listing {
             }
         }
         format!(
-            "Saved runs in {}, newest first (local time, UTC{zone}):\n{table}\n{}",
+            "Saved runs in {}, newest first (local time, UTC{zone}):\n{table}\n{}{}",
             dir.display(),
+            self.resume_lines(),
             self.note().trim_start()
         )
+    }
+
+    /// "To finish an incomplete run:" and each resumable run's command,
+    /// newest first; nothing when none can be resumed.
+    fn resume_lines(&self) -> String {
+        let commands: Vec<&str> = self
+            .runs
+            .iter()
+            .filter_map(|s| s.resume.as_deref())
+            .collect();
+        match commands.is_empty() {
+            true => String::new(),
+            false => format!("To finish an incomplete run:\n{}\n", commands.join("\n")),
+        }
     }
 
     /// A line on the files not listed, and one on saves cut short, when
@@ -161,6 +182,7 @@ impl Saved {
                     repetitions: 0,
                     verdict: format!("unreadable: {reason}"),
                     complete: false,
+                    resume: None,
                 }
             }
         }
@@ -175,6 +197,7 @@ impl Saved {
             repetitions: repetitions(run),
             verdict: verdict_line(path, run),
             complete: run.finished.is_some(),
+            resume: resume_command(path, run),
         }
     }
 
@@ -246,25 +269,34 @@ fn verdict_line(path: &Path, run: &RunResult) -> String {
 }
 
 /// An incomplete run: still running, or stopped before its end (an error,
-/// an interrupt, a kill); `fsbench run` can finish its own, but for a run
-/// of `--configs` (its file systems were taken down).
+/// an interrupt, a kill).
 fn incomplete_line(path: &Path, run: &RunResult) -> String {
-    let results: usize = run.targets.iter().map(|t| t.workloads.len()).sum();
+    let results = run.results_count();
     if super::is_claimed(path) {
         return format!("running: {results} results so far");
     }
     let line = format!("incomplete: {results} results so far");
+    match resume_command(path, run) {
+        Some(_) => format!("{line}; resumable (below)"),
+        None => line,
+    }
+}
+
+/// The command that finishes an incomplete run, quoted for a shell:
+/// `fsbench run` can finish its own, but for a run of `--configs` (its
+/// file systems were taken down), and not one still running.
+fn resume_command(path: &Path, run: &RunResult) -> Option<String> {
     let of_configs = run
         .command
         .iter()
         .any(|word| word == "--configs" || word.starts_with("--configs="));
-    match run.made_by() == "fsbench run" && !of_configs {
-        true => format!(
-            "{line}; `fsbench run --resume {}` finishes it",
-            path.display()
-        ),
-        false => line,
-    }
+    let resumable = run.finished.is_none()
+        && run.made_by() == "fsbench run"
+        && !of_configs
+        && !super::is_claimed(path);
+    let words = ["fsbench", "run", "--resume"].map(String::from);
+    let path = path.display().to_string();
+    resumable.then(|| crate::shell::quoted(&[&words[..], &[path]].concat()))
 }
 
 fn modified(path: &Path) -> Option<DateTime<Utc>> {
@@ -314,7 +346,9 @@ mod tests {
         assert!(!bad.complete);
         assert_eq!(newer.path, partial);
         assert!(newer.verdict.starts_with("incomplete"), "{newer:?}");
-        assert!(newer.verdict.contains("--resume"), "{newer:?}");
+        assert!(newer.verdict.contains("resumable"), "{newer:?}");
+        let resume = format!("fsbench run --resume {}", partial.display());
+        assert_eq!(newer.resume.as_deref(), Some(&resume[..]));
         assert_eq!(older.path, old);
         assert!(older.complete);
         assert_eq!(older.suite.as_deref(), Some("quick"));
@@ -325,6 +359,10 @@ mod tests {
         assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
         assert!(table.contains("old.json") && table.contains("unreadable"));
         assert!(table.contains("1 other file"), "{table}");
+        // The command is one line of its own, whole, however narrow the
+        // table: it is there to be copied.
+        let narrow = listing.table(dir.path(), 40);
+        assert!(narrow.lines().any(|line| line == resume), "{narrow}");
     }
 
     #[test]

@@ -96,6 +96,10 @@ impl Runner<'_> {
             .cold(self.options.cold)
             .remount(remount)
             .preface(self.preface.take())
+            .remedy(format!(
+                "use a smaller --scale (this run's is {})",
+                self.options.scale
+            ))
             .scratch_id(Some(self.scratch_id.to_string()))
             .resume(self.resumed);
         let build_time = clock.elapsed();

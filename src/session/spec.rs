@@ -18,6 +18,7 @@ use crate::policy::Policy;
 use crate::result::RunResult;
 use crate::result::env::HostEnv;
 use crate::storage::Target;
+use crate::storage::distinct::check_names;
 use crate::storage::wipe::check_wipeable;
 use crate::suite::{Suite, SuiteWorkload};
 use crate::workload::{ColdMode, Workload};
@@ -397,14 +398,11 @@ fn targets(specs: &[String], references: &[String]) -> anyhow::Result<Vec<Target
         .chain(references)
         .map(|spec| Target::parse(spec))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    for (index, target) in targets.iter().enumerate() {
-        if targets[..index].iter().any(|t| t.name == target.name) {
-            return usage(format!(
-                "two targets are named '{}': name them, e.g. --target a=PATH",
-                target.name
-            ));
-        }
-    }
+    let flag_of = |index| match index < specs.len() {
+        true => "--target",
+        false => "--reference",
+    };
+    check_names(&targets, flag_of)?;
     Ok(targets)
 }
 

@@ -70,13 +70,20 @@ impl Target {
     /// `planned_bytes` plus a margin, or without `planned_files` free inodes.
     /// The plan is one process's: every rank of an MPI job writes its own
     /// on the shared target, so the room asked for is the plan times ranks.
-    pub fn check(&self, planned_bytes: u64, planned_files: u64) -> anyhow::Result<()> {
+    /// `remedy` ends a refusal for want of room: what sized the plan.
+    pub fn check(
+        &self,
+        planned_bytes: u64,
+        planned_files: u64,
+        remedy: &str,
+    ) -> anyhow::Result<()> {
         let ranks = u64::from(processes());
         check_room_to_write(
             "target",
             &self.path,
             planned_bytes.saturating_mul(ranks),
             planned_files.saturating_mul(ranks),
+            remedy,
         )
     }
 }
@@ -100,19 +107,25 @@ fn named_after(path: &str) -> String {
         .map_or_else(|_| path.to_string(), |p| p.display().to_string())
 }
 
+/// The remedy for a plan sized by flags of its own (a command's `-s`).
+pub const SMALLER_SIZE: &str = "use a smaller size";
+
 /// The checks of a target for any directory fsbench will write in (a sync
 /// log's too): it exists, is a writable directory, and has room for
 /// `planned_bytes` plus a margin and `planned_files` inodes. `role` names
-/// the directory in the one-line error ("target", "--sync-log").
+/// the directory in the one-line error ("target", "--sync-log"), which
+/// ends, for want of room, with `remedy`: what to make smaller ("use a
+/// smaller --scale"), which only the caller knows.
 pub fn check_room_to_write(
     role: &str,
     path: &Path,
     planned_bytes: u64,
     planned_files: u64,
+    remedy: &str,
 ) -> anyhow::Result<()> {
     check_is_storage(role, path)?;
     check_is_writable_dir(role, path)?;
-    check_free_space(role, path, planned_bytes, planned_files)
+    check_free_space(role, path, planned_bytes, planned_files, remedy)
 }
 
 /// Kernel pseudo file systems (mount table names): views of processes,
@@ -219,13 +232,14 @@ fn check_free_space(
     path: &Path,
     planned_bytes: u64,
     planned_files: u64,
+    remedy: &str,
 ) -> anyhow::Result<()> {
     let stat = rustix::fs::statvfs(path)
         .with_context(|| format!("cannot query free space of {}", path.display()))?;
     // File systems without an inode limit (btrfs, many network ones) report 0.
     if stat.f_files > 0 && stat.f_favail < planned_files {
         return usage(format!(
-            "not enough free inodes on {role} {}: the run creates {planned_files} files but only {} are free",
+            "not enough free inodes on {role} {}: the run creates {planned_files} files but only {} are free; {remedy}",
             path.display(),
             stat.f_favail
         ));
@@ -236,7 +250,7 @@ fn check_free_space(
     // blocks in all, so nothing to check against.
     if stat.f_blocks > 0 && free < needed {
         return usage(format!(
-            "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; use a smaller size",
+            "not enough space on {role} {}: the run writes {} (+{} margin) but only {} is free; {remedy}",
             path.display(),
             format_bytes(planned_bytes),
             format_bytes(space_margin(planned_bytes)),
@@ -276,7 +290,7 @@ mod tests {
         let missing = Target::parse(dir.path().join("nope").to_str().unwrap()).unwrap();
         assert!(
             missing
-                .check(0, 0)
+                .check(0, 0, SMALLER_SIZE)
                 .unwrap_err()
                 .to_string()
                 .contains("does not exist")
@@ -286,14 +300,18 @@ mod tests {
         let file_target = Target::parse(file.to_str().unwrap()).unwrap();
         assert!(
             file_target
-                .check(0, 0)
+                .check(0, 0, SMALLER_SIZE)
                 .unwrap_err()
                 .to_string()
                 .contains("not a directory")
         );
         let ok = Target::parse(dir.path().to_str().unwrap()).unwrap();
-        ok.check(4096, 1).unwrap();
-        let err = ok.check(u64::MAX / 2, 1).unwrap_err().to_string();
+        ok.check(4096, 1, SMALLER_SIZE).unwrap();
+        let err = ok
+            .check(u64::MAX / 2, 1, "use a smaller --scale")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not enough space"), "{err}");
+        assert!(err.ends_with("; use a smaller --scale"), "{err}");
     }
 }

@@ -1,8 +1,11 @@
-//! Progress on stderr, only when stderr is a terminal (and the user did not
-//! ask for quiet, and this is not an MPI rank other than 0): logs and pipes
-//! stay clean. A single-workload command prints one line per phase;
-//! `fsbench run` shows a bar weighted by time, an ETA when it is known, and
-//! the step and phase running, with how far a long phase has got.
+//! Progress on stderr, unless the user asked for quiet or this is an MPI
+//! rank other than 0. On a terminal, a single-workload command prints one
+//! line per phase; `fsbench run` shows a bar weighted by time, an ETA when
+//! it is known, and the step and phase running, with how far a long phase
+//! has got. Where stderr is not a terminal (a log, a pipe, CI) `fsbench
+//! run` prints a plain line per finished step, no bar and no escape codes,
+//! so a long run is not silent for minutes; a single command prints
+//! nothing, its own output being the progress.
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +31,25 @@ enum Display {
     Off,
     Lines,
     Bar(Box<Bar>),
+    Steps(Mutex<StepLines>),
+}
+
+/// What `fsbench run` says of a step off a terminal: "[3/12] bonnie on
+/// ext4, repetition 1/3: done in 4.1 s" when it ends.
+#[derive(Default)]
+struct StepLines {
+    /// Steps over all repetitions (the plan's), and those behind.
+    total: u64,
+    done: u64,
+    running: Option<(Step, Instant)>,
+}
+
+/// A step of `fsbench run`: which repetition ("1/3", "1/≤10"), on which
+/// target, of which workload.
+pub struct Step {
+    pub repetition: String,
+    pub target: String,
+    pub workload: String,
 }
 
 /// The bar of `fsbench run` and what it shows.
@@ -60,11 +82,17 @@ impl Progress {
         Progress { display }
     }
 
-    /// `fsbench run`'s bar (nothing where progress is not shown).
+    /// `fsbench run`'s bar on a terminal, its lines elsewhere (nothing on
+    /// the MPI ranks but 0).
     pub fn bar() -> Self {
-        if !shown() {
+        if !crate::scale::is_root() {
             return Progress {
                 display: Display::Off,
+            };
+        }
+        if !std::io::stderr().is_terminal() {
+            return Progress {
+                display: Display::Steps(Mutex::default()),
             };
         }
         let schedule = Arc::new(Mutex::new(Timed::default()));
@@ -87,7 +115,7 @@ impl Progress {
     /// Announces a phase ("Writing intelligently...").
     pub fn start(&self, what: &str) {
         match &self.display {
-            Display::Off => {}
+            Display::Off | Display::Steps(_) => {}
             Display::Lines => stderr_text!("{what}..."),
             Display::Bar(bar) => {
                 bar.next_report.store(0, Ordering::Relaxed);
@@ -135,6 +163,9 @@ impl Progress {
     /// The steps the run will take (the bar's length) and what is known
     /// of their time.
     pub fn plan(&self, schedule: Schedule) {
+        if let Display::Steps(lines) = &self.display {
+            lock(lines).total = schedule.total_steps();
+        }
         if let Display::Bar(bar) = &self.display {
             let steps = schedule.total_steps();
             // The schedule first: a redraw between the two must not find a
@@ -150,11 +181,15 @@ impl Progress {
     /// Step `slot` of a repetition begins (its index among the steps of a
     /// repetition, whatever order they run in): what the status shows
     /// before its phases ("1/3 ext4 bonnie").
-    pub fn begin_step(&self, what: String, slot: usize) {
+    pub fn begin_step(&self, step: Step, slot: usize) {
+        if let Display::Steps(lines) = &self.display {
+            lock(lines).running = Some((step, Instant::now()));
+            return;
+        }
         if let Display::Bar(bar) = &self.display {
             let mut status = lock(&bar.status);
             *status = Status {
-                step: what,
+                step: step.status(),
                 phase: String::new(),
             };
             bar.bar.set_message(status.text(None));
@@ -164,8 +199,17 @@ impl Progress {
         }
     }
 
-    /// The step begun last ended: its time is learnt for the ETA.
+    /// The step begun last ended: its time is learnt for the ETA, or
+    /// said in a line off a terminal.
     pub fn end_step(&self) {
+        if let Display::Steps(lines) = &self.display {
+            let mut lines = lock(lines);
+            lines.done += 1;
+            if let Some((step, began)) = lines.running.take() {
+                let line = step.done_line(lines.done, lines.total, began.elapsed());
+                stderr_line!("fsbench: {line}");
+            }
+        }
         if let Display::Bar(bar) = &self.display {
             let mut timed = lock(&bar.schedule);
             if let Some((slot, began)) = timed.step_began.take() {
@@ -178,6 +222,9 @@ impl Progress {
     /// Step `slot` is skipped (a resumed run's record holds it): the bar
     /// moves on, and the ETA counts it as done.
     pub fn skip_step(&self, slot: usize) {
+        if let Display::Steps(lines) = &self.display {
+            lock(lines).done += 1;
+        }
         if let Display::Bar(bar) = &self.display {
             lock(&bar.schedule).schedule.skipped(slot);
             bar.bar.inc(1);
@@ -203,6 +250,25 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Step {
+    /// On the bar: "1/3 ext4 bonnie".
+    fn status(&self) -> String {
+        format!("{} {} {}", self.repetition, self.target, self.workload)
+    }
+
+    /// Off a terminal, once it ended as step `done` of `total`: "[3/12]
+    /// bonnie on ext4, repetition 1/3: done in 4.1 s".
+    fn done_line(&self, done: u64, total: u64, took: Duration) -> String {
+        format!(
+            "[{done}/{total}] {} on {}, repetition {}: done in {:.1} s",
+            self.workload,
+            self.target,
+            self.repetition,
+            took.as_secs_f64()
+        )
+    }
 }
 
 impl Status {
@@ -502,5 +568,19 @@ mod tests {
     fn a_phase_report_shows_nothing_where_progress_is_off() {
         let progress = Progress::new(true);
         assert!((0..=1000).all(|done| !progress.advance_phase(done, 1000)));
+    }
+
+    #[test]
+    fn a_finished_step_is_one_plain_line() {
+        let step = Step {
+            repetition: "1/3".into(),
+            target: "ext4".into(),
+            workload: "bonnie".into(),
+        };
+        assert_eq!(step.status(), "1/3 ext4 bonnie");
+        assert_eq!(
+            step.done_line(3, 12, Duration::from_millis(4140)),
+            "[3/12] bonnie on ext4, repetition 1/3: done in 4.1 s"
+        );
     }
 }

@@ -162,6 +162,7 @@ impl SyncLogConfig {
             path,
             space.bytes.saturating_mul(ranks),
             space.files.saturating_mul(ranks),
+            crate::storage::SMALLER_SIZE,
         )
     }
 }

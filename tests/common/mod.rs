@@ -346,7 +346,11 @@ fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
 impl Running {
     pub fn spawn<S: AsRef<str>>(args: &[S]) -> Running {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-        Self::spawn_command(Command::new(FSBENCH).args(&args), command_line(&args))
+        // COLUMNS sizes the tables: a test gets the default width unless it
+        // sets it (`spawn_command`).
+        let mut command = Command::new(FSBENCH);
+        command.env_remove("COLUMNS").args(&args);
+        Self::spawn_command(&mut command, command_line(&args))
     }
 
     /// Spawns a prepared command (stdin closed, stdout/stderr captured).

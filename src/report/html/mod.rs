@@ -52,6 +52,8 @@ impl Reporter for Html {
 #[derive(Serialize)]
 struct Page {
     title: String,
+    /// `report::incomplete_note`, for a run that did not finish.
+    incomplete: Option<String>,
     run: RunView,
     host: Vec<Field>,
     targets: Vec<TargetView>,
@@ -292,6 +294,7 @@ impl Page {
         let names = summary.targets.join(" vs ");
         Ok(Page {
             title: format!("fsbench: {names}"),
+            incomplete: super::incomplete_note(run),
             run: run_view(run),
             host: host_fields(run),
             targets: run

@@ -279,8 +279,8 @@ fn job_notes(job: &Job, steady: &Steady) -> Vec<String> {
     }
     if job.fdatasync_every > 0 {
         notes.push(format!(
-            "every {}th write of a thread is followed by fdatasync, counted in that write's response time",
-            job.fdatasync_every
+            "{} of a thread is followed by fdatasync, counted in that write's response time",
+            crate::units::every_nth(u64::from(job.fdatasync_every), "write")
         ));
     }
     if job.end_fsync && job.writes() {
@@ -357,5 +357,31 @@ mod tests {
         for job in flushed {
             assert!(flags_after_256_mib(&job).is_empty(), "{job:?}");
         }
+    }
+
+    #[test]
+    fn the_fdatasync_note_says_its_ordinal_right() {
+        let steady = Steady {
+            window: 5,
+            slope_limit: 0.05,
+            interval: None,
+            at_s: None,
+            mib_per_s: None,
+        };
+        let note = |every: u32| {
+            let job = Job {
+                fdatasync_every: every,
+                ..job::tests::job()
+            };
+            let notes = job_notes(&job, &steady);
+            notes.into_iter().find(|n| n.contains("fdatasync")).unwrap()
+        };
+        assert!(
+            note(1).starts_with("every write of a thread"),
+            "{}",
+            note(1)
+        );
+        assert!(note(2).starts_with("every 2nd write"), "{}", note(2));
+        assert!(note(21).starts_with("every 21st write"), "{}", note(21));
     }
 }
