@@ -172,12 +172,17 @@ fn resume_takes_no_permission_from_the_result_file() {
 
 /// The verdict `fsbench results` gives the one run saved in `dir`.
 fn verdict_listed(dir: &str) -> String {
+    listed(dir)["verdict"].as_str().unwrap().to_string()
+}
+
+/// The one run `fsbench results` lists in `dir`, as its JSON says it.
+fn listed(dir: &str) -> serde_json::Value {
     let out = run(&["results", "--dir", dir, "--json", "-"]);
     out.assert_success();
     let listing: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let runs = listing["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "{out}");
-    runs[0]["verdict"].as_str().unwrap().to_string()
+    runs[0].clone()
 }
 
 /// A run still measuring is not resumed a second time: `fsbench results`
@@ -237,8 +242,17 @@ fn a_live_run_is_not_resumed_and_results_says_it_is_running() {
     live.signal(libc::SIGKILL);
     live.wait();
     run(&["clean", &mnt.arg()]).assert_success();
-    let listed = verdict_listed(results_arg);
-    assert!(listed.contains("`fsbench run --resume"), "{listed}");
+    let listed = listed(results_arg);
+    assert!(
+        listed["verdict"].as_str().unwrap().contains("resumable"),
+        "{listed}"
+    );
+    let resume = listed["resume"].as_str().unwrap_or_default();
+    assert_eq!(
+        resume,
+        format!("fsbench run --resume {file_arg}"),
+        "{listed}"
+    );
     // The slow entry is cut to a quick one: the suite text is the file's.
     let mut record = read_json(&file);
     let text = record["suite_text"]
