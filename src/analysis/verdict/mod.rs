@@ -770,13 +770,16 @@ mod tests {
         };
         let mut findings = vec![big];
         findings.extend((0..24).map(|i| finding(&format!("m{i}"), 1.02, Some(0.7), None)));
-        let verdict = TargetVerdict::judge(
-            "nobarrier",
-            "defaults",
-            &findings,
-            Safety::default(),
-            DEFAULT_MIN_EFFECT,
-        );
+        let judged = |findings: &[Finding]| {
+            TargetVerdict::judge(
+                "nobarrier",
+                "defaults",
+                findings,
+                Safety::default(),
+                DEFAULT_MIN_EFFECT,
+            )
+        };
+        let verdict = judged(&findings);
         assert_eq!(
             (
                 verdict.faster,
@@ -805,13 +808,7 @@ mod tests {
         // Decided differences lead, the undecided follow, however large.
         findings.push(finding("seq-read", 1.3, Some(1e-6), Some(Class::Read)));
         findings.push(finding("postmark append", 1.0 / 1.6, Some(0.2), None));
-        let verdict = TargetVerdict::judge(
-            "nobarrier",
-            "defaults",
-            &findings,
-            Safety::default(),
-            DEFAULT_MIN_EFFECT,
-        );
+        let verdict = judged(&findings);
         assert_eq!(
             verdict.sentence.as_deref(),
             Some(
